@@ -1,0 +1,15 @@
+# Installs the headers and an exported CMake package: find_package(kssim) gives kssim::kssim.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS kssim EXPORT kssimTargets)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kssim DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT kssimTargets NAMESPACE kssim:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kssim)
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/kssimConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/kssimConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kssim)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/kssimConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion ARCH_INDEPENDENT)
+install(FILES ${PROJECT_BINARY_DIR}/kssimConfig.cmake ${PROJECT_BINARY_DIR}/kssimConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kssim)

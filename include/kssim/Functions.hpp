@@ -1,0 +1,163 @@
+#pragma once
+// One-call SSIM: the mean, the map, per-image and per-channel means, and gradients with respect to both
+// images. Each call sets up its workspace; training loops should hold a kssim::SSIM object instead.
+//
+//   double s = kssim::ssim(exec, img1, img2);                     // mean, synchronises
+//   kssim::ssim(exec, img1, img2, mean_view);                     // rank-0 View, no synchronisation
+//   kssim::ssim_map(exec, img1, img2, map);                       // (N, C, Ho, Wo) or (N, C, Do, Ho, Wo)
+//   kssim::ssim_per_image(exec, img1, img2, per_image);           // (N)
+//   kssim::ssim_per_channel(exec, img1, img2, per_channel);       // (N, C)
+//   double s = kssim::ssim_grad(exec, img1, img2, grad1, grad2);  // either gradient may be an empty View
+//
+// Images are rank-4 (N, C, H, W) or rank-5 (N, C, D, H, W) Views of float or double. Arithmetic is in
+// the images' value type; the mean is accumulated in double.
+
+#include <kssim/Options.hpp>
+#include <kssim/ViewChecks.hpp>
+#include <kssim/impl/Plan.hpp>
+
+#include <Kokkos_Core.hpp>
+
+namespace kssim {
+namespace impl {
+
+template <class View>
+using value_type_of = std::remove_const_t<typename View::value_type>;
+
+// A writable View shaped like an image View: the default type of a gradient argument passed as {}.
+template <class View>
+using writable_like_t =
+    Kokkos::View<typename View::non_const_data_type, typename View::array_layout, typename View::memory_space>;
+
+// The checked, unified form of (img1, img2) shared by every entry point.
+template <class ExecSpace, class View1, class View2>
+struct ImagePair {
+  using T = value_type_of<View1>;
+  using Mem = typename ExecSpace::memory_space;
+  Geometry g;
+  InputView<T, Mem> x, y;
+
+  ImagePair(const View1& img1, const View2& img2, const Options& opts) {
+    check_image_view<ExecSpace, View1>();
+    check_image_view<ExecSpace, View2>();
+    check_same_kind<View1, View2>();
+    require_same_extents(img1, img2);
+    g = make_geometry<int(View1::rank())>(extents_of(img1), opts);
+    x = as_rank5<InputView<T, Mem>>(img1);
+    y = as_rank5<InputView<T, Mem>>(img2);
+  }
+};
+
+template <class ExecSpace, class MeanView>
+void write_mean(const ExecSpace& exec, const Kokkos::View<const double, typename ExecSpace::memory_space>& total,
+                double count, const MeanView& mean) {
+  Kokkos::parallel_for(
+      "kssim::write_mean", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
+      KOKKOS_LAMBDA(int) { mean() = typename MeanView::value_type(total() / count); });
+}
+
+}  // namespace impl
+
+// Mean SSIM written into a rank-0 View, without synchronising the host.
+template <class ExecSpace, class View1, class View2, class MeanView>
+  requires Kokkos::is_view_v<MeanView>
+void ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const MeanView& mean,
+          const Options& opts = {}) {
+  check_result_view<ExecSpace, MeanView, 0>();
+  impl::ImagePair<ExecSpace, View1, View2> p(img1, img2, opts);
+  using T = typename decltype(p)::T;
+  impl::Plan<ExecSpace, T> plan(exec, p.g, opts, {});
+  plan.forward(exec, p.x, p.y, {});
+  impl::write_mean(exec, plan.total(), double(p.g.map_size()), mean);
+}
+
+// Mean SSIM over N, C and every map pixel, returned on the host (this synchronises `exec`).
+template <class ExecSpace, class View1, class View2>
+double ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const Options& opts = {}) {
+  Kokkos::View<double, typename ExecSpace::memory_space> mean("kssim::mean");
+  ssim(exec, img1, img2, mean, opts);
+  double host = 0;
+  Kokkos::deep_copy(exec, host, mean);
+  exec.fence("kssim::ssim: wait for the mean");
+  return host;
+}
+
+// The SSIM map: (N, C, Ho, Wo) for images, (N, C, Do, Ho, Wo) for volumes.
+template <class ExecSpace, class View1, class View2, class MapView>
+void ssim_map(const ExecSpace& exec, const View1& img1, const View2& img2, const MapView& map,
+              const Options& opts = {}) {
+  check_output_view<ExecSpace, MapView>();
+  check_same_kind<View1, MapView>();
+  impl::ImagePair<ExecSpace, View1, View2> p(img1, img2, opts);
+  using T = typename decltype(p)::T;
+  impl::require_extents("map", map, impl::map_extents<View1::rank()>(p.g));
+  impl::Plan<ExecSpace, T> plan(exec, p.g, opts, {});
+  plan.forward(exec, p.x, p.y, impl::as_rank5<impl::OutputView<T, typename ExecSpace::memory_space>>(map));
+}
+
+// Mean SSIM of each image (over channels and map pixels), into a View of extent (N).
+template <class ExecSpace, class View1, class View2, class PerImageView>
+void ssim_per_image(const ExecSpace& exec, const View1& img1, const View2& img2, const PerImageView& per_image,
+                    const Options& opts = {}) {
+  check_result_view<ExecSpace, PerImageView, 1>();
+  impl::ImagePair<ExecSpace, View1, View2> p(img1, img2, opts);
+  impl::require_extents("per_image", per_image, std::array<int, 1>{p.g.n});
+  impl::Plan<ExecSpace, typename decltype(p)::T> plan(exec, p.g, opts, {});
+  plan.forward(exec, p.x, p.y, {});
+  auto sums = plan.image_sums();
+  const int channels = p.g.c;
+  const double count = double(p.g.map_size_per_image()) * channels;
+  Kokkos::parallel_for(
+      "kssim::write_per_image", Kokkos::RangePolicy<ExecSpace>(exec, 0, p.g.n), KOKKOS_LAMBDA(int n) {
+        double s = 0;
+        for (int c = 0; c < channels; ++c) s += sums(n * channels + c);
+        per_image(n) = typename PerImageView::value_type(s / count);
+      });
+}
+
+// Mean SSIM of each (image, channel), into a View of extent (N, C).
+template <class ExecSpace, class View1, class View2, class PerChannelView>
+void ssim_per_channel(const ExecSpace& exec, const View1& img1, const View2& img2,
+                      const PerChannelView& per_channel, const Options& opts = {}) {
+  check_result_view<ExecSpace, PerChannelView, 2>();
+  impl::ImagePair<ExecSpace, View1, View2> p(img1, img2, opts);
+  impl::require_extents("per_channel", per_channel, std::array<int, 2>{p.g.n, p.g.c});
+  impl::Plan<ExecSpace, typename decltype(p)::T> plan(exec, p.g, opts, {});
+  plan.forward(exec, p.x, p.y, {});
+  auto sums = plan.image_sums();
+  const int channels = p.g.c;
+  const double count = double(p.g.map_size_per_image());
+  Kokkos::parallel_for(
+      "kssim::write_per_channel", Kokkos::RangePolicy<ExecSpace>(exec, 0, p.g.images()), KOKKOS_LAMBDA(int nc) {
+        per_channel(nc / channels, nc % channels) = typename PerChannelView::value_type(sums(nc) / count);
+      });
+}
+
+// Mean SSIM (returned, synchronising) and its gradients d(mean)/d(img1) into grad1 and d(mean)/d(img2)
+// into grad2. Pass {} or an empty View to skip a gradient and its cost.
+template <class ExecSpace, class View1, class View2, class Grad1 = impl::writable_like_t<View1>,
+          class Grad2 = Grad1>
+double ssim_grad(const ExecSpace& exec, const View1& img1, const View2& img2, const Grad1& grad1,
+                 const Grad2& grad2 = {}, const Options& opts = {}) {
+  check_output_view<ExecSpace, Grad1>();
+  check_output_view<ExecSpace, Grad2>();
+  check_same_kind<View1, Grad1>();
+  check_same_kind<View1, Grad2>();
+  impl::ImagePair<ExecSpace, View1, View2> p(img1, img2, opts);
+  using T = typename decltype(p)::T;
+  using Out = impl::OutputView<T, typename ExecSpace::memory_space>;
+  const auto extents = impl::extents_of(img1);
+  impl::PartialPlanes wanted{!impl::is_empty_view(grad1), !impl::is_empty_view(grad2)};
+  if (wanted.image1) impl::require_extents("grad1", grad1, extents);
+  if (wanted.image2) impl::require_extents("grad2", grad2, extents);
+  impl::Plan<ExecSpace, T> plan(exec, p.g, opts, wanted);
+  plan.forward(exec, p.x, p.y, {});
+  plan.backward(exec, p.x, p.y, wanted.image1 ? impl::as_rank5<Out>(grad1) : Out{},
+                wanted.image2 ? impl::as_rank5<Out>(grad2) : Out{}, 1.0, {}, false);
+  double total = 0;
+  Kokkos::deep_copy(exec, total, plan.total());
+  exec.fence("kssim::ssim_grad: wait for the mean");
+  return total / double(p.g.map_size());
+}
+
+}  // namespace kssim

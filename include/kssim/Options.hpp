@@ -1,0 +1,50 @@
+#pragma once
+// The knobs of SSIM: window, Gaussian sigma, stabilising constants, data range and padding.
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace kssim {
+
+// How the map's support relates to the image.
+enum class Padding {
+  Valid,  // the map exists where the whole window fits: (H-w+1) x (W-w+1) (MATLAB, pytorch-msssim)
+  Same    // zero padding outside the image, the map is H x W (the 3D Gaussian Splatting loss)
+};
+
+// Largest supported window. Bounded so that a tile and its halo fit in one team's scratch on every backend.
+inline constexpr int max_window_size = 31;
+
+struct Options {
+  int window_size = 11;      // odd, 3 <= window_size <= max_window_size
+  double sigma = 1.5;        // std of the Gaussian window, > 0
+  double k1 = 0.01;          // C1 = (k1 * data_range)^2
+  double k2 = 0.03;          // C2 = (k2 * data_range)^2
+  double data_range = 1.0;   // L: the dynamic range of the pixel values, > 0
+  Padding padding = Padding::Valid;
+  // Launch shape; 0 lets the backend choose. Results do not depend on these beyond rounding of the
+  // per-team partial sums of the mean (tests sweep them).
+  int team_size = 0;
+  int vector_length = 0;
+};
+
+inline const char* to_string(Padding p) { return p == Padding::Valid ? "valid" : "same"; }
+
+// Throws std::invalid_argument naming the offending option.
+inline void validate(const Options& o) {
+  auto fail = [](const std::string& what) { throw std::invalid_argument("kssim: " + what); };
+  if (o.window_size < 3 || o.window_size > max_window_size || o.window_size % 2 == 0) {
+    std::ostringstream s;
+    s << "window_size must be odd and in [3, " << max_window_size << "], got " << o.window_size;
+    fail(s.str());
+  }
+  if (!(o.sigma > 0)) fail("sigma must be > 0, got " + std::to_string(o.sigma));
+  if (!(o.data_range > 0)) fail("data_range must be > 0, got " + std::to_string(o.data_range));
+  if (!(o.k1 >= 0) || !(o.k2 >= 0)) fail("k1 and k2 must be >= 0");
+  if (o.k1 == 0 && o.k2 == 0) fail("k1 and k2 cannot both be 0 (the map would divide by zero)");
+  if (o.team_size < 0 || o.vector_length < 0) fail("team_size and vector_length must be >= 0");
+  if (o.vector_length & (o.vector_length - 1)) fail("vector_length must be a power of two");
+}
+
+}  // namespace kssim

@@ -1,0 +1,106 @@
+#pragma once
+// Compile-time requirements on the Views passed to kssim, each with one readable message, and the
+// runtime extent checks that throw std::invalid_argument naming the argument.
+
+#include <kssim/impl/Geometry.hpp>
+#include <kssim/impl/Views.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <array>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace kssim {
+
+template <class View>
+inline constexpr bool is_supported_layout_v =
+    std::is_same_v<typename View::array_layout, Kokkos::LayoutRight> ||
+    std::is_same_v<typename View::array_layout, Kokkos::LayoutLeft> ||
+    std::is_same_v<typename View::array_layout, Kokkos::LayoutStride>;
+
+// An image argument: a rank-4 (N, C, H, W) or rank-5 (N, C, D, H, W) View of float or double (const
+// allowed), in a layout kssim understands, whose memory `ExecSpace` can access.
+template <class ExecSpace, class View>
+constexpr void check_image_view() {
+  static_assert(Kokkos::is_execution_space_v<ExecSpace>, "kssim: the first argument must be a Kokkos execution space");
+  static_assert(Kokkos::is_view_v<View>, "kssim: images must be Kokkos::Views");
+  static_assert(View::rank() == 4 || View::rank() == 5,
+                "kssim: images must be rank 4 (N, C, H, W) or rank 5 (N, C, D, H, W)");
+  using T = std::remove_const_t<typename View::value_type>;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "kssim: images must hold float or double");
+  static_assert(is_supported_layout_v<View>, "kssim: Views must be LayoutRight, LayoutLeft or LayoutStride");
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename View::memory_space>::accessible,
+                "kssim: the View's memory space must be accessible from the execution space");
+}
+
+// An output argument: like an image but writable.
+template <class ExecSpace, class View>
+constexpr void check_output_view() {
+  check_image_view<ExecSpace, View>();
+  static_assert(!std::is_const_v<typename View::value_type>, "kssim: output Views must not be const");
+}
+
+template <class View1, class View2>
+constexpr void check_same_kind() {
+  static_assert(std::is_same_v<std::remove_const_t<typename View1::value_type>,
+                               std::remove_const_t<typename View2::value_type>>,
+                "kssim: both Views must hold the same value type");
+  static_assert(View1::rank() == View2::rank(), "kssim: both Views must have the same rank");
+}
+
+// A Views of reduced values (rank 0, 1 or 2) of any floating type, writable and accessible.
+template <class ExecSpace, class View, int Rank>
+constexpr void check_result_view() {
+  static_assert(Kokkos::is_view_v<View>, "kssim: results must be written into Kokkos::Views");
+  static_assert(View::rank() == Rank, "kssim: the result View has the wrong rank");
+  static_assert(std::is_floating_point_v<typename View::value_type> && !std::is_const_v<typename View::value_type>,
+                "kssim: result Views must hold a non-const floating-point type");
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename View::memory_space>::accessible,
+                "kssim: the result View's memory space must be accessible from the execution space");
+}
+
+namespace impl {
+
+template <class View>
+std::string extents_string(const View& v) {
+  auto e = extents_of(v);
+  return shape_string(e.data(), int(View::rank()));
+}
+
+template <class View, std::size_t N>
+void require_extents(const char* name, const View& v, const std::array<int, N>& expected) {
+  bool ok = View::rank() == N;
+  for (std::size_t i = 0; ok && i < N; ++i) ok = int(v.extent(i)) == expected[i];
+  if (!ok)
+    throw std::invalid_argument(std::string("kssim: ") + name + " has extents " + extents_string(v) + ", expected " +
+                                shape_string(expected.data(), int(N)));
+}
+
+template <class View1, class View2>
+void require_same_extents(const View1& a, const View2& b) {
+  for (int i = 0; i < int(View1::rank()); ++i)
+    if (a.extent(i) != b.extent(i))
+      throw std::invalid_argument("kssim: img1 and img2 must have the same extents, got " + extents_string(a) +
+                                  " and " + extents_string(b));
+}
+
+// The map's extents for images of extents `e`: (N, C, Ho, Wo) or (N, C, Do, Ho, Wo).
+template <std::size_t Rank>
+std::array<int, Rank> map_extents(const Geometry& g) {
+  std::array<int, Rank> m{};
+  m[0] = g.n;
+  m[1] = g.c;
+  if constexpr (Rank == 5) m[2] = g.od;
+  m[Rank - 2] = g.oh;
+  m[Rank - 1] = g.ow;
+  return m;
+}
+
+template <class View>
+bool is_empty_view(const View& v) {
+  return v.data() == nullptr && v.size() == 0;
+}
+
+}  // namespace impl
+}  // namespace kssim

@@ -1,0 +1,103 @@
+#pragma once
+// Backward stage 2, the adjoint row pass: the reversed-window correlation along W of the K planes left
+// by the adjoint column pass, followed by the chain rule through the products x'^2, y'^2 and x'y':
+//   d mean / d x = scale * (B^T d_m1 + 2 x' B^T d_var + y' B^T d_cov)
+//   d mean / d y = scale * (B^T d_m2 + 2 y' B^T d_var + x' B^T d_cov)
+// with scale = upstream / (number of map pixels). Gradients are written or accumulated.
+
+#include <kssim/impl/ColumnBlur.hpp>
+#include <kssim/impl/GaussianWindow.hpp>
+#include <kssim/impl/Geometry.hpp>
+#include <kssim/impl/Tiles.hpp>
+#include <kssim/impl/Views.hpp>
+
+#include <Kokkos_Core.hpp>
+
+namespace kssim::impl {
+
+template <class ExecSpace, class T, int K>
+struct AdjointRow {
+  using Mem = typename ExecSpace::memory_space;
+  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using Scratch = Kokkos::View<T***, Kokkos::LayoutRight, typename ExecSpace::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  static constexpr int tile_rows = Tiles<ExecSpace, T>::row_rows;
+  static constexpr int tile_cols = Tiles<ExecSpace, T>::row_cols;
+  static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
+
+  Planes<T, Mem> in;  // K planes of extent (NC, D, H, Wo): d_var, d_cov, then d_m1 and/or d_m2
+  PartialPlanes wanted;  // the plane layout of `in`; a gradient is stored where its View is not empty
+  InputView<T, Mem> x, y;
+  OutputView<T, Mem> grad1, grad2;  // either may be empty
+  Kokkos::View<const T* [2], Mem> shifts;
+  Kokkos::View<const double, Mem> upstream;  // optional device factor (empty View: 1)
+  double scale = 1;                          // host factor, already divided by the map size
+  bool accumulate = false;
+  GaussianWindow<T> window;  // already reversed
+  Geometry g;
+  int col_tiles = 0;
+
+  int rows() const { return g.images() * g.d * g.h; }
+  int league_size() const { return ceil_div(rows(), tile_rows) * col_tiles; }
+  std::size_t scratch_bytes() const { return Scratch::shmem_size(K, tile_rows, tile_cols + window.size - 1); }
+
+  KOKKOS_FUNCTION void operator()(const Team& team) const {
+    const int row0 = (team.league_rank() / col_tiles) * tile_rows;
+    const int col0 = (team.league_rank() % col_tiles) * tile_cols;
+    const int nrows = rows(), halo = tile_cols + window.size - 1, slice_rows = g.d * g.h;
+    const int offset = window.size - 1 - g.pad;  // adjoint of the row blur's offset g.pad
+    Scratch tile(team.team_scratch(scratch_level), K, tile_rows, halo);
+
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_rows), [&](int i) {
+      const int r = row0 + i;
+      if (r >= nrows) return;
+      const std::size_t base = std::size_t(r) * g.ow;
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, halo), [&](int j) {
+        const int col = col0 + j - offset;
+        const bool inside = col >= 0 && col < g.ow;
+        for (int k = 0; k < K; ++k) tile(k, i, j) = inside ? in(k, base + col) : T(0);
+      });
+    });
+    team.team_barrier();
+
+    const T factor = T(scale * (upstream.data() ? upstream() : 1.0));
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_rows), [&](int i) {
+      const int r = row0 + i;
+      if (r >= nrows) return;
+      const int nc = r / slice_rows, n = nc / g.c, c = nc % g.c;
+      const int dd = (r % slice_rows) / g.h, hh = r % g.h;
+      const T s1 = shifts(nc, 0), s2 = shifts(nc, 1);
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_cols), [&](int j) {
+        const int col = col0 + j;
+        if (col >= g.w) return;
+        T acc[K];
+        for (int k = 0; k < K; ++k) acc[k] = 0;
+        for (int t = 0; t < window.size; ++t) {
+          const T wt = window.weight[t];
+          for (int k = 0; k < K; ++k) acc[k] += wt * tile(k, i, j + t);
+        }
+        const T xs = x(n, c, dd, hh, col) - s1, ys = y(n, c, dd, hh, col) - s2;
+        if (grad1.data() != nullptr) {
+          const T v = factor * (acc[2] + 2 * xs * acc[0] + ys * acc[1]);
+          T& out = grad1(n, c, dd, hh, col);
+          out = accumulate ? out + v : v;
+        }
+        if (grad2.data() != nullptr) {
+          const T v = factor * (acc[wanted.image1 ? 3 : 2] + 2 * ys * acc[0] + xs * acc[1]);
+          T& out = grad2(n, c, dd, hh, col);
+          out = accumulate ? out + v : v;
+        }
+      });
+    });
+  }
+};
+
+template <class ExecSpace, class T, int K>
+void adjoint_row(const ExecSpace& exec, const Options& opts, AdjointRow<ExecSpace, T, K> k) {
+  k.col_tiles = ceil_div(k.g.w, k.tile_cols);
+  auto policy = make_team_policy(exec, k.league_size(), k.tile_rows, k.tile_cols, Tiles<ExecSpace, T>::scratch_level, k.scratch_bytes(), opts, k,
+                                 Kokkos::ParallelForTag{});
+  Kokkos::parallel_for("kssim::adjoint_row", policy, k);
+}
+
+}  // namespace kssim::impl

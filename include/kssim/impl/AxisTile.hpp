@@ -1,0 +1,91 @@
+#pragma once
+// What the column, depth and adjoint passes share: a correlation along a strided axis,
+//   out[o, l, i] = sum_t weight[t] * in[o, l + t - offset, i],   in = fill outside [0, len_in),
+// on planes stored as flat (outer, len, inner) arrays, staged tile by tile in team scratch.
+// The column pass (2D, and H in 3D) and the depth pass (D in 3D) differ only in these numbers, and an
+// adjoint pass is the same correlation with the reversed window and offset window - 1 - offset.
+
+#include <kssim/impl/Tiles.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <cstddef>
+
+namespace kssim::impl {
+
+struct AxisPass {
+  int outer = 1;            // independent (outer) blocks
+  int len_in = 1;           // axis length of the input planes
+  int len_out = 1;          // axis length of the output planes
+  int inner = 1;            // contiguous elements per axis step (the axis stride)
+  int offset = 0;           // see above
+  int outer_per_image = 1;  // outer blocks per (n, c) slice
+  int len_tiles = 1, inner_tiles = 1;
+
+  KOKKOS_INLINE_FUNCTION std::size_t in_index(int o, int l, int i) const {
+    return (std::size_t(o) * len_in + l) * inner + i;
+  }
+  KOKKOS_INLINE_FUNCTION std::size_t out_index(int o, int l, int i) const {
+    return (std::size_t(o) * len_out + l) * inner + i;
+  }
+  int league_size() const { return outer * len_tiles * inner_tiles; }
+  int tiles_per_outer() const { return len_tiles * inner_tiles; }
+
+  // The adjoint pass of this one for a window of `window` taps.
+  AxisPass adjoint(int window) const {
+    AxisPass a = *this;
+    a.len_in = len_out;
+    a.len_out = len_in;
+    a.offset = window - 1 - offset;
+    return a;
+  }
+  void set_tiles(int tile_len, int tile_inner) {
+    len_tiles = ceil_div(len_out, tile_len);
+    inner_tiles = ceil_div(inner, tile_inner);
+  }
+};
+
+// Position of a team's tile.
+struct AxisTilePosition {
+  int outer, l0, i0;
+};
+
+KOKKOS_INLINE_FUNCTION AxisTilePosition axis_tile_position(const AxisPass& a, int league_rank, int tile_len,
+                                                           int tile_inner) {
+  const int per_outer = a.len_tiles * a.inner_tiles;
+  const int rem = league_rank % per_outer;
+  return {league_rank / per_outer, (rem / a.inner_tiles) * tile_len, (rem % a.inner_tiles) * tile_inner};
+}
+
+// Stages planes 0..K-1 of `in` for the outputs l0 .. l0+tile_len-1 (plus the window's halo) into
+// tile(k, j, i); positions outside the input axis get fill[k].
+template <int K, class Team, class Scratch, class In, class T>
+KOKKOS_INLINE_FUNCTION void stage_axis_tile(const Team& team, const Scratch& tile, const In& in, const AxisPass& a,
+                                            const AxisTilePosition& p, int halo_len, int tile_inner,
+                                            const T (&fill)[K]) {
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, halo_len), [&](int j) {
+    const int l = p.l0 - a.offset + j;
+    const bool inside = l >= 0 && l < a.len_in;
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_inner), [&](int i) {
+      const int ii = p.i0 + i;
+      if (inside && ii < a.inner) {
+        const std::size_t idx = a.in_index(p.outer, l, ii);
+        for (int k = 0; k < K; ++k) tile(k, j, i) = in(k, idx);
+      } else {
+        for (int k = 0; k < K; ++k) tile(k, j, i) = fill[k];
+      }
+    });
+  });
+}
+
+// The correlation of K staged planes at tile row j, column i.
+template <int K, class Scratch, class Window, class T>
+KOKKOS_INLINE_FUNCTION void correlate_axis_tile(const Scratch& tile, const Window& window, int j, int i,
+                                                T (&acc)[K]) {
+  for (int k = 0; k < K; ++k) acc[k] = 0;
+  for (int t = 0; t < window.size; ++t) {
+    const T wt = window.weight[t];
+    for (int k = 0; k < K; ++k) acc[k] += wt * tile(k, j + t, i);
+  }
+}
+
+}  // namespace kssim::impl

@@ -1,0 +1,138 @@
+#pragma once
+// Forward stage 2, the column blur (and, for volumes, the depth blur): correlate the five statistics
+// planes along a strided axis. The last forward pass evaluates the SSIM map there and writes what the
+// backward pass needs: the map's partial derivatives (MapFormula.hpp) and one partial sum of the map per
+// team, summed later in a fixed order (Reduction.hpp) so the mean is bitwise reproducible.
+
+#include <kssim/impl/AxisTile.hpp>
+#include <kssim/impl/GaussianWindow.hpp>
+#include <kssim/impl/Geometry.hpp>
+#include <kssim/impl/MapFormula.hpp>
+#include <kssim/impl/Views.hpp>
+
+#include <Kokkos_Core.hpp>
+
+namespace kssim::impl {
+
+enum class ColumnOutput {
+  Statistics,  // five blurred statistics planes (the H pass of a volume)
+  Map          // map, partial derivatives and per-team sums (the last forward pass)
+};
+
+// Which partial-derivative planes the map pass writes, in this order: d_var, d_cov, then d_m1 and/or
+// d_m2 when the gradient of image 1 and/or image 2 is wanted.
+struct PartialPlanes {
+  bool image1 = false, image2 = false;
+  KOKKOS_INLINE_FUNCTION int count() const { return 2 + int(image1) + int(image2); }
+  bool any() const { return image1 || image2; }
+};
+
+template <class ExecSpace, class T, ColumnOutput Output>
+struct ColumnBlur {
+  using Mem = typename ExecSpace::memory_space;
+  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using Scratch = Kokkos::View<T***, Kokkos::LayoutRight, typename ExecSpace::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  static constexpr int tile_len = Tiles<ExecSpace, T>::axis_len;
+  static constexpr int tile_inner = Tiles<ExecSpace, T>::axis_inner;
+  static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
+
+  Planes<T, Mem> in;                         // five statistics planes
+  Planes<T, Mem> out_stats;                  // Statistics: five planes
+  OutputView<T, Mem> map;                    // Map: optional (empty View to skip)
+  Planes<T, Mem> partials;                   // Map: optional, see PartialPlanes
+  PartialPlanes wanted;
+  Kokkos::View<double*, Mem> tile_sums;      // Map: one per team
+  Kokkos::View<const T* [2], Mem> shifts;
+  GaussianWindow<T> window;
+  AxisPass a;
+  Geometry g;
+  T c1 = 0, c2 = 0;
+
+  int halo_len() const { return tile_len + window.size - 1; }
+  std::size_t scratch_bytes() const { return Scratch::shmem_size(5, halo_len(), tile_inner); }
+
+  KOKKOS_FUNCTION void operator()(const Team& team) const {
+    const AxisTilePosition p = axis_tile_position(a, team.league_rank(), tile_len, tile_inner);
+    const int nc = p.outer / a.outer_per_image;
+    const T s1 = shifts(nc, 0), s2 = shifts(nc, 1);
+    // Outside the image every pixel is 0, i.e. -s after recentring, so its blurred statistics are constant.
+    const T fill[5] = {-s1, -s2, s1 * s1, s2 * s2, s1 * s2};
+    Scratch tile(team.team_scratch(scratch_level), 5, tile_len + window.size - 1, tile_inner);
+    stage_axis_tile<5>(team, tile, in, a, p, tile_len + window.size - 1, tile_inner, fill);
+    team.team_barrier();
+
+    if constexpr (Output == ColumnOutput::Statistics) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_len), [&](int j) {
+        const int l = p.l0 + j;
+        if (l >= a.len_out) return;
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_inner), [&](int i) {
+          if (p.i0 + i >= a.inner) return;
+          T acc[5];
+          correlate_axis_tile(tile, window, j, i, acc);
+          const std::size_t idx = a.out_index(p.outer, l, p.i0 + i);
+          for (int k = 0; k < 5; ++k) out_stats(k, idx) = acc[k];
+        });
+      });
+    } else {
+      double team_sum = 0;
+      Kokkos::parallel_reduce(
+          Kokkos::TeamThreadRange(team, tile_len),
+          [&](int j, double& row_sum) {
+            const int l = p.l0 + j;
+            double lane_sum = 0;
+            if (l < a.len_out) {
+              Kokkos::parallel_reduce(
+                  Kokkos::ThreadVectorRange(team, tile_inner),
+                  [&](int i, double& sum) {
+                    if (p.i0 + i >= a.inner) return;
+                    sum += evaluate(tile, p, j, l, p.i0 + i, s1, s2);
+                  },
+                  lane_sum);
+            }
+            row_sum += lane_sum;
+          },
+          team_sum);
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { tile_sums(team.league_rank()) = team_sum; });
+    }
+  }
+
+  // Map value at one output position; writes the map and the partial derivatives if wanted.
+  KOKKOS_INLINE_FUNCTION T evaluate(const Scratch& tile, const AxisTilePosition& p, int j, int l, int ii, T s1,
+                                    T s2) const {
+    T acc[5];
+    correlate_axis_tile(tile, window, j, ii - p.i0, acc);
+    const std::size_t idx = a.out_index(p.outer, l, ii);
+    if (wanted.image1 || wanted.image2) {
+      const MapAndPartials<T> r = ssim_map_and_partials(acc[0], acc[1], acc[2], acc[3], acc[4], s1, s2, c1, c2);
+      partials(0, idx) = r.d_var;
+      partials(1, idx) = r.d_cov;
+      int slot = 2;
+      if (wanted.image1) partials(slot++, idx) = r.d_m1;
+      if (wanted.image2) partials(slot, idx) = r.d_m2;
+      store_map(p.outer, std::size_t(l) * a.inner + ii, r.map);
+      return r.map;
+    }
+    const T m = ssim_map_value(acc[0], acc[1], acc[2], acc[3], acc[4], s1, s2, c1, c2);
+    store_map(p.outer, std::size_t(l) * a.inner + ii, m);
+    return m;
+  }
+
+  // `pos` is the flat position inside the (Do, Ho, Wo) map of slice `nc`.
+  KOKKOS_INLINE_FUNCTION void store_map(int nc, std::size_t pos, T value) const {
+    if (map.data() == nullptr) return;
+    const int ow = int(pos % g.ow), rest = int(pos / g.ow);
+    map(nc / g.c, nc % g.c, rest / g.oh, rest % g.oh, ow) = value;
+  }
+};
+
+template <class ExecSpace, class T, ColumnOutput Output>
+void column_blur(const ExecSpace& exec, const Options& opts, ColumnBlur<ExecSpace, T, Output> k) {
+  using K = ColumnBlur<ExecSpace, T, Output>;
+  auto policy = make_team_policy(exec, k.a.league_size(), K::tile_len, K::tile_inner, Tiles<ExecSpace, T>::scratch_level, k.scratch_bytes(), opts, k,
+                                 Kokkos::ParallelForTag{});
+  Kokkos::parallel_for(Output == ColumnOutput::Map ? "kssim::column_blur_map" : "kssim::column_blur_stats", policy,
+                       k);
+}
+
+}  // namespace kssim::impl

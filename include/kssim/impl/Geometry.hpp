@@ -1,0 +1,79 @@
+#pragma once
+// Extents of one SSIM problem. 2D images are volumes with D = 1 whose depth pass is skipped, so every
+// kernel sees the same five axes (N, C, D, H, W) and the map extents (Do, Ho, Wo).
+
+#include <kssim/Options.hpp>
+
+#include <array>
+#include <cstddef>
+#include <sstream>
+#include <stdexcept>
+
+namespace kssim::impl {
+
+struct Geometry {
+  int n = 0, c = 0, d = 1, h = 0, w = 0;  // input extents
+  int od = 1, oh = 0, ow = 0;             // map extents
+  int window = 11;
+  int pad = 0;          // left padding of the forward correlation: 0 (valid) or window/2 (same)
+  bool volumetric = false;
+
+  int images() const { return n * c; }  // number of (n, c) slices
+  std::size_t input_size() const { return std::size_t(images()) * d * h * w; }
+  std::size_t map_size() const { return std::size_t(images()) * od * oh * ow; }
+  std::size_t map_size_per_image() const { return std::size_t(od) * oh * ow; }
+  // Planes after the row pass (along W): (NC, D, H, Wo).
+  std::size_t row_plane_size() const { return std::size_t(images()) * d * h * ow; }
+  // Planes after the column pass of a volume (along H): (NC, D, Ho, Wo).
+  std::size_t column_plane_size() const { return std::size_t(images()) * d * oh * ow; }
+};
+
+// Map extent of one axis of length n for a window w.
+inline int map_extent(int n, int window, Padding p) { return p == Padding::Valid ? n - window + 1 : n; }
+
+inline std::string shape_string(const int* e, int rank) {
+  std::ostringstream s;
+  s << "(";
+  for (int i = 0; i < rank; ++i) s << (i ? ", " : "") << e[i];
+  s << ")";
+  return s.str();
+}
+
+// Builds the geometry from the extents of a rank-4 (N, C, H, W) or rank-5 (N, C, D, H, W) image and
+// validates it against the options. Throws std::invalid_argument with the extents on a mismatch.
+template <int Rank>
+Geometry make_geometry(const std::array<int, Rank>& e, const Options& opts) {
+  static_assert(Rank == 4 || Rank == 5, "kssim: images are rank 4 (N, C, H, W) or rank 5 (N, C, D, H, W)");
+  validate(opts);
+  Geometry g;
+  g.volumetric = Rank == 5;
+  g.n = e[0];
+  g.c = e[1];
+  g.d = Rank == 5 ? e[2] : 1;
+  g.h = e[Rank - 2];
+  g.w = e[Rank - 1];
+  g.window = opts.window_size;
+  g.pad = opts.padding == Padding::Valid ? 0 : opts.window_size / 2;
+  for (int i = 0; i < Rank; ++i) {
+    if (e[i] <= 0)
+      throw std::invalid_argument("kssim: images must not be empty, got extents " + shape_string(e.data(), Rank));
+  }
+  if (opts.padding == Padding::Valid) {
+    const bool too_small = g.h < g.window || g.w < g.window || (g.volumetric && g.d < g.window);
+    if (too_small) {
+      std::ostringstream s;
+      s << "kssim: with valid padding every spatial extent must be >= window_size " << g.window
+        << ", got image extents " << shape_string(e.data(), Rank);
+      throw std::invalid_argument(s.str());
+    }
+  }
+  g.od = g.volumetric ? map_extent(g.d, g.window, opts.padding) : 1;
+  g.oh = map_extent(g.h, g.window, opts.padding);
+  g.ow = map_extent(g.w, g.window, opts.padding);
+  // Flat indices are int inside the kernels.
+  if (g.input_size() > std::size_t(2147483647) / 2 || g.row_plane_size() > std::size_t(2147483647) / 2)
+    throw std::invalid_argument("kssim: images larger than 2^30 elements per call are not supported");
+  return g;
+}
+
+}  // namespace kssim::impl

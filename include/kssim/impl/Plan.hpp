@@ -1,0 +1,157 @@
+#pragma once
+// One SSIM problem shape with its workspace: runs the forward stages (row blur, column blur, and for
+// volumes the depth blur) and the backward stages (adjoint depth, adjoint column, adjoint row) on
+// unified rank-5 views. Allocates only in its constructor.
+
+#include <kssim/Options.hpp>
+#include <kssim/impl/AdjointColumn.hpp>
+#include <kssim/impl/AdjointRow.hpp>
+#include <kssim/impl/ColumnBlur.hpp>
+#include <kssim/impl/GaussianWindow.hpp>
+#include <kssim/impl/Geometry.hpp>
+#include <kssim/impl/Recentring.hpp>
+#include <kssim/impl/Reduction.hpp>
+#include <kssim/impl/RowBlur.hpp>
+#include <kssim/impl/Views.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <stdexcept>
+
+namespace kssim::impl {
+
+template <class ExecSpace, class T>
+class Plan {
+ public:
+  using Mem = typename ExecSpace::memory_space;
+
+  Plan(const ExecSpace& exec, const Geometry& g, const Options& opts, PartialPlanes wanted)
+      : g_(g), opts_(opts), wanted_(wanted) {
+    window_ = make_gaussian_window<T>(opts.window_size, opts.sigma);
+    reversed_ = window_.reversed();
+    c1_ = T((opts.k1 * opts.data_range) * (opts.k1 * opts.data_range));
+    c2_ = T((opts.k2 * opts.data_range) * (opts.k2 * opts.data_range));
+    constexpr int tl = Tiles<ExecSpace, T>::axis_len, ti = Tiles<ExecSpace, T>::axis_inner;
+
+    column_ = AxisPass{g.images() * g.d, g.h, g.oh, g.ow, g.pad, g.d};
+    column_.set_tiles(tl, ti);
+    adjoint_column_ = column_.adjoint(g.window);
+    adjoint_column_.set_tiles(tl, ti);
+    if (g.volumetric) {
+      depth_ = AxisPass{g.images(), g.d, g.od, g.oh * g.ow, g.pad, 1};
+      depth_.set_tiles(tl, ti);
+      adjoint_depth_ = depth_.adjoint(g.window);
+      adjoint_depth_.set_tiles(tl, ti);
+    }
+    const AxisPass& last = g.volumetric ? depth_ : column_;
+
+    shifts_ = Kokkos::View<T* [2], Mem>(Kokkos::view_alloc(exec, "kssim::shifts"), g.images());
+    row_stats_ = Planes<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::row_stats"), 5,
+                                g.row_plane_size());
+    if (g.volumetric)
+      column_stats_ = Planes<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::column_stats"),
+                                     5, g.column_plane_size());
+    if (wanted.any())
+      partials_ = Planes<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::partials"),
+                                 wanted.count(), g.map_size());
+    tile_sums_ = Kokkos::View<double*, Mem>(Kokkos::view_alloc(exec, "kssim::tile_sums"), last.league_size());
+    image_sums_ = Kokkos::View<double*, Mem>(Kokkos::view_alloc(exec, "kssim::image_sums"), g.images());
+    total_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::total"));
+  }
+
+  const Geometry& geometry() const { return g_; }
+  PartialPlanes wanted() const { return wanted_; }
+  // Sum of the map over all slices, and per (n, c) slice, from the last forward().
+  Kokkos::View<const double, Mem> total() const { return total_; }
+  Kokkos::View<const double*, Mem> image_sums() const { return image_sums_; }
+
+  // Forward stages. `map` may be empty. Partial derivatives are written when the plan wants gradients.
+  void forward(const ExecSpace& exec, const InputView<T, Mem>& x, const InputView<T, Mem>& y,
+               const OutputView<T, Mem>& map) const {
+    compute_shifts(exec, g_, x, y, shifts_);
+    row_blur(exec, opts_, RowBlur<ExecSpace, T>{x, y, shifts_, row_stats_, window_, g_});
+    using MapPass = ColumnBlur<ExecSpace, T, ColumnOutput::Map>;
+    MapPass last{};
+    if (g_.volumetric) {
+      ColumnBlur<ExecSpace, T, ColumnOutput::Statistics> k{};
+      k.in = row_stats_;
+      k.out_stats = column_stats_;
+      k.shifts = shifts_;
+      k.window = window_;
+      k.a = column_;
+      k.g = g_;
+      column_blur(exec, opts_, k);
+      last.in = column_stats_;
+      last.a = depth_;
+    } else {
+      last.in = row_stats_;
+      last.a = column_;
+    }
+    last.map = map;
+    last.partials = partials_;
+    last.wanted = wanted_;
+    last.tile_sums = tile_sums_;
+    last.shifts = shifts_;
+    last.window = window_;
+    last.g = g_;
+    last.c1 = c1_;
+    last.c2 = c2_;
+    column_blur(exec, opts_, last);
+    reduce_tile_sums(exec, Kokkos::View<const double*, Mem>(tile_sums_), last.a.tiles_per_outer(), image_sums_,
+                     total_);
+  }
+
+  // Backward stages: d(upstream * mean)/dx and /dy from the partials of the last forward(). `scale` is a host
+  // factor, `upstream` an optional device factor; grad1 / grad2 may be empty.
+  void backward(const ExecSpace& exec, const InputView<T, Mem>& x, const InputView<T, Mem>& y,
+                const OutputView<T, Mem>& grad1, const OutputView<T, Mem>& grad2, double scale,
+                const Kokkos::View<const double, Mem>& upstream, bool accumulate) const {
+    const bool want1 = grad1.data() != nullptr, want2 = grad2.data() != nullptr;
+    if (!want1 && !want2) return;
+    if ((want1 && !wanted_.image1) || (want2 && !wanted_.image2))
+      throw std::invalid_argument("kssim: backward asked for a gradient this object was not set up to compute");
+    if (wanted_.count() == 4)
+      backward_planes<4>(exec, x, y, grad1, grad2, scale, upstream, accumulate);
+    else
+      backward_planes<3>(exec, x, y, grad1, grad2, scale, upstream, accumulate);
+  }
+
+ private:
+  template <int K>
+  void backward_planes(const ExecSpace& exec, const InputView<T, Mem>& x, const InputView<T, Mem>& y,
+                       const OutputView<T, Mem>& grad1, const OutputView<T, Mem>& grad2, double scale,
+                       const Kokkos::View<const double, Mem>& upstream, bool accumulate) const {
+    Planes<T, Mem> column_side = partials_;
+    if (g_.volumetric) {
+      adjoint_column(exec, opts_, AdjointColumn<ExecSpace, T, K>{partials_, column_stats_, reversed_, adjoint_depth_});
+      column_side = column_stats_;
+    }
+    adjoint_column(exec, opts_, AdjointColumn<ExecSpace, T, K>{column_side, row_stats_, reversed_, adjoint_column_});
+    AdjointRow<ExecSpace, T, K> k{};
+    k.in = row_stats_;
+    k.wanted = wanted_;
+    k.x = x;
+    k.y = y;
+    k.grad1 = grad1;
+    k.grad2 = grad2;
+    k.shifts = shifts_;
+    k.upstream = upstream;
+    k.scale = scale / double(g_.map_size());
+    k.accumulate = accumulate;
+    k.window = reversed_;
+    k.g = g_;
+    adjoint_row(exec, opts_, k);
+  }
+
+  Geometry g_;
+  Options opts_;
+  PartialPlanes wanted_;
+  GaussianWindow<T> window_{}, reversed_{};
+  T c1_ = 0, c2_ = 0;
+  AxisPass column_, adjoint_column_, depth_, adjoint_depth_;
+  Kokkos::View<T* [2], Mem> shifts_;
+  Planes<T, Mem> row_stats_, column_stats_, partials_;
+  Kokkos::View<double*, Mem> tile_sums_, image_sums_;
+  Kokkos::View<double, Mem> total_;
+};
+
+}  // namespace kssim::impl

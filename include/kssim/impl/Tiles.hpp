@@ -1,0 +1,65 @@
+#pragma once
+// Tile shapes (compile-time, independent of team size) and launch shapes (runtime, from the backend).
+
+#include <kssim/Options.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace kssim::impl {
+
+template <class ExecSpace>
+inline constexpr bool is_gpu_space_v =
+    !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
+
+// GPU tiles are sized for coalesced 128-byte row segments and scratch well under 48 KiB per team for
+// the largest window; host tiles are long along the contiguous axis so the inner loops vectorise.
+template <class ExecSpace, class T>
+struct Tiles {
+  static constexpr bool gpu = is_gpu_space_v<ExecSpace>;
+  // Row passes (along W, the contiguous axis): rows x output columns per team.
+  static constexpr int row_rows = gpu ? 8 : 4;
+  static constexpr int row_cols = gpu ? 64 : 256;
+  // Column and depth passes (along a strided axis): outputs along the axis x contiguous elements.
+  static constexpr int axis_len = gpu ? 32 : 32;
+  static constexpr int axis_inner = gpu ? int(128 / sizeof(T)) : 256;
+  // GPU tiles live in level-0 scratch (shared memory). Host backends cap level 0 at 32 KiB per team, while
+  // both levels are plain cache-resident memory there, so the longer host tiles use level 1.
+  static constexpr int scratch_level = gpu ? 0 : 1;
+};
+
+// A TeamPolicy for `league` teams of a tile with `tile_rows` rows (team threads) and `tile_inner`
+// contiguous elements (vector lanes). Options::team_size / vector_length override the backend's choice;
+// an impossible request throws std::invalid_argument instead of failing inside Kokkos.
+template <class ExecSpace, class Functor, class Tag>
+Kokkos::TeamPolicy<ExecSpace> make_team_policy(const ExecSpace& exec, int league, int tile_rows, int tile_inner,
+                                               int scratch_level, std::size_t scratch_bytes, const Options& opts,
+                                               const Functor& functor, Tag tag) {
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  constexpr bool gpu = is_gpu_space_v<ExecSpace>;
+  const int vmax = Policy::vector_length_max();
+  int vector = opts.vector_length ? opts.vector_length : (gpu ? std::min(vmax, tile_inner) : 1);
+  if (vector > vmax)
+    throw std::invalid_argument("kssim: vector_length " + std::to_string(vector) + " exceeds this backend's maximum " +
+                                std::to_string(vmax));
+  Policy probe(exec, std::max(league, 1), 1, vector);
+  probe.set_scratch_size(scratch_level, Kokkos::PerTeam(scratch_bytes));
+  if (scratch_bytes > std::size_t(probe.scratch_size_max(scratch_level)))
+    throw std::invalid_argument("kssim: a tile needs " + std::to_string(scratch_bytes) +
+                                " bytes of team scratch, more than this backend offers (" +
+                                std::to_string(probe.scratch_size_max(scratch_level)) + "); use a smaller window");
+  const int tmax = probe.team_size_max(functor, tag);
+  int team = opts.team_size ? opts.team_size : (gpu ? std::clamp(256 / vector, 1, tile_rows) : 1);
+  if (team > tmax)
+    throw std::invalid_argument("kssim: team_size " + std::to_string(team) + " exceeds this kernel's maximum " +
+                                std::to_string(tmax) + " on this backend");
+  Policy policy(exec, league, team, vector);
+  policy.set_scratch_size(scratch_level, Kokkos::PerTeam(scratch_bytes));
+  return policy;
+}
+
+inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+}  // namespace kssim::impl

@@ -1,0 +1,7 @@
+#pragma once
+// kssim: fused, differentiable SSIM for Kokkos. Include this one header.
+
+#include <kssim/Functions.hpp>
+#include <kssim/Options.hpp>
+#include <kssim/SSIM.hpp>
+#include <kssim/ViewChecks.hpp>

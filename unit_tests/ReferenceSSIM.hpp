@@ -1,0 +1,131 @@
+#pragma once
+// An independent float64 SSIM reference for the tests: direct (non-separable) correlation with the full
+// 2D or 3D Gaussian window, the textbook formula, and the analytic gradient written in terms of
+// (mu, sigma) at every map pixel. It shares no code with the library's kernels.
+
+#include <cmath>
+#include <cstddef>
+#include <vector>
+
+namespace kssim_test {
+
+struct Shape {
+  int n = 1, c = 1, d = 1, h = 1, w = 1;
+  bool volumetric = false;
+  std::size_t size() const { return std::size_t(n) * c * d * h * w; }
+  std::size_t index(int in, int ic, int id, int ih, int iw) const {
+    return (((std::size_t(in) * c + ic) * d + id) * h + ih) * w + iw;
+  }
+};
+
+struct ReferenceOptions {
+  int window = 11;
+  double sigma = 1.5, k1 = 0.01, k2 = 0.03, data_range = 1.0;
+  bool same = false;
+};
+
+struct ReferenceResult {
+  Shape map_shape;
+  std::vector<double> map;         // (N, C, Do, Ho, Wo)
+  double mean = 0;
+  std::vector<double> per_image;   // (N)
+  std::vector<double> per_channel; // (N, C)
+  std::vector<double> grad1, grad2;  // d mean / d x, d mean / d y, (N, C, D, H, W)
+};
+
+inline std::vector<double> reference_gaussian(int size, double sigma) {
+  std::vector<double> g(size);
+  double sum = 0;
+  for (int t = 0; t < size; ++t) {
+    const double x = t - size / 2;
+    g[t] = std::exp(-x * x / (2 * sigma * sigma));
+    sum += g[t];
+  }
+  for (double& v : g) v /= sum;
+  return g;
+}
+
+inline ReferenceResult reference_ssim(const Shape& s, const std::vector<double>& x, const std::vector<double>& y,
+                                      const ReferenceOptions& o, bool with_gradients) {
+  const int w = o.window, pad = o.same ? w / 2 : 0;
+  const std::vector<double> g = reference_gaussian(w, o.sigma);
+  ReferenceResult r;
+  Shape m = s;
+  m.d = s.volumetric ? (o.same ? s.d : s.d - w + 1) : 1;
+  m.h = o.same ? s.h : s.h - w + 1;
+  m.w = o.same ? s.w : s.w - w + 1;
+  r.map_shape = m;
+  r.map.assign(m.size(), 0);
+  r.per_image.assign(s.n, 0);
+  r.per_channel.assign(std::size_t(s.n) * s.c, 0);
+  if (with_gradients) {
+    r.grad1.assign(s.size(), 0);
+    r.grad2.assign(s.size(), 0);
+  }
+  const double c1 = (o.k1 * o.data_range) * (o.k1 * o.data_range);
+  const double c2 = (o.k2 * o.data_range) * (o.k2 * o.data_range);
+  const int wd = s.volumetric ? w : 1, padd = s.volumetric ? pad : 0;
+  const double count = double(m.size());
+  double total = 0;
+
+  for (int n = 0; n < s.n; ++n)
+    for (int c = 0; c < s.c; ++c) {
+      double slice_sum = 0;
+      for (int pd = 0; pd < m.d; ++pd)
+        for (int ph = 0; ph < m.h; ++ph)
+          for (int pw = 0; pw < m.w; ++pw) {
+            // Window statistics at this map pixel; pixels outside the image are zero. Two passes (means, then
+            // centred moments) keep the reference accurate even for near-constant data far from zero.
+            auto value_at = [&](const std::vector<double>& img, int qd, int qh, int qw) {
+              if (qd < 0 || qd >= s.d || qh < 0 || qh >= s.h || qw < 0 || qw >= s.w) return 0.0;
+              return img[s.index(n, c, qd, qh, qw)];
+            };
+            double mu1 = 0, mu2 = 0, v1 = 0, v2 = 0, cov = 0;
+            for (int pass = 0; pass < 2; ++pass)
+              for (int a = 0; a < wd; ++a)
+                for (int b = 0; b < w; ++b)
+                  for (int e = 0; e < w; ++e) {
+                    const int qd = pd + a - padd, qh = ph + b - pad, qw = pw + e - pad;
+                    const double k = (s.volumetric ? g[a] : 1.0) * g[b] * g[e];
+                    const double xv = value_at(x, qd, qh, qw), yv = value_at(y, qd, qh, qw);
+                    if (pass == 0) {
+                      mu1 += k * xv;
+                      mu2 += k * yv;
+                    } else {
+                      v1 += k * (xv - mu1) * (xv - mu1);
+                      v2 += k * (yv - mu2) * (yv - mu2);
+                      cov += k * (xv - mu1) * (yv - mu2);
+                    }
+                  }
+            const double a1 = 2 * mu1 * mu2 + c1, a2 = 2 * cov + c2;
+            const double b1 = mu1 * mu1 + mu2 * mu2 + c1, b2 = v1 + v2 + c2;
+            const double value = a1 * a2 / (b1 * b2);
+            r.map[m.index(n, c, pd, ph, pw)] = value;
+            slice_sum += value;
+            if (!with_gradients) continue;
+            // d value / d (mu1, mu2, v1 = v2, cov), then through the window to every covered pixel:
+            // d mu1/dx_q = k, d v1/dx_q = 2k (x_q - mu1), d cov/dx_q = k (y_q - mu2).
+            const double d_mu1 = 2 * mu2 * a2 / (b1 * b2) - 2 * mu1 * value / b1;
+            const double d_mu2 = 2 * mu1 * a2 / (b1 * b2) - 2 * mu2 * value / b1;
+            const double d_v = -value / b2, d_cov = 2 * a1 / (b1 * b2);
+            for (int a = 0; a < wd; ++a)
+              for (int b = 0; b < w; ++b)
+                for (int e = 0; e < w; ++e) {
+                  const int qd = pd + a - padd, qh = ph + b - pad, qw = pw + e - pad;
+                  if (qd < 0 || qd >= s.d || qh < 0 || qh >= s.h || qw < 0 || qw >= s.w) continue;
+                  const double k = (s.volumetric ? g[a] : 1.0) * g[b] * g[e] / count;
+                  const std::size_t q = s.index(n, c, qd, qh, qw);
+                  r.grad1[q] += k * (d_mu1 + 2 * d_v * (x[q] - mu1) + d_cov * (y[q] - mu2));
+                  r.grad2[q] += k * (d_mu2 + 2 * d_v * (y[q] - mu2) + d_cov * (x[q] - mu1));
+                }
+          }
+      total += slice_sum;
+      const double per_slice = double(m.d) * m.h * m.w;
+      r.per_channel[std::size_t(n) * s.c + c] = slice_sum / per_slice;
+      r.per_image[n] += slice_sum / (per_slice * s.c);
+    }
+  r.mean = total / count;
+  return r;
+}
+
+}  // namespace kssim_test

@@ -1,0 +1,184 @@
+#pragma once
+// Shared test helpers: the typed-test parameter lists (execution space x value type x layout), host
+// images <-> Views of any layout, random data, and error measures.
+
+#include "ReferenceSSIM.hpp"
+
+#include <gtest/gtest.h>
+#include <kssim/kssim.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <cmath>
+#include <random>
+#include <tuple>
+#include <vector>
+
+namespace kssim_test {
+
+template <class ExecSpace, class T, class Layout>
+struct Config {
+  using execution_space = ExecSpace;
+  using value_type = T;
+  using layout = Layout;
+  using memory_space = typename ExecSpace::memory_space;
+};
+
+// Every enabled backend, both value types, both common layouts.
+template <class ExecSpace>
+using ConfigsFor = ::testing::Types<Config<ExecSpace, float, Kokkos::LayoutRight>, Config<ExecSpace, double, Kokkos::LayoutRight>,
+                                    Config<ExecSpace, float, Kokkos::LayoutLeft>, Config<ExecSpace, double, Kokkos::LayoutLeft>>;
+
+template <class... Lists>
+struct Concat;
+template <class... A>
+struct Concat<::testing::Types<A...>> {
+  using type = ::testing::Types<A...>;
+};
+template <class... A, class... B, class... Rest>
+struct Concat<::testing::Types<A...>, ::testing::Types<B...>, Rest...> {
+  using type = typename Concat<::testing::Types<A..., B...>, Rest...>::type;
+};
+
+using AllConfigs = typename Concat<
+#if defined(KOKKOS_ENABLE_SERIAL)
+    ConfigsFor<Kokkos::Serial>,
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+    ConfigsFor<Kokkos::OpenMP>,
+#endif
+#if defined(KOKKOS_ENABLE_CUDA)
+    ConfigsFor<Kokkos::Cuda>,
+#endif
+#if defined(KOKKOS_ENABLE_HIP)
+    ConfigsFor<Kokkos::HIP>,
+#endif
+    ::testing::Types<>>::type;
+
+struct ConfigNames {
+  template <class C>
+  static std::string GetName(int) {
+    std::string s = C::execution_space::name();
+    s += std::is_same_v<typename C::value_type, float> ? "_float" : "_double";
+    s += std::is_same_v<typename C::layout, Kokkos::LayoutRight> ? "_right" : "_left";
+    return s;
+  }
+};
+
+// Tolerances of the project's standard: mean SSIM, and relative L2 error of gradients.
+template <class T>
+constexpr double value_tolerance() {
+  return std::is_same_v<T, float> ? 1e-6 : 1e-12;
+}
+template <class T>
+constexpr double gradient_tolerance() {
+  return std::is_same_v<T, float> ? 1e-5 : 1e-10;
+}
+
+inline std::vector<double> random_image(const Shape& s, unsigned seed, double lo = 0, double hi = 1) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<double> v(s.size());
+  for (double& x : v) x = u(rng);
+  return v;
+}
+
+// y = x + noise, a typical "distorted copy".
+inline std::vector<double> noisy_copy(const std::vector<double>& x, unsigned seed, double amplitude) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> nd(0, amplitude);
+  std::vector<double> y(x);
+  for (double& v : y) v += nd(rng);
+  return y;
+}
+
+// Values as stored in T and read back, so the reference sees exactly what the library sees.
+template <class T>
+std::vector<double> rounded(std::vector<double> v) {
+  for (double& x : v) x = double(T(x));
+  return v;
+}
+
+template <class C, int Rank = 4>
+using ImageView = std::conditional_t<Rank == 4,
+                                     Kokkos::View<typename C::value_type****, typename C::layout, typename C::memory_space>,
+                                     Kokkos::View<typename C::value_type*****, typename C::layout, typename C::memory_space>>;
+
+template <class C, int Rank = 4>
+ImageView<C, Rank> make_view(const std::string& label, const Shape& s) {
+  if constexpr (Rank == 4)
+    return ImageView<C, Rank>(label, s.n, s.c, s.h, s.w);
+  else
+    return ImageView<C, Rank>(label, s.n, s.c, s.d, s.h, s.w);
+}
+
+template <class C, int Rank = 4>
+ImageView<C, Rank> to_view(const std::string& label, const Shape& s, const std::vector<double>& data) {
+  auto v = make_view<C, Rank>(label, s);
+  auto h = Kokkos::create_mirror_view(v);
+  for (int n = 0; n < s.n; ++n)
+    for (int c = 0; c < s.c; ++c)
+      for (int d = 0; d < s.d; ++d)
+        for (int i = 0; i < s.h; ++i)
+          for (int j = 0; j < s.w; ++j) {
+            const auto value = typename C::value_type(data[s.index(n, c, d, i, j)]);
+            if constexpr (Rank == 4)
+              h(n, c, i, j) = value;
+            else
+              h(n, c, d, i, j) = value;
+          }
+  Kokkos::deep_copy(v, h);
+  return v;
+}
+
+template <class View>
+std::vector<double> from_view(const View& v, const Shape& s) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  std::vector<double> out(s.size());
+  for (int n = 0; n < s.n; ++n)
+    for (int c = 0; c < s.c; ++c)
+      for (int d = 0; d < s.d; ++d)
+        for (int i = 0; i < s.h; ++i)
+          for (int j = 0; j < s.w; ++j) {
+            if constexpr (View::rank() == 4)
+              out[s.index(n, c, d, i, j)] = h(n, c, i, j);
+            else
+              out[s.index(n, c, d, i, j)] = h(n, c, d, i, j);
+          }
+  return out;
+}
+
+inline double relative_l2_error(const std::vector<double>& got, const std::vector<double>& want) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    num += (got[i] - want[i]) * (got[i] - want[i]);
+    den += want[i] * want[i];
+  }
+  return std::sqrt(num / (den > 0 ? den : 1));
+}
+
+inline double max_abs_error(const std::vector<double>& got, const std::vector<double>& want) {
+  double e = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) e = std::max(e, std::abs(got[i] - want[i]));
+  return e;
+}
+
+inline kssim::Options to_options(const ReferenceOptions& r) {
+  kssim::Options o;
+  o.window_size = r.window;
+  o.sigma = r.sigma;
+  o.k1 = r.k1;
+  o.k2 = r.k2;
+  o.data_range = r.data_range;
+  o.padding = r.same ? kssim::Padding::Same : kssim::Padding::Valid;
+  return o;
+}
+
+inline std::string describe(const Shape& s, const ReferenceOptions& o) {
+  std::ostringstream os;
+  os << "shape (" << s.n << ", " << s.c << ", " << (s.volumetric ? std::to_string(s.d) + ", " : "") << s.h << ", "
+     << s.w << ") window " << o.window << " sigma " << o.sigma << " L " << o.data_range
+     << (o.same ? " same" : " valid");
+  return os.str();
+}
+
+}  // namespace kssim_test
