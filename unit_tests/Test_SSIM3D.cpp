@@ -1,0 +1,79 @@
+// 3D SSIM of volumes (N, C, D, H, W): values and gradients against the float64 reference, which
+// correlates with the full 3D Gaussian directly.
+#include "SSIMChecks.hpp"
+
+using namespace kssim_test;
+
+template <class C>
+class SSIM3D : public ::testing::Test {};
+TYPED_TEST_SUITE(SSIM3D, AllConfigs, ConfigNames);
+
+namespace {
+Shape volume(int n, int c, int d, int h, int w) { return Shape{n, c, d, h, w, true}; }
+}  // namespace
+
+TYPED_TEST(SSIM3D, MinimalValidVolume) {
+  const Shape s = volume(1, 1, 11, 11, 11);
+  ReferenceOptions ro;
+  const auto x = random_image(s, 200);
+  const auto y = noisy_copy(x, 201, 0.1);
+  expect_forward_matches_reference<TypeParam, 5>(s, ro, x, y, to_options(ro));
+  expect_gradients_match_reference<TypeParam, 5>(s, ro, x, y, to_options(ro));
+}
+
+TYPED_TEST(SSIM3D, OddDistinctExtentsBothPaddings) {
+  const Shape s = volume(1, 2, 13, 15, 17);
+  unsigned seed = 210;
+  for (bool same : {false, true}) {
+    ReferenceOptions ro;
+    ro.same = same;
+    const auto x = random_image(s, seed++);
+    const auto y = noisy_copy(x, seed++, 0.15);
+    expect_forward_matches_reference<TypeParam, 5>(s, ro, x, y, to_options(ro));
+    expect_gradients_match_reference<TypeParam, 5>(s, ro, x, y, to_options(ro));
+  }
+}
+
+TYPED_TEST(SSIM3D, BatchesChannelsAndSmallWindows) {
+  const Shape s = volume(2, 3, 9, 12, 10);
+  unsigned seed = 220;
+  for (bool same : {false, true}) {
+    ReferenceOptions ro;
+    ro.window = 5;
+    ro.sigma = 1.0;
+    ro.same = same;
+    const auto x = random_image(s, seed++, 0, 255);
+    ro.data_range = 255;
+    const auto y = noisy_copy(x, seed++, 20);
+    expect_forward_matches_reference<TypeParam, 5>(s, ro, x, y, to_options(ro));
+    expect_gradients_match_reference<TypeParam, 5>(s, ro, x, y, to_options(ro));
+  }
+}
+
+TYPED_TEST(SSIM3D, TrainingObjectMatchesOneCallFunctions) {
+  using C = TypeParam;
+  using T = typename C::value_type;
+  using Exec = typename C::execution_space;
+  const Shape s = volume(1, 2, 12, 14, 13);
+  const auto x = random_image(s, 230);
+  auto a = to_view<C, 5>("a", s, x), b = to_view<C, 5>("b", s, noisy_copy(x, 231, 0.1));
+  auto g = make_view<C, 5>("g", s), r = make_view<C, 5>("r", s);
+  Exec exec;
+  kssim::Options o;
+  o.window_size = 7;
+  const double expected = kssim::ssim_grad(exec, a, b, r, {}, o);
+  kssim::SSIM<Exec, T, 5> loss(exec, {s.n, s.c, s.d, s.h, s.w}, o);
+  loss.forward(a, b);
+  loss.backward(g);
+  EXPECT_EQ(loss.value_on_host(), expected);
+  EXPECT_EQ(from_view(g, s), from_view(r, s));
+}
+
+TYPED_TEST(SSIM3D, RejectsVolumesThinnerThanTheWindow) {
+  using C = TypeParam;
+  auto a = make_view<C, 5>("a", volume(1, 1, 10, 20, 20));
+  EXPECT_THROW(kssim::ssim(typename C::execution_space(), a, a), std::invalid_argument);
+  kssim::Options same;
+  same.padding = kssim::Padding::Same;
+  EXPECT_NO_THROW(kssim::ssim(typename C::execution_space(), a, a, same));
+}
