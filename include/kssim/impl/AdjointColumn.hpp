@@ -22,6 +22,7 @@ struct AdjointColumn {
   static constexpr int tile_len = Tiles<ExecSpace, T>::axis_len;
   static constexpr int tile_inner = Tiles<ExecSpace, T>::axis_inner;
   static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
+  static constexpr int chunk = Tiles<ExecSpace, T>::chunk;
 
   Planes<T, Mem> in;   // K planes on the map side of the forward pass
   Planes<T, Mem> out;  // K planes on the input side of the forward pass
@@ -39,12 +40,15 @@ struct AdjointColumn {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_len), [&](int j) {
       const int l = p.l0 + j;
       if (l >= a.len_out) return;
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_inner), [&](int i) {
-        if (p.i0 + i >= a.inner) return;
-        T acc[K];
-        correlate_axis_tile(tile, window, j, i, acc);
-        const std::size_t idx = a.out_index(p.outer, l, p.i0 + i);
-        for (int k = 0; k < K; ++k) out(k, idx) = acc[k];
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_inner / chunk), [&](int ic) {
+        const int i0 = ic * chunk;
+        if (p.i0 + i0 >= a.inner) return;
+        T acc[K][chunk];
+        correlate_axis_tile(tile, window, j, i0, acc);
+        const std::size_t idx = a.out_index(p.outer, l, p.i0 + i0);
+        const int n = p.i0 + i0 + chunk <= a.inner ? chunk : a.inner - p.i0 - i0;
+        for (int k = 0; k < K; ++k)
+          for (int u = 0; u < n; ++u) out(k, idx + u) = acc[k][u];
       });
     });
   }

@@ -24,6 +24,7 @@ struct AdjointRow {
   static constexpr int tile_rows = Tiles<ExecSpace, T>::row_rows;
   static constexpr int tile_cols = Tiles<ExecSpace, T>::row_cols;
   static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
+  static constexpr int chunk = Tiles<ExecSpace, T>::chunk;
 
   Planes<T, Mem> in;  // K planes of extent (NC, D, H, Wo): d_var, d_cov, then d_m1 and/or d_m2
   PartialPlanes wanted;  // the plane layout of `in`; a gradient is stored where its View is not empty
@@ -67,25 +68,33 @@ struct AdjointRow {
       const int nc = r / slice_rows, n = nc / g.c, c = nc % g.c;
       const int dd = (r % slice_rows) / g.h, hh = r % g.h;
       const T s1 = shifts(nc, 0), s2 = shifts(nc, 1);
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_cols), [&](int j) {
-        const int col = col0 + j;
-        if (col >= g.w) return;
-        T acc[K];
-        for (int k = 0; k < K; ++k) acc[k] = 0;
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_cols / chunk), [&](int jc) {
+        const int j0 = jc * chunk;
+        if (col0 + j0 >= g.w) return;
+        T acc[K][chunk];
+        for (int k = 0; k < K; ++k)
+          for (int u = 0; u < chunk; ++u) acc[k][u] = 0;
         for (int t = 0; t < window.size; ++t) {
           const T wt = window.weight[t];
-          for (int k = 0; k < K; ++k) acc[k] += wt * tile(k, i, j + t);
+          for (int k = 0; k < K; ++k) {
+            const T* row = &tile(k, i, j0 + t);
+            for (int u = 0; u < chunk; ++u) acc[k][u] += wt * row[u];
+          }
         }
-        const T xs = x(n, c, dd, hh, col) - s1, ys = y(n, c, dd, hh, col) - s2;
-        if (grad1.data() != nullptr) {
-          const T v = factor * (acc[2] + 2 * xs * acc[0] + ys * acc[1]);
-          T& out = grad1(n, c, dd, hh, col);
-          out = accumulate ? out + v : v;
-        }
-        if (grad2.data() != nullptr) {
-          const T v = factor * (acc[wanted.image1 ? 3 : 2] + 2 * ys * acc[0] + xs * acc[1]);
-          T& out = grad2(n, c, dd, hh, col);
-          out = accumulate ? out + v : v;
+        const int n_valid = col0 + j0 + chunk <= g.w ? chunk : g.w - col0 - j0;
+        for (int u = 0; u < n_valid; ++u) {
+          const int col = col0 + j0 + u;
+          const T xs = x(n, c, dd, hh, col) - s1, ys = y(n, c, dd, hh, col) - s2;
+          if (grad1.data() != nullptr) {
+            const T v = factor * (acc[2][u] + 2 * xs * acc[0][u] + ys * acc[1][u]);
+            T& out = grad1(n, c, dd, hh, col);
+            out = accumulate ? out + v : v;
+          }
+          if (grad2.data() != nullptr) {
+            const T v = factor * (acc[wanted.image1 ? 3 : 2][u] + 2 * ys * acc[0][u] + xs * acc[1][u]);
+            T& out = grad2(n, c, dd, hh, col);
+            out = accumulate ? out + v : v;
+          }
         }
       });
     });

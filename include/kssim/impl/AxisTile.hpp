@@ -77,14 +77,18 @@ KOKKOS_INLINE_FUNCTION void stage_axis_tile(const Team& team, const Scratch& til
   });
 }
 
-// The correlation of K staged planes at tile row j, column i.
-template <int K, class Scratch, class Window, class T>
-KOKKOS_INLINE_FUNCTION void correlate_axis_tile(const Scratch& tile, const Window& window, int j, int i,
-                                                T (&acc)[K]) {
-  for (int k = 0; k < K; ++k) acc[k] = 0;
+// The correlation of K staged planes at tile row j for the `Chunk` consecutive columns i0 .. i0+Chunk-1.
+template <int K, int Chunk, class Scratch, class Window, class T>
+KOKKOS_INLINE_FUNCTION void correlate_axis_tile(const Scratch& tile, const Window& window, int j, int i0,
+                                                T (&acc)[K][Chunk]) {
+  for (int k = 0; k < K; ++k)
+    for (int u = 0; u < Chunk; ++u) acc[k][u] = 0;
   for (int t = 0; t < window.size; ++t) {
     const T wt = window.weight[t];
-    for (int k = 0; k < K; ++k) acc[k] += wt * tile(k, j + t, i);
+    for (int k = 0; k < K; ++k) {
+      const T* row = &tile(k, j + t, i0);
+      for (int u = 0; u < Chunk; ++u) acc[k][u] += wt * row[u];
+    }
   }
 }
 

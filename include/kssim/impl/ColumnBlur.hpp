@@ -24,7 +24,7 @@ enum class ColumnOutput {
 struct PartialPlanes {
   bool image1 = false, image2 = false;
   KOKKOS_INLINE_FUNCTION int count() const { return 2 + int(image1) + int(image2); }
-  bool any() const { return image1 || image2; }
+  KOKKOS_INLINE_FUNCTION bool any() const { return image1 || image2; }
 };
 
 template <class ExecSpace, class T, ColumnOutput Output>
@@ -36,6 +36,7 @@ struct ColumnBlur {
   static constexpr int tile_len = Tiles<ExecSpace, T>::axis_len;
   static constexpr int tile_inner = Tiles<ExecSpace, T>::axis_inner;
   static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
+  static constexpr int chunk = Tiles<ExecSpace, T>::chunk;
 
   Planes<T, Mem> in;                         // five statistics planes
   Planes<T, Mem> out_stats;                  // Statistics: five planes
@@ -66,12 +67,15 @@ struct ColumnBlur {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_len), [&](int j) {
         const int l = p.l0 + j;
         if (l >= a.len_out) return;
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_inner), [&](int i) {
-          if (p.i0 + i >= a.inner) return;
-          T acc[5];
-          correlate_axis_tile(tile, window, j, i, acc);
-          const std::size_t idx = a.out_index(p.outer, l, p.i0 + i);
-          for (int k = 0; k < 5; ++k) out_stats(k, idx) = acc[k];
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_inner / chunk), [&](int ic) {
+          const int i0 = ic * chunk;
+          if (p.i0 + i0 >= a.inner) return;
+          T acc[5][chunk];
+          correlate_axis_tile(tile, window, j, i0, acc);
+          const std::size_t idx = a.out_index(p.outer, l, p.i0 + i0);
+          const int n = valid_in_chunk(p, i0);
+          for (int k = 0; k < 5; ++k)
+            for (int u = 0; u < n; ++u) out_stats(k, idx + u) = acc[k][u];
         });
       });
     } else {
@@ -83,10 +87,11 @@ struct ColumnBlur {
             double lane_sum = 0;
             if (l < a.len_out) {
               Kokkos::parallel_reduce(
-                  Kokkos::ThreadVectorRange(team, tile_inner),
-                  [&](int i, double& sum) {
-                    if (p.i0 + i >= a.inner) return;
-                    sum += evaluate(tile, p, j, l, p.i0 + i, s1, s2);
+                  Kokkos::ThreadVectorRange(team, tile_inner / chunk),
+                  [&](int ic, double& sum) {
+                    const int i0 = ic * chunk;
+                    if (p.i0 + i0 >= a.inner) return;
+                    sum += evaluate(tile, p, j, l, i0, s1, s2);
                   },
                   lane_sum);
             }
@@ -97,25 +102,41 @@ struct ColumnBlur {
     }
   }
 
-  // Map value at one output position; writes the map and the partial derivatives if wanted.
-  KOKKOS_INLINE_FUNCTION T evaluate(const Scratch& tile, const AxisTilePosition& p, int j, int l, int ii, T s1,
-                                    T s2) const {
-    T acc[5];
-    correlate_axis_tile(tile, window, j, ii - p.i0, acc);
-    const std::size_t idx = a.out_index(p.outer, l, ii);
-    if (wanted.image1 || wanted.image2) {
-      const MapAndPartials<T> r = ssim_map_and_partials(acc[0], acc[1], acc[2], acc[3], acc[4], s1, s2, c1, c2);
-      partials(0, idx) = r.d_var;
-      partials(1, idx) = r.d_cov;
-      int slot = 2;
-      if (wanted.image1) partials(slot++, idx) = r.d_m1;
-      if (wanted.image2) partials(slot, idx) = r.d_m2;
-      store_map(p.outer, std::size_t(l) * a.inner + ii, r.map);
-      return r.map;
+  KOKKOS_INLINE_FUNCTION int valid_in_chunk(const AxisTilePosition& p, int i0) const {
+    return p.i0 + i0 + chunk <= a.inner ? chunk : a.inner - p.i0 - i0;
+  }
+
+  // Map values of one chunk of outputs (tile row j, tile columns i0..); writes the map and the partial
+  // derivatives if wanted, and returns the chunk's sum of map values.
+  KOKKOS_INLINE_FUNCTION double evaluate(const Scratch& tile, const AxisTilePosition& p, int j, int l, int i0, T s1,
+                                         T s2) const {
+    T acc[5][chunk];
+    correlate_axis_tile(tile, window, j, i0, acc);
+    const std::size_t idx = a.out_index(p.outer, l, p.i0 + i0);
+    const int n = valid_in_chunk(p, i0);
+    T value[chunk];
+    if (wanted.any()) {
+      const int slot1 = 2, slot2 = wanted.image1 ? 3 : 2;
+      for (int u = 0; u < chunk; ++u) {
+        const MapAndPartials<T> r =
+            ssim_map_and_partials(acc[0][u], acc[1][u], acc[2][u], acc[3][u], acc[4][u], s1, s2, c1, c2);
+        value[u] = r.map;
+        if (u >= n) continue;
+        partials(0, idx + u) = r.d_var;
+        partials(1, idx + u) = r.d_cov;
+        if (wanted.image1) partials(slot1, idx + u) = r.d_m1;
+        if (wanted.image2) partials(slot2, idx + u) = r.d_m2;
+      }
+    } else {
+      for (int u = 0; u < chunk; ++u)
+        value[u] = ssim_map_value(acc[0][u], acc[1][u], acc[2][u], acc[3][u], acc[4][u], s1, s2, c1, c2);
     }
-    const T m = ssim_map_value(acc[0], acc[1], acc[2], acc[3], acc[4], s1, s2, c1, c2);
-    store_map(p.outer, std::size_t(l) * a.inner + ii, m);
-    return m;
+    double sum = 0;
+    for (int u = 0; u < n; ++u) {
+      store_map(p.outer, std::size_t(l) * a.inner + p.i0 + i0 + u, value[u]);
+      sum += value[u];
+    }
+    return sum;
   }
 
   // `pos` is the flat position inside the (Do, Ho, Wo) map of slice `nc`.

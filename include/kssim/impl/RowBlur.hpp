@@ -21,6 +21,7 @@ struct RowBlur {
   static constexpr int tile_rows = Tiles<ExecSpace, T>::row_rows;
   static constexpr int tile_cols = Tiles<ExecSpace, T>::row_cols;
   static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
+  static constexpr int chunk = Tiles<ExecSpace, T>::chunk;
 
   InputView<T, Mem> x, y;
   Kokkos::View<const T* [2], Mem> shifts;
@@ -60,24 +61,32 @@ struct RowBlur {
       const int r = row0 + i;
       if (r >= nrows) return;
       const std::size_t base = std::size_t(r) * g.ow;
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_cols), [&](int j) {
-        const int oc = col0 + j;
-        if (oc >= g.ow) return;
-        T m1 = 0, m2 = 0, e11 = 0, e22 = 0, e12 = 0;
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_cols / chunk), [&](int jc) {
+        const int j0 = jc * chunk;
+        if (col0 + j0 >= g.ow) return;
+        const T* xs = &tile(0, i, j0);
+        const T* ys = &tile(1, i, j0);
+        T m1[chunk] = {}, m2[chunk] = {}, e11[chunk] = {}, e22[chunk] = {}, e12[chunk] = {};
         for (int t = 0; t < window.size; ++t) {
-          const T wt = window.weight[t], a = tile(0, i, j + t), b = tile(1, i, j + t);
-          const T wa = wt * a, wb = wt * b;
-          m1 += wa;
-          m2 += wb;
-          e11 += wa * a;
-          e22 += wb * b;
-          e12 += wa * b;
+          const T wt = window.weight[t];
+          for (int u = 0; u < chunk; ++u) {
+            const T a = xs[u + t], b = ys[u + t], wa = wt * a, wb = wt * b;
+            m1[u] += wa;
+            m2[u] += wb;
+            e11[u] += wa * a;
+            e22[u] += wb * b;
+            e12[u] += wa * b;
+          }
         }
-        stats(0, base + oc) = m1;
-        stats(1, base + oc) = m2;
-        stats(2, base + oc) = e11;
-        stats(3, base + oc) = e22;
-        stats(4, base + oc) = e12;
+        for (int u = 0; u < chunk; ++u) {
+          const int oc = col0 + j0 + u;
+          if (oc >= g.ow) break;
+          stats(0, base + oc) = m1[u];
+          stats(1, base + oc) = m2[u];
+          stats(2, base + oc) = e11[u];
+          stats(3, base + oc) = e22[u];
+          stats(4, base + oc) = e12[u];
+        }
       });
     });
   }

@@ -28,6 +28,11 @@ struct Tiles {
   // GPU tiles live in level-0 scratch (shared memory). Host backends cap level 0 at 32 KiB per team, while
   // both levels are plain cache-resident memory there, so the longer host tiles use level 1.
   static constexpr int scratch_level = gpu ? 0 : 1;
+  // Consecutive outputs each vector lane computes. On GPUs one (lanes are threads, and consecutive lanes
+  // give conflict-free scratch reads and coalesced stores); on hosts a fixed-size innermost loop over
+  // consecutive outputs is what the compiler vectorises.
+  static constexpr int chunk = gpu ? 1 : 8;
+  static_assert(row_cols % chunk == 0 && axis_inner % chunk == 0);
 };
 
 // A TeamPolicy for `league` teams of a tile with `tile_rows` rows (team threads) and `tile_inner`
