@@ -1,0 +1,44 @@
+#pragma once
+// The 8-bit rendering of an SSIM map written by `kssim compare --map FILE.png`: a colormap of our own
+// (black -> purple -> crimson -> orange -> pale yellow as SSIM goes 0 -> 1) and the tiling of the map's
+// 2D slices into one RGB image.
+
+#include "io/Array.hpp"
+#include "io/Image.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kssim::cli {
+
+struct Rgb {
+  std::uint8_t r, g, b;
+};
+
+// The color of one SSIM value: piecewise linear between the stops below; values <= 0 are black, values
+// >= 1 pale yellow, NaN is the gutter gray.
+//   0.00 (0, 0, 0) black      0.25 (70, 20, 130) purple    0.50 (200, 40, 80) crimson
+//   0.75 (245, 150, 30) orange                             1.00 (255, 255, 215) pale yellow
+// Luminance rises monotonically, so the image also reads correctly in grayscale.
+Rgb ssim_color(double s);
+
+// The gray of the 2-pixel gutters between tiles (not a color of the map).
+inline constexpr Rgb gutter_color{128, 128, 128};
+inline constexpr int gutter_pixels = 2;
+
+// Grid of tiles for a map of extents (N, C, H, W): N rows, C columns; (N, C, D, H, W): N*C rows (n-major),
+// D columns. Returns {rows, columns}.
+std::vector<std::size_t> tile_grid(const std::vector<std::size_t>& map_shape);
+
+// Width and height in pixels of the rendering of a map of extents (N, C, [D,] H, W).
+std::vector<std::size_t> rendered_size(const std::vector<std::size_t>& map_shape);
+
+// Renders a map of extents (N, C, H, W) or (N, C, D, H, W) (values in C order, any float dtype) as an 8-bit
+// RGB image, one tile per 2D slice laid out as tile_grid() says, tile pixel (x, y) = map (..., y, x).
+io::Image render_map(const io::Array& map);
+
+// A few lines describing colors and layout, for --help and the PNG's Description chunk.
+std::string colormap_legend();
+
+}  // namespace kssim::cli

@@ -1,0 +1,124 @@
+// The kssim command-line tool: `kssim compare A B [options]`. See HelpText.cpp or `kssim compare --help`.
+
+#include "cli/Compare.hpp"
+#include "cli/CompareOptions.hpp"
+#include "cli/HelpText.hpp"
+#include "cli/UsageError.hpp"
+#include "io/Error.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#ifndef KSSIM_VERSION
+#define KSSIM_VERSION "unknown"
+#endif
+
+namespace {
+
+// Usage and input errors: one line on stderr, status 2. Messages are folded onto one line.
+int report(const std::string& message, int status) {
+  std::string line;
+  bool space = false;
+  for (char c : message) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    if (c == ' ' && (space || line.empty())) continue;
+    space = c == ' ';
+    line += c;
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  if (line.rfind("kssim: ", 0) == 0) line.erase(0, 7);  // kssim's own messages carry the prefix already
+  std::fprintf(stderr, "kssim: error: %s\n", line.c_str());
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using kssim::cli::CompareOptions;
+  CompareOptions o;
+
+  CLI::App app(kssim::cli::main_description(), "kssim");
+  app.set_version_flag("--version", "kssim " KSSIM_VERSION);
+  app.require_subcommand(1);
+  app.footer("Run 'kssim compare --help' for the details below, with examples.");
+  app.get_formatter()->column_width(32);
+#if CLI11_VERSION_MAJOR > 2 || (CLI11_VERSION_MAJOR == 2 && CLI11_VERSION_MINOR >= 5)
+  app.get_formatter()->enable_footer_formatting(false);  // the help text is laid out by hand
+  app.get_formatter()->enable_description_formatting(false);
+#endif
+
+  CLI::App* compare = app.add_subcommand("compare", "Compare two images or arrays with SSIM");
+  compare->description(kssim::cli::compare_description());
+  compare->footer(kssim::cli::compare_footer());
+  compare->add_option("A", o.a, "First input: .npy array or PNG/PGM/PPM image")->required()->type_name("FILE");
+  compare->add_option("B", o.b, "Second input, same shape and dtype as A")->required()->type_name("FILE");
+  compare->add_option("--padding", o.padding, "valid (map where the window fits) or same (zero padding)")
+      ->type_name("valid|same")
+      ->capture_default_str();
+  compare->add_option("--window", o.window, "Gaussian window size, odd, 3 to 31")->type_name("N")->capture_default_str();
+  compare->add_option("--sigma", o.sigma, "Gaussian standard deviation, > 0")->type_name("S")->capture_default_str();
+  compare->add_option("--k1", o.k1, "C1 = (k1 * data_range)^2")->type_name("K")->capture_default_str();
+  compare->add_option("--k2", o.k2, "C2 = (k2 * data_range)^2")->type_name("K")->capture_default_str();
+  compare->add_option("--data-range", o.data_range, "Dynamic range L of the values, > 0")
+      ->type_name("L")
+      ->capture_default_str();
+  compare->add_option("--dims", o.dims, "2: images (N, C, H, W); 3: volumes (N, C, D, H, W)")
+      ->type_name("2|3")
+      ->capture_default_str();
+  compare->add_flag("--json", o.json, "Print one JSON object instead of the bare mean");
+  compare->add_flag("--per-image", o.per_image, "Also report the mean SSIM of each image n");
+  compare->add_option("--map", o.map, "Write the SSIM map: .npy (values) or .png (colormap)")->type_name("FILE");
+  compare->add_option("--grad-a", o.grad_a, "Write d(mean SSIM)/dA as .npy")->type_name("FILE.npy");
+  compare->add_option("--grad-b", o.grad_b, "Write d(mean SSIM)/dB as .npy")->type_name("FILE.npy");
+  CLI::Option* repeat = compare->add_option("--repeat", o.repeat, "Time N runs after a warm-up (median, min)")
+                            ->type_name("N");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    if (app.get_subcommands().empty()) {
+      std::cout << app.help() << "\n" << compare->help("kssim", CLI::AppFormatMode::Sub);
+    } else {
+      std::cout << app.help();
+    }
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    std::cout << app.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const CLI::CallForVersion&) {
+    std::cout << "kssim " KSSIM_VERSION "\n";
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::string message = e.what();
+    if (app.get_subcommands().empty()) {
+      if (argc > 1 && argv[1][0] != '-')
+        message = std::string("unknown command '") + argv[1] + "' (usage: kssim compare A B [options]; see kssim --help)";
+      else if (dynamic_cast<const CLI::RequiredError*>(&e))
+        message = "a command is required: kssim compare A B [options] (see kssim --help)";
+    }
+    return report(message, 2);
+  }
+  o.repeat_given = repeat->count() > 0;
+
+  try {
+    const std::string out = kssim::cli::run_compare(o);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return std::fflush(stdout) == 0 ? 0 : 1;
+  } catch (const kssim::cli::UsageError& e) {
+    return report(e.what(), 2);
+  } catch (const kssim::io::Error& e) {
+    return report(e.what(), 2);
+  } catch (const std::invalid_argument& e) {
+    return report(e.what(), 2);
+  } catch (const std::bad_alloc&) {
+    return report("out of memory", 1);
+  } catch (const std::exception& e) {
+    return report(std::string("internal error: ") + e.what(), 1);
+  }
+}

@@ -1,0 +1,246 @@
+#include "io/PngImage.hpp"
+
+#include "io/Error.hpp"
+
+#include <png.h>
+
+#include <csetjmp>
+#include <cstring>
+
+// libpng reports errors by longjmp. Every function below that calls into libpng after setjmp holds only
+// trivially destructible locals, and all C++ objects (vectors, strings) live in the callers, so no
+// destructor is ever skipped. The callbacks never throw.
+
+namespace kssim::io {
+namespace {
+
+struct ErrorState {
+  char message[200] = "";
+  bool crc_warning = false;  // libpng only warns about some CRC errors (e.g. the last IDAT's): we fail on them
+};
+
+void on_error(png_structp png, png_const_charp message) {
+  auto* state = static_cast<ErrorState*>(png_get_error_ptr(png));
+  if (state) {
+    std::strncpy(state->message, message ? message : "unknown libpng error", sizeof(state->message) - 1);
+    state->message[sizeof(state->message) - 1] = '\0';
+  }
+  png_longjmp(png, 1);
+}
+
+void on_warning(png_structp png, png_const_charp message) {
+  auto* state = static_cast<ErrorState*>(png_get_error_ptr(png));
+  if (state && message && std::strstr(message, "CRC") && !state->crc_warning) {
+    state->crc_warning = true;
+    std::strncpy(state->message, message, sizeof(state->message) - 1);
+    state->message[sizeof(state->message) - 1] = '\0';
+  }
+}
+
+// ---- reading ----
+
+struct ReadSource {
+  const unsigned char* data;
+  std::size_t size;
+  std::size_t position;
+};
+
+void on_read(png_structp png, png_bytep out, std::size_t length) {
+  auto* src = static_cast<ReadSource*>(png_get_io_ptr(png));
+  if (src->size - src->position < length) png_error(png, "the file is truncated");
+  std::memcpy(out, src->data + src->position, length);
+  src->position += length;
+}
+
+struct Reader {
+  png_structp png = nullptr;
+  png_infop info = nullptr;
+  ErrorState errors;
+  ReadSource source{};
+  Reader() = default;
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+  ~Reader() { png_destroy_read_struct(&png, info ? &info : nullptr, nullptr); }
+};
+
+struct Layout {
+  png_uint_32 width, height;
+  int bit_depth, channels;
+  std::size_t row_bytes;
+};
+
+bool read_header(Reader& r, Layout& layout) {
+  if (setjmp(png_jmpbuf(r.png))) return false;
+  png_set_user_limits(r.png, 1u << 24, 1u << 24);
+  png_set_crc_action(r.png, PNG_CRC_ERROR_QUIT, PNG_CRC_ERROR_QUIT);  // corrupt chunks of any kind are errors
+  png_read_info(r.png, r.info);
+  const int color_type = png_get_color_type(r.png, r.info);
+  const int depth = png_get_bit_depth(r.png, r.info);
+  if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(r.png);
+  if (color_type == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(r.png);
+  png_set_interlace_handling(r.png);
+  png_read_update_info(r.png, r.info);
+  layout.width = png_get_image_width(r.png, r.info);
+  layout.height = png_get_image_height(r.png, r.info);
+  layout.bit_depth = png_get_bit_depth(r.png, r.info);
+  layout.channels = png_get_channels(r.png, r.info);
+  layout.row_bytes = png_get_rowbytes(r.png, r.info);
+  return true;
+}
+
+bool read_rows(Reader& r, png_bytepp rows) {
+  if (setjmp(png_jmpbuf(r.png))) return false;
+  png_read_image(r.png, rows);
+  png_read_end(r.png, nullptr);
+  return true;
+}
+
+// ---- writing ----
+
+struct WriteSink {
+  std::vector<std::byte>* out;
+  bool failed;
+};
+
+void on_write(png_structp png, png_bytep data, std::size_t length) {
+  auto* sink = static_cast<WriteSink*>(png_get_io_ptr(png));
+  if (sink->failed) return;
+  try {
+    sink->out->insert(sink->out->end(), reinterpret_cast<const std::byte*>(data),
+                      reinterpret_cast<const std::byte*>(data) + length);
+  } catch (...) {
+    sink->failed = true;
+  }
+}
+
+void on_flush(png_structp) {}
+
+struct Writer {
+  png_structp png = nullptr;
+  png_infop info = nullptr;
+  ErrorState errors;
+  WriteSink sink{};
+  Writer() = default;
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+  ~Writer() { png_destroy_write_struct(&png, info ? &info : nullptr); }
+};
+
+bool write_all(Writer& w, const Image& image, png_bytepp rows, png_textp text, int text_count) {
+  if (setjmp(png_jmpbuf(w.png))) return false;
+  static const int color_types[] = {PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
+                                    PNG_COLOR_TYPE_RGB_ALPHA};
+  png_set_IHDR(w.png, w.info, png_uint_32(image.width), png_uint_32(image.height), image.max_value > 255 ? 16 : 8,
+               color_types[image.channels - 1], PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+               PNG_FILTER_TYPE_DEFAULT);
+  if (text_count > 0) png_set_text(w.png, w.info, text, text_count);
+  png_set_rows(w.png, w.info, rows);
+  png_write_png(w.png, w.info, PNG_TRANSFORM_IDENTITY, nullptr);
+  return true;
+}
+
+[[noreturn]] void fail(const std::string& what) { throw Error("invalid PNG file: " + what); }
+
+}  // namespace
+
+bool looks_like_png(std::span<const std::byte> bytes) {
+  return bytes.size() >= 8 && png_sig_cmp(reinterpret_cast<png_const_bytep>(bytes.data()), 0, 8) == 0;
+}
+
+Image decode_png(std::span<const std::byte> bytes) {
+  if (!looks_like_png(bytes)) fail("missing the PNG signature");
+  Reader r;
+  r.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &r.errors, on_error, on_warning);
+  if (!r.png) throw Error("cannot initialise libpng");
+  r.info = png_create_info_struct(r.png);
+  if (!r.info) throw Error("cannot initialise libpng");
+  r.source = ReadSource{reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), 0};
+  png_set_read_fn(r.png, &r.source, on_read);
+
+  Layout layout{};
+  if (!read_header(r, layout) || r.errors.crc_warning) fail(r.errors.message);
+  if (layout.bit_depth != 8 && layout.bit_depth != 16) fail("unexpected bit depth after expansion");
+  if (layout.channels < 1 || layout.channels > 4) fail("unexpected channel count");
+  const std::size_t raw = layout.row_bytes * layout.height;
+  // Deflate cannot compress better than about 1032:1, so a larger raw size means a corrupt file; checking
+  // it first keeps a tiny malicious file from allocating gigabytes.
+  if (layout.row_bytes != 0 && raw / layout.row_bytes != layout.height) fail("the image is too large");
+  if (raw > 1100 * bytes.size() + 4096) fail("the image data is too short for the announced size");
+  if (std::uint64_t(layout.width) * layout.height * std::uint64_t(layout.channels) > (1ull << 30))
+    fail("the image is too large (more than 2^30 samples)");
+
+  std::vector<unsigned char> pixels(raw);
+  std::vector<png_bytep> rows(layout.height);
+  for (png_uint_32 y = 0; y < layout.height; ++y) rows[y] = pixels.data() + std::size_t(y) * layout.row_bytes;
+  if (!read_rows(r, rows.data()) || r.errors.crc_warning) fail(r.errors.message);
+
+  Image image;
+  image.width = int(layout.width);
+  image.height = int(layout.height);
+  image.channels = layout.channels;
+  image.max_value = layout.bit_depth == 16 ? 65535 : 255;
+  image.samples.resize(image.sample_count());
+  const std::size_t per_row = std::size_t(layout.width) * std::size_t(layout.channels);
+  for (std::size_t y = 0; y < layout.height; ++y) {
+    const unsigned char* row = rows[y];
+    std::uint16_t* dst = image.samples.data() + y * per_row;
+    if (layout.bit_depth == 16) {
+      for (std::size_t k = 0; k < per_row; ++k) dst[k] = std::uint16_t((row[2 * k] << 8) | row[2 * k + 1]);
+    } else {
+      for (std::size_t k = 0; k < per_row; ++k) dst[k] = row[k];
+    }
+  }
+  return image;
+}
+
+std::vector<std::byte> encode_png(const Image& image, const std::vector<std::pair<std::string, std::string>>& text) {
+  check_image(image);
+  if (image.max_value != 255 && image.max_value != 65535)
+    throw Error("PNG images must have a maximum sample value of 255 or 65535");
+  for (const auto& [key, value] : text)
+    if (key.empty() || key.size() > 79) throw Error("PNG text keywords must have 1 to 79 characters");
+
+  const bool wide = image.max_value > 255;
+  const std::size_t per_row = std::size_t(image.width) * std::size_t(image.channels);
+  const std::size_t row_bytes = per_row * (wide ? 2 : 1);
+  std::vector<unsigned char> pixels(row_bytes * std::size_t(image.height));
+  for (std::size_t k = 0; k < image.samples.size(); ++k) {
+    if (wide) {
+      pixels[2 * k] = static_cast<unsigned char>(image.samples[k] >> 8);
+      pixels[2 * k + 1] = static_cast<unsigned char>(image.samples[k] & 0xff);
+    } else {
+      pixels[k] = static_cast<unsigned char>(image.samples[k]);
+    }
+  }
+  std::vector<png_bytep> rows(std::size_t(image.height));
+  for (std::size_t y = 0; y < rows.size(); ++y) rows[y] = pixels.data() + y * row_bytes;
+
+  std::vector<std::string> keys, values;  // owned copies: png_text takes non-const char*
+  for (const auto& [key, value] : text) {
+    keys.push_back(key);
+    values.push_back(value);
+  }
+  std::vector<png_text> chunks(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    chunks[i] = png_text{};
+    chunks[i].compression = PNG_TEXT_COMPRESSION_NONE;
+    chunks[i].key = keys[i].data();
+    chunks[i].text = values[i].data();
+    chunks[i].text_length = values[i].size();
+  }
+
+  std::vector<std::byte> out;
+  Writer w;
+  w.png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &w.errors, on_error, on_warning);
+  if (!w.png) throw Error("cannot initialise libpng");
+  w.info = png_create_info_struct(w.png);
+  if (!w.info) throw Error("cannot initialise libpng");
+  w.sink = WriteSink{&out, false};
+  png_set_write_fn(w.png, &w.sink, on_write, on_flush);
+  if (!write_all(w, image, rows.data(), chunks.data(), int(chunks.size())))
+    throw Error(std::string("cannot encode PNG: ") + w.errors.message);
+  if (w.sink.failed) throw Error("cannot encode PNG: out of memory");
+  return out;
+}
+
+}  // namespace kssim::io

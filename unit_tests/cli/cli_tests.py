@@ -1,0 +1,679 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the kssim command-line tool, run by CTest one group at a time:
+
+    cli_tests.py --kssim build/bin/kssim --source-dir . GROUP     (GROUP: see GROUPS below, or "all")
+
+Each group runs the real executable on files made here and checks stdout, stderr, exit status and output
+files against NumPy (ssim_reference.py) or against the same data given in another format.
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import zlib
+
+import numpy as np
+
+sys.dont_write_bytecode = True  # keep the source tree clean of __pycache__
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from png_codec import chunk, decode_png, encode_png, read_chunks  # noqa: E402
+from ssim_reference import ssim_map  # noqa: E402
+
+
+class Context:
+    def __init__(self, kssim, source_dir, workdir):
+        self.kssim = kssim
+        self.source_dir = source_dir
+        self.workdir = workdir
+        self.failures = []
+        self.checks = 0
+        self.counter = 0
+
+    # ---- bookkeeping ----
+    def check(self, condition, message):
+        self.checks += 1
+        if not condition:
+            self.failures.append(message)
+            print("FAIL: " + message)
+        return condition
+
+    def path(self, name):
+        return os.path.join(self.workdir, name)
+
+    def fresh_dir(self, name):
+        self.counter += 1
+        d = self.path("%s_%d" % (name, self.counter))
+        os.makedirs(d)
+        return d
+
+    def save_npy(self, name, array, version=None):
+        p = self.path(name)
+        with open(p, "wb") as f:
+            if version is None:
+                np.save(f, array)
+            else:
+                np.lib.format.write_array(f, array, version=version)
+        return p
+
+    def save_bytes(self, name, data):
+        p = self.path(name)
+        with open(p, "wb") as f:
+            f.write(data)
+        return p
+
+    # ---- running the tool ----
+    def run(self, *args, cwd=None):
+        r = subprocess.run([self.kssim] + [str(a) for a in args], capture_output=True, text=True, cwd=cwd,
+                           timeout=120)
+        return r.returncode, r.stdout, r.stderr
+
+    def ok(self, *args, cwd=None):
+        """Runs a command that must succeed silently on stderr; returns stdout."""
+        rc, out, err = self.run(*args, cwd=cwd)
+        self.check(rc == 0, "expected success of %s, got %d: %s" % (" ".join(map(str, args)), rc, err.strip()))
+        self.check(err == "", "expected empty stderr for %s, got %r" % (" ".join(map(str, args)), err))
+        return out
+
+    def ok_json(self, *args):
+        out = self.ok(*(list(args) + ["--json"]))
+        lines = out.splitlines()
+        self.check(len(lines) == 1, "--json must print one line, got %r" % out)
+        try:
+            return json.loads(out)
+        except ValueError:
+            self.check(False, "invalid JSON: %r" % out)
+            return {}
+
+    def fails(self, label, *args, out_dir=None, cwd=None):
+        """Runs a command that must fail as a usage/input error: status 2, one 'kssim: error:' stderr line,
+        nothing on stdout, and no files appearing in out_dir (if given)."""
+        before = sorted(os.listdir(out_dir)) if out_dir else None
+        rc, out, err = self.run(*args, cwd=cwd)
+        self.check(rc == 2, "[%s] expected exit status 2, got %d (stderr %r)" % (label, rc, err))
+        self.check(out == "", "[%s] expected empty stdout, got %r" % (label, out))
+        lines = err.split("\n")
+        self.check(len(lines) == 2 and lines[1] == "" and lines[0].startswith("kssim: error:"),
+                   "[%s] expected exactly one stderr line starting 'kssim: error:', got %r" % (label, err))
+        if out_dir:
+            after = sorted(os.listdir(out_dir))
+            self.check(after == before, "[%s] output files appeared: %s" % (label, sorted(set(after) - set(before))))
+        return err
+
+
+def rng(seed):
+    return np.random.default_rng(seed)
+
+
+def pair(shape, dtype, seed, noise=0.15, scale=1.0):
+    g = rng(seed)
+    a = g.random(shape)
+    b = np.clip(a + noise * g.standard_normal(shape), 0, 1)
+    return (scale * a).astype(dtype), (scale * b).astype(dtype)
+
+
+def close(x, y, atol, rtol=0.0):
+    return np.allclose(x, y, atol=atol, rtol=rtol)
+
+
+def normalized(shape, dims):
+    return (1,) * (dims + 2 - len(shape)) + tuple(shape)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# values: mean, map and per-image means against NumPy, 2D and 3D, both paddings, both dtypes, option sweeps.
+def group_values(ctx):
+    sweeps = [
+        dict(window=11, sigma=1.5, k1=0.01, k2=0.03, data_range=1.0),
+        dict(window=7, sigma=1.0, k1=0.02, k2=0.05, data_range=2.0),
+        dict(window=3, sigma=0.8, k1=0.0, k2=0.03, data_range=255.0),
+    ]
+    for dtype, atol in ((np.float64, 1e-10), (np.float32, 2e-5)):
+        for padding in ("valid", "same"):
+            for i, kw in enumerate(sweeps):
+                a, b = pair((2, 3, 24, 20), dtype, seed=10 + i, scale=kw["data_range"])
+                pa, pb = ctx.save_npy("va.npy", a), ctx.save_npy("vb.npy", b)
+                m = ctx.path("vmap.npy")
+                args = [pa, pb, "--padding", padding, "--window", kw["window"], "--sigma", kw["sigma"], "--k1", kw["k1"],
+                        "--k2", kw["k2"], "--data-range", kw["data_range"]]
+                j = ctx.ok_json("compare", *args, "--per-image", "--map", m)
+                ref = ssim_map(a, b, padding=padding, **kw)
+                tag = "%s %s %s" % (np.dtype(dtype).name, padding, kw)
+                ctx.check(abs(j["ssim"] - ref.mean()) < atol, "mean %s: %r vs %r" % (tag, j["ssim"], ref.mean()))
+                got = np.load(m)
+                ctx.check(got.dtype == dtype and got.shape == ref.shape, "map dtype/shape %s: %s %s" % (tag, got.dtype, got.shape))
+                if got.shape == ref.shape:
+                    ctx.check(close(got, ref, atol), "map %s: max err %g" % (tag, np.abs(got - ref).max()))
+                per = ref.reshape(2, -1).mean(axis=1)
+                ctx.check(close(j["per_image"], per, atol), "per_image %s: %r vs %r" % (tag, j["per_image"], per))
+                plain = ctx.ok("compare", *args).splitlines()
+                ctx.check(len(plain) == 1 and float(plain[0]) == j["ssim"],
+                          "plain output %s must be one line with the JSON value: %r" % (tag, plain))
+                ctx.check(len(plain) == 1 and len(plain[0].replace("-", "").replace(".", "").split("e")[0]) >= 16,
+                          "plain output %s must have 17 significant digits: %r" % (tag, plain))
+    # Volumes.
+    for dtype, atol in ((np.float64, 1e-10), (np.float32, 2e-5)):
+        for padding in ("valid", "same"):
+            a, b = pair((1, 2, 12, 13, 14), dtype, seed=3)
+            pa, pb = ctx.save_npy("va3.npy", a), ctx.save_npy("vb3.npy", b)
+            m = ctx.path("vmap3.npy")
+            j = ctx.ok_json("compare", pa, pb, "--dims", 3, "--window", 5, "--sigma", 1.1, "--padding", padding,
+                            "--map", m)
+            ref = ssim_map(a, b, window=5, sigma=1.1, padding=padding, dims=3)
+            ctx.check(abs(j["ssim"] - ref.mean()) < atol, "3D mean %s %s" % (padding, np.dtype(dtype).name))
+            got = np.load(m)
+            ctx.check(got.shape == ref.shape and close(got, ref, atol), "3D map %s %s" % (padding, np.dtype(dtype).name))
+    # Identical inputs give 1.
+    a, _ = pair((1, 1, 16, 16), np.float64, seed=5)
+    pa = ctx.save_npy("same.npy", a)
+    ctx.check(abs(float(ctx.ok("compare", pa, pa)) - 1.0) < 1e-12, "SSIM of identical arrays must be 1")
+
+
+# ------------------------------------------------------------------------------------------------------------
+# grads: --grad-a / --grad-b shapes, dtypes and values (central differences of the NumPy reference).
+def group_grads(ctx):
+    def fd_check(shape, dims, padding, window, seed, tag):
+        a, b = pair(shape, np.float64, seed=seed)
+        pa, pb = ctx.save_npy("ga_in.npy", a), ctx.save_npy("gb_in.npy", b)
+        ga, gb = ctx.path("grad_a.npy"), ctx.path("grad_b.npy")
+        j = ctx.ok_json("compare", pa, pb, "--dims", dims, "--padding", padding, "--window", window,
+                        "--grad-a", ga, "--grad-b", gb)
+        mean_only = ctx.ok_json("compare", pa, pb, "--dims", dims, "--padding", padding, "--window", window)
+        ctx.check(j["ssim"] == mean_only["ssim"], "[%s] the mean must not depend on --grad" % tag)
+        grad_a, grad_b = np.load(ga), np.load(gb)
+        ctx.check(grad_a.shape == a.shape and grad_a.dtype == np.float64, "[%s] grad-a shape %s" % (tag, grad_a.shape))
+        ctx.check(grad_b.shape == a.shape and grad_b.dtype == np.float64, "[%s] grad-b shape %s" % (tag, grad_b.shape))
+        if grad_a.shape != a.shape or grad_b.shape != a.shape:
+            return
+        f = lambda x, y: ssim_map(x.reshape(normalized(shape, dims)), y.reshape(normalized(shape, dims)),  # noqa
+                                  window=window, padding=padding, dims=dims).mean()
+        g = rng(seed + 100)
+        h = 1e-6
+        for _ in range(6):
+            idx = tuple(int(g.integers(0, s)) for s in shape)
+            for which, grad in (("a", grad_a), ("b", grad_b)):
+                xp, xm = a.copy(), a.copy()
+                yp, ym = b.copy(), b.copy()
+                if which == "a":
+                    xp[idx] += h
+                    xm[idx] -= h
+                else:
+                    yp[idx] += h
+                    ym[idx] -= h
+                fd = (f(xp, yp) - f(xm, ym)) / (2 * h)
+                ctx.check(abs(grad[idx] - fd) < 1e-8 + 1e-5 * abs(fd),
+                          "[%s] d/d%s at %s: %r vs finite difference %r" % (tag, which, idx, grad[idx], fd))
+
+    fd_check((2, 2, 16, 15), 2, "valid", 7, 1, "2D valid")
+    fd_check((2, 16, 15), 2, "same", 5, 2, "2D same, (C, H, W)")
+    fd_check((13, 14), 2, "valid", 11, 3, "2D (H, W)")
+    fd_check((1, 1, 9, 10, 11), 3, "valid", 5, 4, "3D valid")
+    fd_check((9, 10, 11), 3, "same", 3, 5, "3D same (D, H, W)")
+
+    # float32 gradients: float32 files of the right shape, close to the float64 ones.
+    a, b = pair((1, 3, 20, 21), np.float64, seed=7)
+    pa, pb = ctx.save_npy("g64a.npy", a), ctx.save_npy("g64b.npy", b)
+    qa, qb = ctx.save_npy("g32a.npy", a.astype(np.float32)), ctx.save_npy("g32b.npy", b.astype(np.float32))
+    ctx.ok("compare", pa, pb, "--grad-a", ctx.path("r64.npy"))
+    ctx.ok("compare", qa, qb, "--grad-a", ctx.path("r32.npy"))
+    r64, r32 = np.load(ctx.path("r64.npy")), np.load(ctx.path("r32.npy"))
+    ctx.check(r32.dtype == np.float32 and r32.shape == a.shape, "float32 gradient dtype/shape")
+    ctx.check(close(r32, r64, atol=1e-3 * np.abs(r64).max()), "float32 gradient close to float64")
+
+    # Only the requested gradient is written.
+    d = ctx.fresh_dir("only_b")
+    ctx.ok("compare", pa, pb, "--grad-b", os.path.join(d, "gb.npy"))
+    ctx.check(sorted(os.listdir(d)) == ["gb.npy"], "only --grad-b must be written: %s" % os.listdir(d))
+    # The gradient of identical images vanishes (SSIM is maximal there).
+    ctx.ok("compare", pa, pa, "--grad-a", ctx.path("g0.npy"))
+    ctx.check(np.abs(np.load(ctx.path("g0.npy"))).max() < 1e-12, "gradient at A == B must vanish")
+
+
+# ------------------------------------------------------------------------------------------------------------
+# ranks: every accepted rank for --dims 2 and 3, both dtypes, .npy versions 1.0, 2.0 and 3.0.
+def group_ranks(ctx):
+    cases = [(2, (20, 22), 11), (2, (3, 20, 22), 11), (2, (2, 3, 20, 22), 11),
+             (3, (12, 13, 14), 5), (3, (2, 12, 13, 14), 5), (3, (2, 2, 12, 13, 14), 5)]
+    for dims, shape, window in cases:
+        for dtype in (np.float32, np.float64):
+            a, b = pair(shape, dtype, seed=len(shape) + dims)
+            pa, pb = ctx.save_npy("ra.npy", a), ctx.save_npy("rb.npy", b)
+            m = ctx.path("rmap.npy")
+            j = ctx.ok_json("compare", pa, pb, "--dims", dims, "--window", window, "--map", m, "--per-image")
+            tag = "dims %d shape %s %s" % (dims, shape, np.dtype(dtype).name)
+            map_shape = tuple(shape[:-dims]) + tuple(s - window + 1 for s in shape[-dims:])
+            ctx.check(j.get("shape") == list(shape), "[%s] json shape %r" % (tag, j.get("shape")))
+            ctx.check(j.get("map_shape") == list(map_shape), "[%s] json map_shape %r" % (tag, j.get("map_shape")))
+            ctx.check(j.get("dtype") == np.dtype(dtype).name, "[%s] json dtype %r" % (tag, j.get("dtype")))
+            ctx.check(j.get("dims") == dims, "[%s] json dims" % tag)
+            got = np.load(m)
+            ctx.check(got.shape == map_shape and got.dtype == dtype, "[%s] map file %s %s" % (tag, got.shape, got.dtype))
+            n = normalized(shape, dims)
+            ref = ssim_map(a.reshape(n), b.reshape(n), window=window, dims=dims)
+            atol = 1e-10 if dtype == np.float64 else 2e-5
+            ctx.check(abs(j["ssim"] - ref.mean()) < atol, "[%s] mean" % tag)
+            ctx.check(len(j.get("per_image", [])) == n[0], "[%s] per_image length" % tag)
+            # The same data with all leading axes spelled out gives the same bits.
+            pa5, pb5 = ctx.save_npy("ra_full.npy", a.reshape(n)), ctx.save_npy("rb_full.npy", b.reshape(n))
+            full = ctx.ok_json("compare", pa5, pb5, "--dims", dims, "--window", window)
+            ctx.check(full["ssim"] == j["ssim"], "[%s] leading unit axes must not change the result" % tag)
+    # Format versions 2.0 and 3.0.
+    a, b = pair((16, 16), np.float32, seed=9)
+    base = ctx.ok("compare", ctx.save_npy("v1a.npy", a), ctx.save_npy("v1b.npy", b))
+    for version in ((2, 0), (3, 0)):
+        out = ctx.ok("compare", ctx.save_npy("vxa.npy", a, version), ctx.save_npy("vxb.npy", b, version))
+        ctx.check(out == base, ".npy version %s must read like 1.0" % (version,))
+    # Any file name: the format is recognised from the content.
+    shutil.copy(ctx.path("v1a.npy"), ctx.path("array_a.data"))
+    ctx.check(ctx.ok("compare", ctx.path("array_a.data"), ctx.path("v1b.npy")) == base, "content sniffing")
+
+
+# ------------------------------------------------------------------------------------------------------------
+# images: PNG (all color types, 1-16 bits) and PGM/PPM load exactly like the equivalent float32 arrays.
+def image_as_array(samples, max_value, drop_alpha):
+    s = samples if samples.ndim == 3 else samples[..., None]
+    if drop_alpha:
+        s = s[..., :-1]
+    return (s.astype(np.float64) / max_value).astype(np.float32).transpose(2, 0, 1)[None]
+
+
+def compare_with_arrays(ctx, tag, file_a, file_b, arr_a, arr_b, fmt):
+    na, nb = ctx.save_npy("ia.npy", arr_a), ctx.save_npy("ib.npy", arr_b)
+    m_img, m_arr = ctx.path("imap.npy"), ctx.path("amap.npy")
+    j_img = ctx.ok_json("compare", file_a, file_b, "--window", 7, "--map", m_img)
+    j_arr = ctx.ok_json("compare", na, nb, "--window", 7, "--map", m_arr)
+    if not j_img or not j_arr:
+        return
+    ctx.check(j_img["ssim"] == j_arr["ssim"], "[%s] image and array SSIM differ: %r vs %r" % (tag, j_img["ssim"], j_arr["ssim"]))
+    ctx.check(j_img["shape"] == list(arr_a.shape), "[%s] shape %r, expected %r" % (tag, j_img["shape"], arr_a.shape))
+    ctx.check(j_img["dtype"] == "float32", "[%s] images load as float32" % tag)
+    ctx.check(j_img["inputs"]["a"]["format"] == fmt, "[%s] format %r" % (tag, j_img["inputs"]["a"]["format"]))
+    ctx.check(np.array_equal(np.load(m_img), np.load(m_arr)), "[%s] maps differ" % tag)
+
+
+def group_png(ctx):
+    g = rng(21)
+    h, w = 17, 19
+    for depth in (8, 16):
+        top = (1 << depth) - 1
+        for channels, name in ((1, "gray"), (2, "gray+alpha"), (3, "RGB"), (4, "RGBA")):
+            sa = g.integers(0, top + 1, size=(h, w, channels))
+            sb = np.clip(sa + g.integers(-top // 8, top // 8, size=sa.shape), 0, top)
+            fa = ctx.save_bytes("pa.png", encode_png(sa, depth))
+            fb = ctx.save_bytes("pb.png", encode_png(sb, depth))
+            alpha = channels in (2, 4)
+            compare_with_arrays(ctx, "PNG %d-bit %s" % (depth, name), fa, fb, image_as_array(sa, top, alpha),
+                                image_as_array(sb, top, alpha), "png")
+    # Low bit depths of gray expand to 8 bits (value * 255 / (2^depth - 1)).
+    for depth in (1, 2, 4):
+        top = (1 << depth) - 1
+        sa = g.integers(0, top + 1, size=(h, w))
+        sb = g.integers(0, top + 1, size=(h, w))
+        fa = ctx.save_bytes("la.png", encode_png(sa, depth))
+        fb = ctx.save_bytes("lb.png", encode_png(sb, depth))
+        compare_with_arrays(ctx, "PNG %d-bit gray" % depth, fa, fb,
+                            image_as_array(np.round(sa * 255.0 / top), 255, False),
+                            image_as_array(np.round(sb * 255.0 / top), 255, False), "png")
+    # Palette images become RGB; a palette's transparency (tRNS) is an alpha channel and is dropped.
+    palette = g.integers(0, 256, size=(16, 3))
+    ia, ib = g.integers(0, 16, size=(h, w)), g.integers(0, 16, size=(h, w))
+    trns = [(b"tRNS", bytes(range(0, 256, 16)))]
+    fa = ctx.save_bytes("pal_a.png", encode_png(ia, 8, color_type=3, palette=palette, extra_chunks=trns))
+    fb = ctx.save_bytes("pal_b.png", encode_png(ib, 8, color_type=3, palette=palette))
+    compare_with_arrays(ctx, "PNG palette", fa, fb, image_as_array(palette[ia], 255, False),
+                        image_as_array(palette[ib], 255, False), "png")
+    # Alpha is dropped, not composited: RGBA with any alpha equals the RGB image.
+    rgb_a, rgb_b = g.integers(0, 256, size=(h, w, 3)), g.integers(0, 256, size=(h, w, 3))
+    alpha = g.integers(0, 256, size=(h, w, 1))
+    out_rgb = ctx.ok("compare", ctx.save_bytes("c3a.png", encode_png(rgb_a)), ctx.save_bytes("c3b.png", encode_png(rgb_b)))
+    out_rgba = ctx.ok("compare", ctx.save_bytes("c4a.png", encode_png(np.concatenate([rgb_a, alpha], 2))),
+                      ctx.save_bytes("c4b.png", encode_png(np.concatenate([rgb_b, 255 - alpha], 2))))
+    ctx.check(out_rgb == out_rgba, "alpha must be dropped")
+    # Gamma chunks are ignored.
+    gama = [(b"gAMA", struct.pack(">I", 100000))]
+    out_gamma = ctx.ok("compare", ctx.save_bytes("g3a.png", encode_png(rgb_a, extra_chunks=gama)), ctx.path("c3b.png"))
+    ctx.check(out_gamma == out_rgb, "gAMA must be ignored")
+    # PNG against an equivalent float32 .npy is allowed (same shape and dtype).
+    out_mixed = ctx.ok("compare", ctx.path("c3a.png"), ctx.save_npy("c3b.npy", image_as_array(rgb_b, 255, False)))
+    ctx.check(out_mixed == out_rgb, "PNG against .npy")
+
+
+def pnm_bytes(samples, max_value, plain, comment=False):
+    channels = 1 if samples.ndim == 2 else samples.shape[2]
+    h, w = samples.shape[:2]
+    magic = {(1, True): "P2", (1, False): "P5", (3, True): "P3", (3, False): "P6"}[(channels, plain)]
+    header = magic + ("\n# made by cli_tests.py\n" if comment else "\n") + "%d %d\n%d\n" % (w, h, max_value)
+    flat = samples.reshape(-1)
+    if plain:
+        body = "\n".join(" ".join(str(int(v)) for v in flat[i : i + 12]) for i in range(0, len(flat), 12)) + "\n"
+        return (header + body).encode()
+    return header.encode() + flat.astype(">u2" if max_value > 255 else np.uint8).tobytes()
+
+
+def group_pnm(ctx):
+    g = rng(31)
+    h, w = 16, 18
+    for channels in (1, 3):
+        for max_value in (255, 65535, 100, 1000, 7):
+            for plain in (False, True):
+                shape = (h, w) if channels == 1 else (h, w, 3)
+                sa = g.integers(0, max_value + 1, size=shape)
+                sb = np.clip(sa + g.integers(-max(1, max_value // 8), max(2, max_value // 8), size=shape), 0, max_value)
+                fa = ctx.save_bytes("a.pnm", pnm_bytes(sa, max_value, plain, comment=True))
+                fb = ctx.save_bytes("b.pnm", pnm_bytes(sb, max_value, plain))
+                tag = "%s maxval %d %s" % ("PGM" if channels == 1 else "PPM", max_value, "plain" if plain else "binary")
+                compare_with_arrays(ctx, tag, fa, fb, image_as_array(sa, max_value, False),
+                                    image_as_array(sb, max_value, False), "pnm")
+    # PGM and an 8-bit gray PNG of the same samples agree.
+    s1, s2 = g.integers(0, 256, size=(h, w)), g.integers(0, 256, size=(h, w))
+    out_pgm = ctx.ok("compare", ctx.save_bytes("x.pgm", pnm_bytes(s1, 255, False)),
+                     ctx.save_bytes("y.pgm", pnm_bytes(s2, 255, False)))
+    out_png = ctx.ok("compare", ctx.save_bytes("x.png", encode_png(s1)), ctx.save_bytes("y.png", encode_png(s2)))
+    ctx.check(out_pgm == out_png, "PGM and PNG of the same samples must agree")
+
+
+# ------------------------------------------------------------------------------------------------------------
+# json: the fields of --json, and the plain --per-image / --repeat lines.
+def group_json(ctx):
+    a, b = pair((2, 1, 20, 20), np.float32, seed=41)
+    pa, pb = ctx.save_npy("ja.npy", a), ctx.save_npy("jb.npy", b)
+    d = ctx.fresh_dir("json_out")
+    m, ga = os.path.join(d, "m.png"), os.path.join(d, "ga.npy")
+    j = ctx.ok_json("compare", pa, pb, "--per-image", "--repeat", 3, "--map", m, "--grad-a", ga, "--padding", "same")
+    expected_types = {"ssim": float, "shape": list, "dtype": str, "padding": str, "backend": str, "per_image": list,
+                      "timing": dict, "map_shape": list, "window": int, "sigma": float, "k1": float, "k2": float,
+                      "data_range": float, "dims": int, "inputs": dict, "outputs": dict}
+    for key, kind in expected_types.items():
+        ctx.check(key in j and isinstance(j[key], kind), "json field %r: %r" % (key, j.get(key)))
+    if ctx.failures:
+        return
+    ctx.check(j["shape"] == [2, 1, 20, 20] and j["dtype"] == "float32" and j["padding"] == "same", "json values")
+    ctx.check(j["map_shape"] == [2, 1, 20, 20], "same padding keeps the size")
+    known = {"Serial", "OpenMP", "Threads", "Cuda", "HIP", "SYCL", "OpenMPTarget", "HPX", "OpenACC"}
+    ctx.check(j["backend"] in known, "backend %r" % j["backend"])
+    ctx.check(len(j["per_image"]) == 2 and all(isinstance(v, float) for v in j["per_image"]), "per_image")
+    ctx.check(abs(sum(j["per_image"]) / 2 - j["ssim"]) < 1e-6, "per-image means average to the mean")
+    t = j["timing"]
+    ctx.check(t.get("repeat") == 3 and 0 < t.get("min_s", -1) <= t.get("median_s", -1), "timing %r" % t)
+    ctx.check(j["outputs"] == {"map": m, "grad_a": ga}, "outputs %r" % j["outputs"])
+    ctx.check(j["inputs"]["a"] == {"path": pa, "format": "npy"}, "inputs %r" % j["inputs"])
+    # Full precision: the JSON number round-trips to the same double as the 17-digit plain output.
+    plain = ctx.ok("compare", pa, pb, "--padding", "same").strip()
+    ctx.check(float(plain) == j["ssim"], "plain %s vs json %r" % (plain, j["ssim"]))
+    # Without --per-image there is no per_image; without --repeat no timing.
+    j2 = ctx.ok_json("compare", pa, pb)
+    ctx.check("per_image" not in j2 and "timing" not in j2, "optional fields must be absent")
+    # Plain output with --per-image and --repeat.
+    lines = ctx.ok("compare", pa, pb, "--per-image", "--repeat", 2).splitlines()
+    ctx.check(len(lines) == 4, "plain --per-image --repeat prints 4 lines: %r" % lines)
+    if len(lines) == 4:
+        ctx.check(lines[1].startswith("image 0: ") and lines[2].startswith("image 1: "), "per-image lines %r" % lines)
+        ctx.check(lines[3].startswith("timing: repeat=2 median_s="), "timing line %r" % lines[3])
+    # Non-ASCII and odd paths still give valid JSON.
+    odd = ctx.save_npy("ünïcode name.npy", a)
+    j3 = ctx.ok_json("compare", odd, pb)
+    ctx.check(j3.get("inputs", {}).get("a", {}).get("path") == odd, "unicode path in JSON")
+
+
+# ------------------------------------------------------------------------------------------------------------
+# map: --map .npy / .png, the colormap, tiling and gutters.
+STOPS = [(0.0, (0, 0, 0)), (0.25, (70, 20, 130)), (0.5, (200, 40, 80)), (0.75, (245, 150, 30)), (1.0, (255, 255, 215))]
+
+
+def colormap(s):
+    if s <= 0:
+        return STOPS[0][1]
+    for (x0, c0), (x1, c1) in zip(STOPS, STOPS[1:]):
+        if s <= x1:
+            t = (s - x0) / (x1 - x0)
+            return tuple(int(math.floor(a + t * (b - a) + 0.5)) for a, b in zip(c0, c1))
+    return STOPS[-1][1]
+
+
+def group_map(ctx):
+    # Identical images: every tile pixel is the color of 1; gutters are gray.
+    a, _ = pair((1, 3, 30, 26), np.float32, seed=51)
+    pa = ctx.save_npy("ma.npy", a)
+    m = ctx.path("same.png")
+    ctx.ok("compare", pa, pa, "--window", 7, "--map", m)
+    with open(m, "rb") as f:
+        png = f.read()
+    img, depth, color_type, text = decode_png(png)
+    ctx.check(depth == 8 and color_type == 2, "map PNG must be 8-bit RGB")
+    ctx.check(img.shape == (24, 3 * 20 + 2 * 2, 3), "tiled map size %s" % (img.shape,))
+    if img.shape == (24, 64, 3):
+        for c in range(3):
+            tile = img[:, c * 22 : c * 22 + 20]
+            ctx.check((tile == np.array([255, 255, 215])).all(), "tile %d of identical images must be pale yellow" % c)
+        for x in (20, 21, 42, 43):
+            ctx.check((img[:, x] == 128).all(), "gutter column %d must be gray" % x)
+    ctx.check("black" in text.get("Description", "") and text.get("Title") == "kssim SSIM map", "PNG text %r" % text)
+
+    # Different images: pixels follow the documented colormap of the .npy map.
+    a, b = pair((2, 2, 20, 23), np.float64, seed=52, noise=0.6)
+    pa, pb = ctx.save_npy("mb_a.npy", a), ctx.save_npy("mb_b.npy", b)
+    mn, mp = ctx.path("m.npy"), ctx.path("m.png")
+    ctx.ok("compare", pa, pb, "--window", 5, "--map", mn)
+    ctx.ok("compare", pa, pb, "--window", 5, "--map", mp)
+    values = np.load(mn)
+    img = decode_png(open(mp, "rb").read())[0].astype(int)
+    hh, ww = values.shape[2:]
+    ctx.check(img.shape == (2 * hh + 2, 2 * ww + 2, 3), "2x2 tiling size %s" % (img.shape,))
+    ctx.check(values.min() < 0.25 and values.max() > 0.5, "the test map should span the colormap")
+    if img.shape == (2 * hh + 2, 2 * ww + 2, 3):
+        worst = 0
+        for n in range(2):
+            for c in range(2):
+                tile = img[n * (hh + 2) : n * (hh + 2) + hh, c * (ww + 2) : c * (ww + 2) + ww]
+                for y in range(0, hh, 3):
+                    for x in range(0, ww, 2):
+                        worst = max(worst, np.abs(tile[y, x] - np.array(colormap(values[n, c, y, x]))).max())
+        ctx.check(worst <= 1, "map PNG colors differ from the documented colormap by %d" % worst)
+
+    # Volumes: one row per (n, c), one column per depth slice.
+    a, b = pair((1, 2, 9, 10, 11), np.float32, seed=53)
+    pa, pb = ctx.save_npy("m3a.npy", a), ctx.save_npy("m3b.npy", b)
+    m3 = ctx.path("m3.png")
+    ctx.ok("compare", pa, pb, "--dims", 3, "--window", 3, "--map", m3)
+    ihdr = read_chunks(open(m3, "rb").read())[0][1]
+    width, height = struct.unpack(">II", ihdr[:8])
+    ctx.check((width, height) == (7 * 9 + 6 * 2, 2 * 8 + 2), "3D tiling size %s" % ((width, height),))
+    # An upper-case extension works too.
+    ctx.ok("compare", pa, pb, "--dims", 3, "--window", 3, "--map", ctx.path("M3.PNG"))
+    ctx.check(open(ctx.path("M3.PNG"), "rb").read()[:8] == b"\x89PNG\r\n\x1a\n", "--map .PNG writes a PNG")
+
+
+# ------------------------------------------------------------------------------------------------------------
+# errors: every bad input or usage ends with status 2, one stderr line, empty stdout and no output files.
+def group_errors(ctx):
+    d = ctx.fresh_dir("err_out")
+    outs = ["--map", os.path.join(d, "m.npy"), "--grad-a", os.path.join(d, "ga.npy"), "--grad-b",
+            os.path.join(d, "gb.npy")]
+    a32, b32 = pair((16, 16), np.float32, seed=61)
+    A = ctx.save_npy("ea.npy", a32)
+    B = ctx.save_npy("eb.npy", b32)
+    f = lambda label, *args: ctx.fails(label, *args, out_dir=d)  # noqa: E731
+
+    def expect(label, *args):
+        f(label, "compare", *args, *outs)
+
+    # Usage.
+    f("no arguments")
+    f("unknown subcommand", "frobnicate", A, B)
+    f("one positional", "compare", A)
+    f("three positionals", "compare", A, B, B)
+    expect("unknown option", A, B, "--foo")
+    expect("missing option value", A, B, "--window")
+    expect("non-numeric window", A, B, "--window", "abc")
+    expect("fractional window", A, B, "--window", "3.5")
+    expect("even window", A, B, "--window", 4)
+    expect("zero window", A, B, "--window", 0)
+    expect("negative window", A, B, "--window", -3)
+    expect("window too large", A, B, "--window", 33)
+    expect("zero sigma", A, B, "--sigma", 0)
+    expect("negative sigma", A, B, "--sigma", -1.5)
+    expect("nan sigma", A, B, "--sigma", "nan")
+    expect("zero data range", A, B, "--data-range", 0)
+    expect("negative data range", A, B, "--data-range", -1)
+    expect("both k zero", A, B, "--k1", 0, "--k2", 0)
+    expect("negative k1", A, B, "--k1", -0.01)
+    expect("unknown padding", A, B, "--padding", "reflect")
+    expect("bad dims", A, B, "--dims", 4)
+    expect("zero repeat", A, B, "--repeat", 0)
+    f("map extension", "compare", A, B, "--map", os.path.join(d, "m.jpg"))
+    f("grad extension", "compare", A, B, "--grad-a", os.path.join(d, "g.png"))
+    f("missing output directory", "compare", A, B, "--map", os.path.join(d, "nope", "m.npy"))
+    f("output is a directory", "compare", A, B, "--map", d + os.sep + ".")
+    f("same output twice", "compare", A, B, "--grad-a", os.path.join(d, "g.npy"), "--grad-b", os.path.join(d, "g.npy"))
+
+    # Shapes and dtypes.
+    expect("shape mismatch", A, ctx.save_npy("e_shape.npy", np.zeros((16, 17), np.float32)))
+    expect("rank mismatch", A, ctx.save_npy("e_rank.npy", b32[None]))
+    expect("dtype mismatch", A, ctx.save_npy("e_f64.npy", b32.astype(np.float64)))
+    small = ctx.save_npy("e_small.npy", np.zeros((8, 8), np.float32))
+    expect("smaller than the window", small, small)
+    vol = ctx.save_npy("e_vol.npy", np.zeros((6, 16, 16), np.float32))
+    expect("volume shallower than the window", vol, vol, "--dims", 3)
+    one_d = ctx.save_npy("e_1d.npy", np.zeros(64, np.float32))
+    expect("rank 1", one_d, one_d)
+    six_d = ctx.save_npy("e_6d.npy", np.zeros((1, 1, 1, 1, 16, 16), np.float32))
+    expect("rank 6", six_d, six_d, "--dims", 3)
+    expect("rank 5 with --dims 2", six_d.replace("6d", "6d"), six_d)
+    two_d = A
+    expect("rank 2 with --dims 3", two_d, two_d, "--dims", 3)
+    empty = ctx.save_npy("e_empty.npy", np.zeros((0, 16), np.float32))
+    expect("empty array", empty, empty)
+    nan = a32.copy()
+    nan[3, 4] = np.nan
+    expect("NaN input", ctx.save_npy("e_nan.npy", nan), B)
+    inf = a32.copy()
+    inf[0, 0] = np.inf
+    expect("infinite input", A, ctx.save_npy("e_inf.npy", inf))
+    png = ctx.save_bytes("e_img.png", encode_png(np.zeros((16, 16), np.uint8)))
+    expect("image with --dims 3", png, png, "--dims", 3)
+
+    # Unsupported .npy content.
+    expect("int32", ctx.save_npy("e_i4.npy", np.zeros((16, 16), np.int32)), A)
+    expect("float16", ctx.save_npy("e_f2.npy", np.zeros((16, 16), np.float16)), A)
+    expect("complex", ctx.save_npy("e_c8.npy", np.zeros((16, 16), np.complex64)), A)
+    expect("big-endian", ctx.save_npy("e_be.npy", np.zeros((16, 16), ">f4")), A)
+    expect("Fortran order", ctx.save_npy("e_fortran.npy", np.asfortranarray(np.zeros((16, 17), np.float32))), A)
+    expect("structured", ctx.save_npy("e_struct.npy", np.zeros((16, 16), dtype=[("x", "<f4")])), A)
+    good = open(A, "rb").read()
+    expect("truncated npy", ctx.save_bytes("e_trunc.npy", good[:-5]), A)
+    expect("npy with trailing bytes", ctx.save_bytes("e_trail.npy", good + b"\0\0\0\0"), A)
+    expect("corrupt npy header", ctx.save_bytes("e_hdr.npy", good[:10] + b"{'descr': '<f4', 'fortran_order': False, 'shape': (16, 16 }".ljust(len(good) - 10 - 1024 - 1) + b"\n" + good[-1024:]), A)
+    expect("npy header only", ctx.save_bytes("e_magic.npy", good[:9]), A)
+
+    # Unreadable, corrupt or unsupported files.
+    expect("missing file", os.path.join(d, "does_not_exist.npy"), A)
+    expect("directory", ctx.workdir, A)
+    expect("empty file", ctx.save_bytes("e_zero.npy", b""), A)
+    expect("unknown format", ctx.save_bytes("e_text.txt", b"hello, world\n"), A)
+    goodpng = encode_png(np.zeros((16, 16, 3), np.uint8))
+    expect("truncated PNG", ctx.save_bytes("e_t.png", goodpng[: len(goodpng) // 2]), png)
+    expect("PNG without IEND", ctx.save_bytes("e_noend.png", goodpng[:-12]), png)
+    bad_crc = bytearray(goodpng)
+    bad_crc[30] ^= 0xFF  # inside IHDR's CRC
+    expect("PNG CRC error", ctx.save_bytes("e_crc.png", bytes(bad_crc)), png)
+    bad_zlib = goodpng[:33] + chunk(b"IDAT", b"\x78\x9c garbage data") + chunk(b"IEND", b"")
+    expect("PNG bad zlib data", ctx.save_bytes("e_zlib.png", bad_zlib), png)
+    huge = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 900000, 900000, 16, 6, 0, 0, 0)) + \
+        chunk(b"IDAT", zlib.compress(b"\0" * 100)) + chunk(b"IEND", b"")
+    expect("PNG announcing a huge image", ctx.save_bytes("e_huge.png", huge), png)
+    pgm = pnm_bytes(np.zeros((16, 16), np.uint8), 255, False)
+    expect("truncated PGM", ctx.save_bytes("e_t.pgm", pgm[:-1]), png)
+    expect("PGM with trailing data", ctx.save_bytes("e_x.pgm", pgm + b"\0"), png)
+    expect("PGM sample above maxval", ctx.save_bytes("e_s.pgm", b"P2\n2 1\n10\n3 11\n"), png)
+    expect("PGM maxval too large", ctx.save_bytes("e_m.pgm", b"P5\n1 1\n65536\n\0\0"), png)
+    expect("PGM maxval zero", ctx.save_bytes("e_0.pgm", b"P5\n1 1\n0\n\0"), png)
+    expect("PGM bad header", ctx.save_bytes("e_h.pgm", b"P5\nwide 16\n255\n"), png)
+    expect("PBM", ctx.save_bytes("e.pbm", b"P1\n2 2\n0 1\n1 0\n"), png)
+    expect("PAM", ctx.save_bytes("e.pam", b"P7\nWIDTH 1\nHEIGHT 1\nDEPTH 1\nMAXVAL 255\nENDHDR\n\0"), png)
+
+    # A file that existed before a failed run is left untouched.
+    keep = os.path.join(d, "keep.npy")
+    with open(keep, "wb") as fh:
+        fh.write(b"old")
+    ctx.fails("existing output kept", "compare", A, small, "--map", keep, out_dir=d)
+    ctx.check(open(keep, "rb").read() == b"old", "a failed run must not touch an existing output file")
+    os.remove(keep)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# help: --help, compare --help, --version.
+def group_help(ctx):
+    for args in (["--help"], ["compare", "--help"], ["-h"], ["compare", "-h"]):
+        out = ctx.ok(*args)
+        for word in ("--padding", "--window", "--sigma", "--k1", "--k2", "--data-range", "--dims", "--json",
+                     "--per-image", "--map", "--grad-a", "--grad-b", "--repeat", "alpha", "ALPHA IS DROPPED",
+                     "pale yellow", "Exit status".upper(), "kssim compare reference.png distorted.png", ".npy",
+                     "PGM", "PPM", "16-bit", "Fortran"):
+            ctx.check(word in out, "%s must mention %r" % (" ".join(args), word))
+    version = ctx.ok("--version")
+    ctx.check(version.startswith("kssim "), "--version: %r" % version)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# samples: the README's main job on the committed sample images, and their generator.
+def group_samples(ctx):
+    sample_dir = os.path.join(ctx.source_dir, "src", "cli", "samples")
+    ref, dist = os.path.join(sample_dir, "reference.png"), os.path.join(sample_dir, "distorted.png")
+    cwd = ctx.fresh_dir("main_job")
+    out = ctx.ok("compare", ref, dist, "--map", "ssim_map.png", cwd=cwd)
+    lines = out.splitlines()
+    ctx.check(len(lines) == 1 and 0.3 < float(lines[0]) < 0.95, "sample SSIM %r" % out)
+    ihdr = read_chunks(open(os.path.join(cwd, "ssim_map.png"), "rb").read())[0][1]
+    ctx.check(struct.unpack(">II", ihdr[:8]) == (3 * 246 + 4, 182), "sample map size")
+    # The generator reproduces the committed pixels.
+    gen = ctx.fresh_dir("regenerated")
+    subprocess.run([sys.executable, os.path.join(sample_dir, "make_samples.py"), gen], check=True,
+                   capture_output=True)
+    for name in ("reference.png", "distorted.png"):
+        committed = decode_png(open(os.path.join(sample_dir, name), "rb").read())[0]
+        fresh = decode_png(open(os.path.join(gen, name), "rb").read())[0]
+        ctx.check(committed.shape == (192, 256, 3), "%s must be 256x192 RGB" % name)
+        # Exact in practice; a last-ulp difference of a vectorised NumPy function on another CPU could move a
+        # rare pixel across a rounding boundary, which is tolerated.
+        diff = np.abs(committed.astype(int) - fresh.astype(int)) if committed.shape == fresh.shape else None
+        ctx.check(diff is not None and diff.max() <= 1 and np.count_nonzero(diff) <= 16,
+                  "make_samples.py must reproduce %s" % name)
+
+
+GROUPS = {
+    "values": group_values,
+    "grads": group_grads,
+    "ranks": group_ranks,
+    "png": group_png,
+    "pnm": group_pnm,
+    "json": group_json,
+    "map": group_map,
+    "errors": group_errors,
+    "help": group_help,
+    "samples": group_samples,
+}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kssim", required=True)
+    parser.add_argument("--source-dir", required=True)
+    parser.add_argument("group", choices=sorted(GROUPS) + ["all"])
+    args = parser.parse_args()
+    names = sorted(GROUPS) if args.group == "all" else [args.group]
+    failed = 0
+    for name in names:
+        with tempfile.TemporaryDirectory(prefix="kssim_cli_%s_" % name) as workdir:
+            ctx = Context(os.path.abspath(args.kssim), os.path.abspath(args.source_dir), workdir)
+            GROUPS[name](ctx)
+            print("%s: %d checks, %d failed" % (name, ctx.checks, len(ctx.failures)))
+            failed += len(ctx.failures)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
