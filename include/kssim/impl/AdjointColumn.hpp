@@ -34,7 +34,7 @@ struct AdjointColumn {
   KOKKOS_FUNCTION void operator()(const Team& team) const {
     const AxisTilePosition p = axis_tile_position(a, team.league_rank(), tile_len, tile_inner);
     const T zero[K] = {};  // partial derivatives vanish outside the map
-    Scratch tile(team.team_scratch(scratch_level), K, tile_len + window.size - 1, tile_inner);
+    Scratch tile(team.team_scratch(int(scratch_level)), K, tile_len + window.size - 1, tile_inner);
     stage_axis_tile<K>(team, tile, in, a, p, tile_len + window.size - 1, tile_inner, zero);
     team.team_barrier();
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_len), [&](int j) {

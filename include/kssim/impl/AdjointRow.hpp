@@ -38,7 +38,7 @@ struct AdjointRow {
   Geometry g;
   int col_tiles = 0;
 
-  int rows() const { return g.images() * g.d * g.h; }
+  KOKKOS_INLINE_FUNCTION int rows() const { return g.images() * g.d * g.h; }
   int league_size() const { return ceil_div(rows(), tile_rows) * col_tiles; }
   std::size_t scratch_bytes() const { return Scratch::shmem_size(K, tile_rows, tile_cols + window.size - 1); }
 
@@ -47,7 +47,7 @@ struct AdjointRow {
     const int col0 = (team.league_rank() % col_tiles) * tile_cols;
     const int nrows = rows(), halo = tile_cols + window.size - 1, slice_rows = g.d * g.h;
     const int offset = window.size - 1 - g.pad;  // adjoint of the row blur's offset g.pad
-    Scratch tile(team.team_scratch(scratch_level), K, tile_rows, halo);
+    Scratch tile(team.team_scratch(int(scratch_level)), K, tile_rows, halo);
 
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_rows), [&](int i) {
       const int r = row0 + i;

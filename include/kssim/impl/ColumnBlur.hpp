@@ -59,7 +59,7 @@ struct ColumnBlur {
     const T s1 = shifts(nc, 0), s2 = shifts(nc, 1);
     // Outside the image every pixel is 0, i.e. -s after recentring, so its blurred statistics are constant.
     const T fill[5] = {-s1, -s2, s1 * s1, s2 * s2, s1 * s2};
-    Scratch tile(team.team_scratch(scratch_level), 5, tile_len + window.size - 1, tile_inner);
+    Scratch tile(team.team_scratch(int(scratch_level)), 5, tile_len + window.size - 1, tile_inner);
     stage_axis_tile<5>(team, tile, in, a, p, tile_len + window.size - 1, tile_inner, fill);
     team.team_barrier();
 

@@ -4,6 +4,8 @@
 
 #include <kssim/Options.hpp>
 
+#include <Kokkos_Core.hpp>
+
 #include <array>
 #include <cstddef>
 #include <sstream>
@@ -18,7 +20,7 @@ struct Geometry {
   int pad = 0;          // left padding of the forward correlation: 0 (valid) or window/2 (same)
   bool volumetric = false;
 
-  int images() const { return n * c; }  // number of (n, c) slices
+  KOKKOS_INLINE_FUNCTION int images() const { return n * c; }  // number of (n, c) slices
   std::size_t input_size() const { return std::size_t(images()) * d * h * w; }
   std::size_t map_size() const { return std::size_t(images()) * od * oh * ow; }
   std::size_t map_size_per_image() const { return std::size_t(od) * oh * ow; }

@@ -30,7 +30,7 @@ struct RowBlur {
   Geometry g;
   int col_tiles = 0;
 
-  int rows() const { return g.images() * g.d * g.h; }
+  KOKKOS_INLINE_FUNCTION int rows() const { return g.images() * g.d * g.h; }
   int halo_cols() const { return tile_cols + window.size - 1; }
   int league_size() const { return ceil_div(rows(), tile_rows) * col_tiles; }
   std::size_t scratch_bytes() const { return Scratch::shmem_size(2, tile_rows, halo_cols()); }
@@ -39,7 +39,7 @@ struct RowBlur {
     const int row0 = (team.league_rank() / col_tiles) * tile_rows;
     const int col0 = (team.league_rank() % col_tiles) * tile_cols;
     const int nrows = rows(), halo = tile_cols + window.size - 1, slice_rows = g.d * g.h;
-    Scratch tile(team.team_scratch(scratch_level), 2, tile_rows, halo);
+    Scratch tile(team.team_scratch(int(scratch_level)), 2, tile_rows, halo);
 
     // Stage recentred pixels; the zero padding outside the image becomes -shift after recentring.
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_rows), [&](int i) {
