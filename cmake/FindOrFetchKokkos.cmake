@@ -6,9 +6,12 @@ if(Kokkos_FOUND)
   message(STATUS "kssim: using Kokkos ${Kokkos_VERSION} from ${Kokkos_DIR} (devices: ${Kokkos_DEVICES})")
 elseif(KSSIM_FETCH_KOKKOS)
   include(FetchContent)
+  # The release tarball of Kokkos 4.7.01 (the first release with the CUDA 13 API changes). Its SHA256 is
+  # the one published by Spack's kokkos package (version("4.7.01", sha256=...)) and by Homebrew's kokkos
+  # formula for this same URL.
   FetchContent_Declare(Kokkos
     URL https://github.com/kokkos/kokkos/releases/download/4.7.01/kokkos-4.7.01.tar.gz
-    URL_HASH SHA256=404cf33e76159e83b8b4ad5d86f6899a442b6da6d2f7f68e2f8d8ec0e4f9d7a6)
+    URL_HASH SHA256=404cf33e76159e83b8b4ad5d86f6899d442b5da4624820ab457412116cdcd201)
   FetchContent_MakeAvailable(Kokkos)
   message(STATUS "kssim: building the downloaded Kokkos 4.7.01")
 else()

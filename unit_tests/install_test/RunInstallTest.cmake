@@ -1,0 +1,76 @@
+# Driver of the kssim_install_consumer test (run with cmake -P; see CMakeLists.txt for the variables).
+cmake_minimum_required(VERSION 3.22)
+
+foreach(var KSSIM_BUILD_DIR PREFIX CONSUMER_SOURCE_DIR CONSUMER_BINARY_DIR GENERATOR CXX_COMPILER)
+  if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
+    message(FATAL_ERROR "RunInstallTest.cmake: ${var} is not set")
+  endif()
+endforeach()
+
+function(step name)
+  list(JOIN ARGN " " command_line)
+  message(STATUS "install test: ${name}: ${command_line}")
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "install test: ${name} failed (${rc})")
+  endif()
+endfunction()
+
+set(config_args)
+if(CONFIG)
+  set(config_args --config ${CONFIG})
+endif()
+
+# 1. Install the build tree into a fresh prefix (stale files from an earlier run must not hide a
+#    missing install rule).
+file(REMOVE_RECURSE "${PREFIX}" "${CONSUMER_BINARY_DIR}")
+step("cmake --install" ${CMAKE_COMMAND} --install "${KSSIM_BUILD_DIR}" --prefix "${PREFIX}" ${config_args})
+
+foreach(required include/kssim/kssim.hpp)
+  if(NOT EXISTS "${PREFIX}/${required}")
+    message(FATAL_ERROR "install test: ${required} was not installed into ${PREFIX}")
+  endif()
+endforeach()
+file(GLOB_RECURSE config_files "${PREFIX}/*/kssimConfig.cmake")
+if(NOT config_files)
+  message(FATAL_ERROR "install test: no kssimConfig.cmake under ${PREFIX}")
+endif()
+
+# 2. Configure and build the consumer against the installed package only.
+set(configure_args
+  -S "${CONSUMER_SOURCE_DIR}" -B "${CONSUMER_BINARY_DIR}" -G "${GENERATOR}"
+  "-DCMAKE_PREFIX_PATH=${PREFIX}"
+  "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}"
+  "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}"
+  "-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF")
+if(MAKE_PROGRAM)
+  list(APPEND configure_args "-DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}")
+endif()
+if(CONFIG)
+  list(APPEND configure_args "-DCMAKE_BUILD_TYPE=${CONFIG}")
+endif()
+if(Kokkos_DIR)
+  list(APPEND configure_args "-DKokkos_DIR=${Kokkos_DIR}")
+endif()
+step("configure the consumer" ${CMAKE_COMMAND} ${configure_args})
+
+# The consumer must have found the installed package, not a build tree or another installation.
+file(STRINGS "${CONSUMER_BINARY_DIR}/CMakeCache.txt" kssim_dir_line REGEX "^kssim_DIR:")
+string(REGEX REPLACE "^kssim_DIR:[A-Z]+=" "" kssim_dir "${kssim_dir_line}")
+file(REAL_PATH "${PREFIX}" real_prefix)
+file(REAL_PATH "${kssim_dir}" real_kssim_dir)
+string(FIND "${real_kssim_dir}/" "${real_prefix}/" at)
+if(NOT at EQUAL 0)
+  message(FATAL_ERROR "install test: the consumer found kssim in '${kssim_dir}', not under ${PREFIX}")
+endif()
+
+step("build the consumer" ${CMAKE_COMMAND} --build "${CONSUMER_BINARY_DIR}" ${config_args})
+
+# 3. Run it.
+if(CONFIG AND EXISTS "${CONSUMER_BINARY_DIR}/${CONFIG}/app${CMAKE_EXECUTABLE_SUFFIX}")
+  set(app "${CONSUMER_BINARY_DIR}/${CONFIG}/app${CMAKE_EXECUTABLE_SUFFIX}")
+else()
+  set(app "${CONSUMER_BINARY_DIR}/app${CMAKE_EXECUTABLE_SUFFIX}")
+endif()
+step("run the consumer" "${app}")
+message(STATUS "install test: passed")
