@@ -23,6 +23,7 @@ struct AdjointColumn {
   static constexpr int tile_inner = Tiles<ExecSpace, T>::axis_inner;
   static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
   static constexpr int chunk = Tiles<ExecSpace, T>::chunk;
+  static constexpr int rows = Tiles<ExecSpace, T>::axis_rows;
 
   Planes<T, Mem> in;   // K planes on the map side of the forward pass
   Planes<T, Mem> out;  // K planes on the input side of the forward pass
@@ -37,18 +38,20 @@ struct AdjointColumn {
     Scratch tile(team.team_scratch(int(scratch_level)), K, tile_len + window.size - 1, tile_inner);
     stage_axis_tile<K>(team, tile, in, a, p, tile_len + window.size - 1, tile_inner, zero);
     team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_len), [&](int j) {
-      const int l = p.l0 + j;
-      if (l >= a.len_out) return;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_len / rows), [&](int jg) {
+      const int j0 = jg * rows;
+      if (p.l0 + j0 >= a.len_out) return;
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_inner / chunk), [&](int ic) {
         const int i0 = ic * chunk;
         if (p.i0 + i0 >= a.inner) return;
-        T acc[K][chunk];
-        correlate_axis_tile(tile, window, j, i0, acc);
-        const std::size_t idx = a.out_index(p.outer, l, p.i0 + i0);
-        const int n = p.i0 + i0 + chunk <= a.inner ? chunk : a.inner - p.i0 - i0;
-        for (int k = 0; k < K; ++k)
-          for (int u = 0; u < n; ++u) out(k, idx + u) = acc[k][u];
+        T acc[K][rows][chunk];
+        correlate_axis_tile(tile, window, j0, i0, acc);
+        const int nu = p.i0 + i0 + chunk <= a.inner ? chunk : a.inner - p.i0 - i0;
+        for (int q = 0; q < rows && p.l0 + j0 + q < a.len_out; ++q) {
+          const std::size_t idx = a.out_index(p.outer, p.l0 + j0 + q, p.i0 + i0);
+          for (int k = 0; k < K; ++k)
+            for (int u = 0; u < nu; ++u) out(k, idx + u) = acc[k][q][u];
+        }
       });
     });
   }

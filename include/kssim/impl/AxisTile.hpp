@@ -77,17 +77,28 @@ KOKKOS_INLINE_FUNCTION void stage_axis_tile(const Team& team, const Scratch& til
   });
 }
 
-// The correlation of K staged planes at tile row j for the `Chunk` consecutive columns i0 .. i0+Chunk-1.
-template <int K, int Chunk, class Scratch, class Window, class T>
-KOKKOS_INLINE_FUNCTION void correlate_axis_tile(const Scratch& tile, const Window& window, int j, int i0,
-                                                T (&acc)[K][Chunk]) {
+// The correlation of K staged planes for a block of Rows x Chunk outputs: tile rows j0 .. j0+Rows-1,
+// columns i0 .. i0+Chunk-1. Each staged row is read once and used for every output row it touches, so a
+// block of Rows outputs costs Rows + window - 1 scratch reads per plane instead of Rows * window.
+template <int K, int Rows, int Chunk, class Scratch, class Window, class T>
+KOKKOS_INLINE_FUNCTION void correlate_axis_tile(const Scratch& tile, const Window& window, int j0, int i0,
+                                                T (&acc)[K][Rows][Chunk]) {
   for (int k = 0; k < K; ++k)
-    for (int u = 0; u < Chunk; ++u) acc[k][u] = 0;
-  for (int t = 0; t < window.size; ++t) {
-    const T wt = window.weight[t];
+    for (int q = 0; q < Rows; ++q)
+      for (int u = 0; u < Chunk; ++u) acc[k][q][u] = 0;
+  const int staged = Rows + window.size - 1;
+  for (int s = 0; s < staged; ++s) {
+    T v[K][Chunk];
     for (int k = 0; k < K; ++k) {
-      const T* row = &tile(k, j + t, i0);
-      for (int u = 0; u < Chunk; ++u) acc[k][u] += wt * row[u];
+      const T* row = &tile(k, j0 + s, i0);
+      for (int u = 0; u < Chunk; ++u) v[k][u] = row[u];
+    }
+    for (int q = 0; q < Rows; ++q) {
+      const int t = s - q;  // tap of staged row s for output row q
+      if (t < 0 || t >= window.size) continue;
+      const T wt = window.weight[t];
+      for (int k = 0; k < K; ++k)
+        for (int u = 0; u < Chunk; ++u) acc[k][q][u] += wt * v[k][u];
     }
   }
 }

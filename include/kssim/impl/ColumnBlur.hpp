@@ -37,6 +37,7 @@ struct ColumnBlur {
   static constexpr int tile_inner = Tiles<ExecSpace, T>::axis_inner;
   static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
   static constexpr int chunk = Tiles<ExecSpace, T>::chunk;
+  static constexpr int rows = Tiles<ExecSpace, T>::axis_rows;
 
   Planes<T, Mem> in;                         // five statistics planes
   Planes<T, Mem> out_stats;                  // Statistics: five planes
@@ -64,38 +65,40 @@ struct ColumnBlur {
     team.team_barrier();
 
     if constexpr (Output == ColumnOutput::Statistics) {
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_len), [&](int j) {
-        const int l = p.l0 + j;
-        if (l >= a.len_out) return;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_len / rows), [&](int jg) {
+        const int j0 = jg * rows;
+        if (p.l0 + j0 >= a.len_out) return;
         Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_inner / chunk), [&](int ic) {
           const int i0 = ic * chunk;
           if (p.i0 + i0 >= a.inner) return;
-          T acc[5][chunk];
-          correlate_axis_tile(tile, window, j, i0, acc);
-          const std::size_t idx = a.out_index(p.outer, l, p.i0 + i0);
-          const int n = valid_in_chunk(p, i0);
-          for (int k = 0; k < 5; ++k)
-            for (int u = 0; u < n; ++u) out_stats(k, idx + u) = acc[k][u];
+          T acc[5][rows][chunk];
+          correlate_axis_tile(tile, window, j0, i0, acc);
+          const int nu = valid_in_chunk(p, i0);
+          for (int q = 0; q < rows && p.l0 + j0 + q < a.len_out; ++q) {
+            const std::size_t idx = a.out_index(p.outer, p.l0 + j0 + q, p.i0 + i0);
+            for (int k = 0; k < 5; ++k)
+              for (int u = 0; u < nu; ++u) out_stats(k, idx + u) = acc[k][q][u];
+          }
         });
       });
     } else {
       double team_sum = 0;
       Kokkos::parallel_reduce(
-          Kokkos::TeamThreadRange(team, tile_len),
-          [&](int j, double& row_sum) {
-            const int l = p.l0 + j;
+          Kokkos::TeamThreadRange(team, tile_len / rows),
+          [&](int jg, double& group_sum) {
+            const int j0 = jg * rows;
             double lane_sum = 0;
-            if (l < a.len_out) {
+            if (p.l0 + j0 < a.len_out) {
               Kokkos::parallel_reduce(
                   Kokkos::ThreadVectorRange(team, tile_inner / chunk),
                   [&](int ic, double& sum) {
                     const int i0 = ic * chunk;
                     if (p.i0 + i0 >= a.inner) return;
-                    sum += evaluate(tile, p, j, l, i0, s1, s2);
+                    sum += evaluate(tile, p, j0, i0, s1, s2);
                   },
                   lane_sum);
             }
-            row_sum += lane_sum;
+            group_sum += lane_sum;
           },
           team_sum);
       Kokkos::single(Kokkos::PerTeam(team), [&]() { tile_sums(team.league_rank()) = team_sum; });
@@ -106,35 +109,40 @@ struct ColumnBlur {
     return p.i0 + i0 + chunk <= a.inner ? chunk : a.inner - p.i0 - i0;
   }
 
-  // Map values of one chunk of outputs (tile row j, tile columns i0..); writes the map and the partial
-  // derivatives if wanted, and returns the chunk's sum of map values.
-  KOKKOS_INLINE_FUNCTION double evaluate(const Scratch& tile, const AxisTilePosition& p, int j, int l, int i0, T s1,
+  // Map values of one block of outputs (tile rows j0.., tile columns i0..); writes the map and the partial
+  // derivatives if wanted, and returns the block's sum of map values.
+  KOKKOS_INLINE_FUNCTION double evaluate(const Scratch& tile, const AxisTilePosition& p, int j0, int i0, T s1,
                                          T s2) const {
-    T acc[5][chunk];
-    correlate_axis_tile(tile, window, j, i0, acc);
-    const std::size_t idx = a.out_index(p.outer, l, p.i0 + i0);
-    const int n = valid_in_chunk(p, i0);
-    T value[chunk];
-    if (wanted.any()) {
-      const int slot1 = 2, slot2 = wanted.image1 ? 3 : 2;
-      for (int u = 0; u < chunk; ++u) {
-        const MapAndPartials<T> r =
-            ssim_map_and_partials(acc[0][u], acc[1][u], acc[2][u], acc[3][u], acc[4][u], s1, s2, c1, c2);
-        value[u] = r.map;
-        if (u >= n) continue;
-        partials(0, idx + u) = r.d_var;
-        partials(1, idx + u) = r.d_cov;
-        if (wanted.image1) partials(slot1, idx + u) = r.d_m1;
-        if (wanted.image2) partials(slot2, idx + u) = r.d_m2;
-      }
-    } else {
-      for (int u = 0; u < chunk; ++u)
-        value[u] = ssim_map_value(acc[0][u], acc[1][u], acc[2][u], acc[3][u], acc[4][u], s1, s2, c1, c2);
-    }
+    T acc[5][rows][chunk];
+    correlate_axis_tile(tile, window, j0, i0, acc);
+    const int nu = valid_in_chunk(p, i0);
+    const int slot1 = 2, slot2 = wanted.image1 ? 3 : 2;
     double sum = 0;
-    for (int u = 0; u < n; ++u) {
-      store_map(p.outer, std::size_t(l) * a.inner + p.i0 + i0 + u, value[u]);
-      sum += value[u];
+    for (int q = 0; q < rows; ++q) {
+      const int l = p.l0 + j0 + q;
+      if (l >= a.len_out) break;
+      const std::size_t idx = a.out_index(p.outer, l, p.i0 + i0);
+      T value[chunk];
+      if (wanted.any()) {
+        for (int u = 0; u < chunk; ++u) {
+          const MapAndPartials<T> r = ssim_map_and_partials(acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u],
+                                                            acc[4][q][u], s1, s2, c1, c2);
+          value[u] = r.map;
+          if (u >= nu) continue;
+          partials(0, idx + u) = r.d_var;
+          partials(1, idx + u) = r.d_cov;
+          if (wanted.image1) partials(slot1, idx + u) = r.d_m1;
+          if (wanted.image2) partials(slot2, idx + u) = r.d_m2;
+        }
+      } else {
+        for (int u = 0; u < chunk; ++u)
+          value[u] = ssim_map_value(acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u], acc[4][q][u], s1, s2,
+                                    c1, c2);
+      }
+      for (int u = 0; u < nu; ++u) {
+        store_map(p.outer, std::size_t(l) * a.inner + p.i0 + i0 + u, value[u]);
+        sum += value[u];
+      }
     }
     return sum;
   }

@@ -32,7 +32,10 @@ struct Tiles {
   // give conflict-free scratch reads and coalesced stores); on hosts a fixed-size innermost loop over
   // consecutive outputs is what the compiler vectorises.
   static constexpr int chunk = gpu ? 1 : 8;
-  static_assert(row_cols % chunk == 0 && axis_inner % chunk == 0);
+  // Consecutive outputs along the axis of a column/depth pass each team thread computes, reusing every
+  // staged row for all of them (registers instead of repeated scratch reads).
+  static constexpr int axis_rows = gpu ? 4 : 2;
+  static_assert(row_cols % chunk == 0 && axis_inner % chunk == 0 && axis_len % axis_rows == 0);
 };
 
 // A TeamPolicy for `league` teams of a tile with `tile_rows` rows (team threads) and `tile_inner`
