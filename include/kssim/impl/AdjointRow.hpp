@@ -40,7 +40,11 @@ struct AdjointRow {
 
   KOKKOS_INLINE_FUNCTION int rows() const { return g.images() * g.d * g.h; }
   int league_size() const { return ceil_div(rows(), tile_rows) * col_tiles; }
-  std::size_t scratch_bytes() const { return Scratch::shmem_size(K, tile_rows, tile_cols + window.size - 1); }
+  // K staged planes with their halo, then the two images' recentred pixels of the tile (staged with the
+  // planes so that all global loads of a team are in flight together, before the one barrier).
+  std::size_t scratch_bytes() const {
+    return Scratch::shmem_size(K, tile_rows, tile_cols + window.size - 1) + Scratch::shmem_size(2, tile_rows, tile_cols);
+  }
 
   KOKKOS_FUNCTION void operator()(const Team& team) const {
     const int row0 = (team.league_rank() / col_tiles) * tile_rows;
@@ -48,15 +52,26 @@ struct AdjointRow {
     const int nrows = rows(), halo = tile_cols + window.size - 1, slice_rows = g.d * g.h;
     const int offset = window.size - 1 - g.pad;  // adjoint of the row blur's offset g.pad
     Scratch tile(team.team_scratch(int(scratch_level)), K, tile_rows, halo);
+    Scratch pixels(team.team_scratch(int(scratch_level)), 2, tile_rows, tile_cols);
 
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_rows), [&](int i) {
       const int r = row0 + i;
       if (r >= nrows) return;
       const std::size_t base = std::size_t(r) * g.ow;
+      const int nc = r / slice_rows, n = nc / g.c, c = nc % g.c;
+      const int dd = (r % slice_rows) / g.h, hh = r % g.h;
+      const T s1 = shifts(nc, 0), s2 = shifts(nc, 1);
+      const T* xrow = &x(n, c, dd, hh, 0);
+      const T* yrow = &y(n, c, dd, hh, 0);
+      const std::size_t xs = x.stride(4), ys = y.stride(4);
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, halo), [&](int j) {
         const int col = col0 + j - offset;
         const bool inside = col >= 0 && col < g.ow;
         for (int k = 0; k < K; ++k) tile(k, i, j) = inside ? in(k, base + col) : T(0);
+        if (j < tile_cols && col0 + j < g.w) {
+          pixels(0, i, j) = xrow[(col0 + j) * xs] - s1;
+          pixels(1, i, j) = yrow[(col0 + j) * ys] - s2;
+        }
       });
     });
     team.team_barrier();
@@ -67,7 +82,9 @@ struct AdjointRow {
       if (r >= nrows) return;
       const int nc = r / slice_rows, n = nc / g.c, c = nc % g.c;
       const int dd = (r % slice_rows) / g.h, hh = r % g.h;
-      const T s1 = shifts(nc, 0), s2 = shifts(nc, 1);
+      T* g1row = grad1.data() ? &grad1(n, c, dd, hh, 0) : nullptr;
+      T* g2row = grad2.data() ? &grad2(n, c, dd, hh, 0) : nullptr;
+      const std::size_t g1s = grad1.stride(4), g2s = grad2.stride(4);
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_cols / chunk), [&](int jc) {
         const int j0 = jc * chunk;
         if (col0 + j0 >= g.w) return;
@@ -83,17 +100,21 @@ struct AdjointRow {
         }
         const int n_valid = col0 + j0 + chunk <= g.w ? chunk : g.w - col0 - j0;
         for (int u = 0; u < n_valid; ++u) {
-          const int col = col0 + j0 + u;
-          const T xs = x(n, c, dd, hh, col) - s1, ys = y(n, c, dd, hh, col) - s2;
-          if (grad1.data() != nullptr) {
+          const std::size_t col = col0 + j0 + u;
+          const T xs = pixels(0, i, j0 + u), ys = pixels(1, i, j0 + u);
+          if (g1row) {
             const T v = factor * (acc[2][u] + 2 * xs * acc[0][u] + ys * acc[1][u]);
-            T& out = grad1(n, c, dd, hh, col);
-            out = accumulate ? out + v : v;
+            if (accumulate)
+              g1row[col * g1s] += v;
+            else
+              g1row[col * g1s] = v;
           }
-          if (grad2.data() != nullptr) {
+          if (g2row) {
             const T v = factor * (acc[wanted.image1 ? 3 : 2][u] + 2 * ys * acc[0][u] + xs * acc[1][u]);
-            T& out = grad2(n, c, dd, hh, col);
-            out = accumulate ? out + v : v;
+            if (accumulate)
+              g2row[col * g2s] += v;
+            else
+              g2row[col * g2s] = v;
           }
         }
       });

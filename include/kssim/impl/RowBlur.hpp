@@ -48,11 +48,14 @@ struct RowBlur {
       const int nc = r / slice_rows, n = nc / g.c, c = nc % g.c;
       const int dd = (r % slice_rows) / g.h, hh = r % g.h;
       const T s1 = shifts(nc, 0), s2 = shifts(nc, 1);
+      const T* xrow = &x(n, c, dd, hh, 0);
+      const T* yrow = &y(n, c, dd, hh, 0);
+      const std::size_t xs = x.stride(4), ys = y.stride(4);
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, halo), [&](int j) {
         const int col = col0 + j - g.pad;
         const bool inside = col >= 0 && col < g.w;
-        tile(0, i, j) = (inside ? x(n, c, dd, hh, col) : T(0)) - s1;
-        tile(1, i, j) = (inside ? y(n, c, dd, hh, col) : T(0)) - s2;
+        tile(0, i, j) = (inside ? xrow[col * xs] : T(0)) - s1;
+        tile(1, i, j) = (inside ? yrow[col * ys] : T(0)) - s2;
       });
     });
     team.team_barrier();

@@ -42,7 +42,7 @@ struct Tiles {
 // contiguous elements (vector lanes). Options::team_size / vector_length override the backend's choice;
 // an impossible request throws std::invalid_argument instead of failing inside Kokkos.
 template <class ExecSpace, class Functor, class Tag>
-Kokkos::TeamPolicy<ExecSpace> make_team_policy(const ExecSpace& exec, int league, int tile_rows, int tile_inner,
+auto make_team_policy(const ExecSpace& exec, int league, int tile_rows, int tile_inner,
                                                int scratch_level, std::size_t scratch_bytes, const Options& opts,
                                                const Functor& functor, Tag tag) {
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
@@ -65,7 +65,10 @@ Kokkos::TeamPolicy<ExecSpace> make_team_policy(const ExecSpace& exec, int league
                                 std::to_string(tmax) + " on this backend");
   Policy policy(exec, league, team, vector);
   policy.set_scratch_size(scratch_level, Kokkos::PerTeam(scratch_bytes));
-  return policy;
+  // Light-weight kernels pass the functor as a kernel argument. Otherwise Kokkos' CUDA backend copies
+  // functors over 512 bytes to constant memory, and waits on the host for the previous such kernel
+  // before each launch: a hidden synchronisation per stage.
+  return Kokkos::Experimental::require(policy, Kokkos::Experimental::WorkItemProperty::HintLightWeight);
 }
 
 inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
