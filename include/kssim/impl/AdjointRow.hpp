@@ -26,7 +26,9 @@ struct AdjointRow {
   static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
   static constexpr int chunk = Tiles<ExecSpace, T>::chunk;
 
-  Planes<T, Mem> in;  // K planes of extent (NC, D, H, Wo): d_var, d_cov, then d_m1 and/or d_m2
+  // K planes of extent (NC, D, H, Wo): d_var, d_cov, then d_m1 and/or d_m2. Plane indices are compile-time
+  // constants below (d_m1 is plane 2, d_m2 the last): a runtime index would put the accumulators in local memory.
+  Planes<T, Mem> in;
   PartialPlanes wanted;  // the plane layout of `in`; a gradient is stored where its View is not empty
   InputView<T, Mem> x, y;
   OutputView<T, Mem> grad1, grad2;  // either may be empty
@@ -110,7 +112,7 @@ struct AdjointRow {
               g1row[col * g1s] = v;
           }
           if (g2row) {
-            const T v = factor * (acc[wanted.image1 ? 3 : 2][u] + 2 * ys * acc[0][u] + xs * acc[1][u]);
+            const T v = factor * (acc[K - 1][u] + 2 * ys * acc[0][u] + xs * acc[1][u]);  // d_m2 is the last plane
             if (accumulate)
               g2row[col * g2s] += v;
             else
