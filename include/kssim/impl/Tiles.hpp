@@ -21,7 +21,7 @@ struct Tiles {
   static constexpr bool gpu = is_gpu_space_v<ExecSpace>;
   // Row passes (along W, the contiguous axis): rows x output columns per team.
   static constexpr int row_rows = gpu ? 8 : 4;
-  static constexpr int row_cols = gpu ? 64 : 256;
+  static constexpr int row_cols = gpu ? int(512 / sizeof(T)) : 256;
   // Column and depth passes (along a strided axis): outputs along the axis x contiguous elements.
   static constexpr int axis_len = gpu ? 32 : 32;
   static constexpr int axis_inner = gpu ? int(128 / sizeof(T)) : 256;
