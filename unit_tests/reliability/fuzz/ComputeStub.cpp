@@ -1,0 +1,20 @@
+// The CLI fuzzer links this instead of src/cli/Compute.cpp (which needs Kokkos). backend_name() is used by
+// the help text; the rest is never reached, because the fuzzer's sandbox holds no input file to load:
+// reaching it means the sandbox leaked.
+#include "cli/Compute.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace kssim::cli {
+
+[[noreturn]] static void unreachable(const char* what) {
+  std::fprintf(stderr, "kssim fuzz: %s reached: an input file was loaded inside the CLI fuzzer's sandbox\n", what);
+  std::abort();
+}
+
+const char* backend_name() { return "none (fuzz build)"; }
+std::vector<int> map_extents(const std::vector<int>&, const Options&) { unreachable("map_extents()"); }
+ComputeResult compute(const ComputeRequest&) { unreachable("compute()"); }
+
+}  // namespace kssim::cli
