@@ -40,10 +40,14 @@ except ImportError:
     sys.exit(0)
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
 for ax, case in zip(axes, ("fwd+bwd", "fwd")):
-    sel = sorted((r for r in rows if r[0] == case), key=lambda r: eval(r[1].replace("x", "*")))
+    for dims, style in ((2, "-"), (3, ":")):
+        sel = sorted((r for r in rows if r[0] == case and r[1].count("x") == dims + 1),
+                     key=lambda r: eval(r[1].replace("x", "*")))
+        px = [eval(r[1].replace("x", "*")) / 1e6 for r in sel]
+        ax.loglog(px, [r[2] for r in sel], "o" + style, color="C0", label=f"kssim {dims}D (Kokkos CUDA)")
+        ax.loglog(px, [r[3] for r in sel], "s" + style, color="C1", label=f"fused-ssim {dims}D")
+    sel = [r for r in rows if r[0] == case]
     px = [eval(r[1].replace("x", "*")) / 1e6 for r in sel]
-    ax.loglog(px, [r[2] for r in sel], "o-", label="kssim (Kokkos CUDA)")
-    ax.loglog(px, [r[3] for r in sel], "s--", label="fused-ssim")
     for x, r in zip(px, sel):
         ax.annotate(r[1], (x, r[2]), fontsize=6, xytext=(3, 3), textcoords="offset points")
     ax.set_title(f"H200, float32, valid, {case}")
