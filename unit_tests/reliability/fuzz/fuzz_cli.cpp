@@ -6,6 +6,8 @@
 // '/', so no input file can ever be read (nothing to read) and no output file is ever written (outputs are
 // written only after both inputs loaded). compute() is a stub that aborts (ComputeStub.cpp): reaching it,
 // or finding a file in the directory after a run, is reported as a crash, i.e. a hole in the sandbox.
+// Because it changes directory at start-up, give kssim_reliability_fuzz_cli absolute paths (corpus folders,
+// -artifact_prefix, inputs to reproduce), as run-fuzzers does.
 // src/cli does not expose its parser as a function yet; see README.md.
 #include "FuzzCommon.hpp"
 
