@@ -38,22 +38,7 @@ struct AdjointColumn {
     Scratch tile(team.team_scratch(int(scratch_level)), K, tile_len + window.size - 1, tile_inner);
     stage_axis_tile<K>(team, tile, in, a, p, tile_len + window.size - 1, tile_inner, zero);
     team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_len / rows), [&](int jg) {
-      const int j0 = jg * rows;
-      if (p.l0 + j0 >= a.len_out) return;
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_inner / chunk), [&](int ic) {
-        const int i0 = ic * chunk;
-        if (p.i0 + i0 >= a.inner) return;
-        T acc[K][rows][chunk];
-        correlate_axis_tile(tile, window, j0, i0, acc);
-        const int nu = p.i0 + i0 + chunk <= a.inner ? chunk : a.inner - p.i0 - i0;
-        for (int q = 0; q < rows && p.l0 + j0 + q < a.len_out; ++q) {
-          const std::size_t idx = a.out_index(p.outer, p.l0 + j0 + q, p.i0 + i0);
-          for (int k = 0; k < K; ++k)
-            for (int u = 0; u < nu; ++u) out(k, idx + u) = acc[k][q][u];
-        }
-      });
-    });
+    correlate_and_store_axis_tile<K, rows, chunk, T>(team, tile, window, a, p, tile_len, tile_inner, out);
   }
 };
 

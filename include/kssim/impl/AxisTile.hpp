@@ -103,4 +103,29 @@ KOKKOS_INLINE_FUNCTION void correlate_axis_tile(const Scratch& tile, const Windo
   }
 }
 
+// The whole compute phase of a pass that only stores its K correlated planes (the H pass of a volume's
+// statistics, and every adjoint axis pass): each team thread takes Rows consecutive outputs along the
+// axis, each vector lane Chunk consecutive contiguous elements.
+template <int K, int Rows, int Chunk, class T, class Team, class Scratch, class Window, class Out>
+KOKKOS_INLINE_FUNCTION void correlate_and_store_axis_tile(const Team& team, const Scratch& tile, const Window& window,
+                                                          const AxisPass& a, const AxisTilePosition& p,
+                                                          int tile_len, int tile_inner, const Out& out) {
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_len / Rows), [&](int jg) {
+    const int j0 = jg * Rows;
+    if (p.l0 + j0 >= a.len_out) return;
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_inner / Chunk), [&](int ic) {
+      const int i0 = ic * Chunk;
+      if (p.i0 + i0 >= a.inner) return;
+      T acc[K][Rows][Chunk];
+      correlate_axis_tile(tile, window, j0, i0, acc);
+      const int nu = p.i0 + i0 + Chunk <= a.inner ? Chunk : a.inner - p.i0 - i0;
+      for (int q = 0; q < Rows && p.l0 + j0 + q < a.len_out; ++q) {
+        const std::size_t idx = a.out_index(p.outer, p.l0 + j0 + q, p.i0 + i0);
+        for (int k = 0; k < K; ++k)
+          for (int u = 0; u < nu; ++u) out(k, idx + u) = acc[k][q][u];
+      }
+    });
+  });
+}
+
 }  // namespace kssim::impl

@@ -65,22 +65,7 @@ struct ColumnBlur {
     team.team_barrier();
 
     if constexpr (Output == ColumnOutput::Statistics) {
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_len / rows), [&](int jg) {
-        const int j0 = jg * rows;
-        if (p.l0 + j0 >= a.len_out) return;
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_inner / chunk), [&](int ic) {
-          const int i0 = ic * chunk;
-          if (p.i0 + i0 >= a.inner) return;
-          T acc[5][rows][chunk];
-          correlate_axis_tile(tile, window, j0, i0, acc);
-          const int nu = valid_in_chunk(p, i0);
-          for (int q = 0; q < rows && p.l0 + j0 + q < a.len_out; ++q) {
-            const std::size_t idx = a.out_index(p.outer, p.l0 + j0 + q, p.i0 + i0);
-            for (int k = 0; k < 5; ++k)
-              for (int u = 0; u < nu; ++u) out_stats(k, idx + u) = acc[k][q][u];
-          }
-        });
-      });
+      correlate_and_store_axis_tile<5, rows, chunk, T>(team, tile, window, a, p, tile_len, tile_inner, out_stats);
     } else {
       double team_sum = 0;
       Kokkos::parallel_reduce(
