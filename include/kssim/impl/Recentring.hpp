@@ -2,9 +2,17 @@
 // Per-slice recentring shifts. SSIM needs variances E[x^2] - E[x]^2; in finite precision that cancels
 // catastrophically when the local mean is large against the local spread (near-constant images far from
 // zero, data offsets). All statistics are therefore taken of x - s1 and y - s2, where s1, s2 are one
-// sample of each (n, c) slice (its centre pixel): any sample of a near-constant slice is close to its
-// mean, and for other images the shift stays within the data's range. The result is mathematically
-// independent of the shift, so gradients treat it as a constant. A non-finite sample gives shift 0.
+// finite sample of each (n, c) slice: any sample of a near-constant slice is close to its mean, and for
+// other images the shift stays within the data's range. The result is mathematically independent of the
+// shift, so gradients treat it as a constant.
+//
+// The sample is the slice's centre pixel. If that one is NaN or +-Inf, the first finite one in a fixed
+// order: the neighbours of the centre in the slice's (D, H, W) row-major order, at distance 1, 2, ...,
+// RecentringProbes::outward (after, then before), then RecentringProbes::spread samples spread evenly
+// over the whole slice (every sample of a slice that small). So a non-finite centre costs at most
+// 1 + 2 * outward + spread reads of that slice (one thread per slice, no atomics), the choice depends
+// only on the slice's values (the same on every backend and layout), and only a slice none of whose
+// probed samples is finite gets the shift 0.
 
 #include <kssim/impl/Geometry.hpp>
 #include <kssim/impl/Views.hpp>
@@ -13,17 +21,42 @@
 
 namespace kssim::impl {
 
+struct RecentringProbes {
+  static constexpr long long outward = 64;   // neighbours on each side of the centre, in row-major order
+  static constexpr long long spread = 1024;  // then this many samples spread evenly over the slice
+};
+
+// The recentring sample of slice (n, c) of v: see the file's comment.
+template <class View>
+KOKKOS_INLINE_FUNCTION typename View::non_const_value_type recentring_sample(const View& v, const int n, const int c,
+                                                                              const Geometry& g) {
+  using T = typename View::non_const_value_type;
+  using I = long long;  // d * h * w and j * size below may pass 2^31
+  const I hw = I(g.h) * g.w, size = I(g.d) * hw;
+  const I centre = (I(g.d / 2) * g.h + g.h / 2) * g.w + g.w / 2;
+  auto at = [&](const I i) -> T { return v(n, c, int(i / hw), int(i % hw / g.w), int(i % g.w)); };
+  T s = at(centre);
+  if (Kokkos::isfinite(s)) return s;
+  for (I k = 1; k <= RecentringProbes::outward; ++k) {
+    if (centre + k < size && Kokkos::isfinite(s = at(centre + k))) return s;
+    if (centre - k >= 0 && Kokkos::isfinite(s = at(centre - k))) return s;
+  }
+  const I probes = size < RecentringProbes::spread ? size : RecentringProbes::spread;
+  for (I j = 0; j < probes; ++j)
+    if (Kokkos::isfinite(s = at(j * size / probes))) return s;
+  return T(0);
+}
+
 template <class ExecSpace, class T>
 void compute_shifts(const ExecSpace& exec, const Geometry& g, const InputView<T, typename ExecSpace::memory_space>& x,
                     const InputView<T, typename ExecSpace::memory_space>& y,
                     const Kokkos::View<T* [2], typename ExecSpace::memory_space>& shifts) {
-  const int cd = g.d / 2, ch = g.h / 2, cw = g.w / 2, channels = g.c;
+  const int channels = g.c;
   Kokkos::parallel_for(
       "kssim::recentring_shifts", Kokkos::RangePolicy<ExecSpace>(exec, 0, g.images()), KOKKOS_LAMBDA(int nc) {
         const int n = nc / channels, c = nc % channels;
-        const T a = x(n, c, cd, ch, cw), b = y(n, c, cd, ch, cw);
-        shifts(nc, 0) = Kokkos::isfinite(a) ? a : T(0);
-        shifts(nc, 1) = Kokkos::isfinite(b) ? b : T(0);
+        shifts(nc, 0) = recentring_sample(x, n, c, g);
+        shifts(nc, 1) = recentring_sample(y, n, c, g);
       });
 }
 
