@@ -56,6 +56,7 @@ struct AdjointRow {
     Scratch tile(team.team_scratch(int(scratch_level)), K, tile_rows, halo);
     Scratch pixels(team.team_scratch(int(scratch_level)), 2, tile_rows, tile_cols);
 
+    // Stage the K planes with their halo, and the recentred pixels.
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_rows), [&](int i) {
       const int r = row0 + i;
       if (r >= nrows) return;
@@ -66,15 +67,42 @@ struct AdjointRow {
       const T* xrow = &x(n, c, dd, hh, 0);
       const T* yrow = &y(n, c, dd, hh, 0);
       const std::size_t xs = x.stride(4), ys = y.stride(4);
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, halo), [&](int j) {
-        const int col = col0 + j - offset;
-        const bool inside = col >= 0 && col < g.ow;
-        for (int k = 0; k < K; ++k) tile(k, i, j) = inside ? in(k, base + col) : T(0);
-        if (j < tile_cols && col0 + j < g.w) {
-          pixels(0, i, j) = xrow[(col0 + j) * xs] - s1;
-          pixels(1, i, j) = yrow[(col0 + j) * ys] - s2;
+      if constexpr (Tiles<ExecSpace, T>::gpu) {
+        // All of a lane's global loads in one iteration, so they are in flight together.
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, halo), [&](int j) {
+          const int col = col0 + j - offset;
+          const bool inside = col >= 0 && col < g.ow;
+          for (int k = 0; k < K; ++k) tile(k, i, j) = inside ? in(k, base + col) : T(0);
+          if (j < tile_cols && col0 + j < g.w) {
+            pixels(0, i, j) = xrow[(col0 + j) * xs] - s1;
+            pixels(1, i, j) = yrow[(col0 + j) * ys] - s2;
+          }
+        });
+      } else {
+        // Contiguous copies per plane, which the compiler vectorises. Columns past the image edge are only
+        // read by outputs that are never stored, so they need no value but a defined one.
+        const int shift = col0 - offset;  // staged column j is plane column shift + j
+        const int lo = Kokkos::max(0, -shift), hi = Kokkos::min(halo, g.ow - shift);  // inside the plane: [lo, hi)
+        for (int k = 0; k < K; ++k) {
+          T* dst = &tile(k, i, 0);
+          const T* src = &in(k, base);
+          for (int j = 0; j < lo; ++j) dst[j] = 0;
+          KSSIM_VECTORIZE
+          for (int j = lo; j < hi; ++j) dst[j] = src[shift + j];
+          for (int j = Kokkos::max(lo, hi); j < halo; ++j) dst[j] = 0;
         }
-      });
+        const int ncols = Kokkos::min(int(tile_cols), g.w - col0);
+        T* px = &pixels(0, i, 0);
+        T* py = &pixels(1, i, 0);
+        if (xs == 1 && ys == 1) {
+          for (int j = 0; j < ncols; ++j) px[j] = xrow[col0 + j] - s1;
+          for (int j = 0; j < ncols; ++j) py[j] = yrow[col0 + j] - s2;
+        } else {
+          for (int j = 0; j < ncols; ++j) px[j] = xrow[(col0 + j) * xs] - s1;
+          for (int j = 0; j < ncols; ++j) py[j] = yrow[(col0 + j) * ys] - s2;
+        }
+        for (int j = ncols; j < tile_cols; ++j) px[j] = py[j] = 0;
+      }
     });
     team.team_barrier();
 
@@ -84,43 +112,54 @@ struct AdjointRow {
       if (r >= nrows) return;
       const int nc = r / slice_rows, n = nc / g.c, c = nc % g.c;
       const int dd = (r % slice_rows) / g.h, hh = r % g.h;
-      T* g1row = grad1.data() ? &grad1(n, c, dd, hh, 0) : nullptr;
-      T* g2row = grad2.data() ? &grad2(n, c, dd, hh, 0) : nullptr;
-      const std::size_t g1s = grad1.stride(4), g2s = grad2.stride(4);
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_cols / chunk), [&](int jc) {
         const int j0 = jc * chunk;
         if (col0 + j0 >= g.w) return;
         T acc[K][chunk];
-        for (int k = 0; k < K; ++k)
-          for (int u = 0; u < chunk; ++u) acc[k][u] = 0;
-        for (int t = 0; t < window.size; ++t) {
-          const T wt = window.weight[t];
-          for (int k = 0; k < K; ++k) {
-            const T* row = &tile(k, i, j0 + t);
-            for (int u = 0; u < chunk; ++u) acc[k][u] += wt * row[u];
-          }
-        }
+        correlate_planes(&tile(0, i, j0), tile.stride(0), 1, window, acc);
+        // The chain rule over the whole chunk (branch-free), then the stores, which stop at the image edge.
+        const T* xs = &pixels(0, i, j0);
+        const T* ys = &pixels(1, i, j0);
         const int n_valid = col0 + j0 + chunk <= g.w ? chunk : g.w - col0 - j0;
-        for (int u = 0; u < n_valid; ++u) {
-          const std::size_t col = col0 + j0 + u;
-          const T xs = pixels(0, i, j0 + u), ys = pixels(1, i, j0 + u);
-          if (g1row) {
-            const T v = factor * (acc[2][u] + 2 * xs * acc[0][u] + ys * acc[1][u]);
-            if (accumulate)
-              g1row[col * g1s] += v;
-            else
-              g1row[col * g1s] = v;
-          }
-          if (g2row) {
-            const T v = factor * (acc[K - 1][u] + 2 * ys * acc[0][u] + xs * acc[1][u]);  // d_m2 is the last plane
-            if (accumulate)
-              g2row[col * g2s] += v;
-            else
-              g2row[col * g2s] = v;
-          }
+        if (grad1.data()) {
+          T v[chunk];
+          KSSIM_VECTORIZE
+          for (int u = 0; u < chunk; ++u) v[u] = factor * (acc[2][u] + 2 * xs[u] * acc[0][u] + ys[u] * acc[1][u]);
+          store(grad1, n, c, dd, hh, col0 + j0, v, n_valid);
+        }
+        if (grad2.data()) {
+          T v[chunk];  // d_m2 is the last plane
+          KSSIM_VECTORIZE
+          for (int u = 0; u < chunk; ++u) v[u] = factor * (acc[K - 1][u] + 2 * ys[u] * acc[0][u] + xs[u] * acc[1][u]);
+          store(grad2, n, c, dd, hh, col0 + j0, v, n_valid);
         }
       });
     });
+  }
+
+  // Writes (or adds) n gradient values from column w0 on; a unit stride and a full chunk take the path the
+  // compiler vectorises.
+  KOKKOS_INLINE_FUNCTION void store(const OutputView<T, Mem>& grad, int n, int c, int dd, int hh, int w0,
+                                    const T (&v)[chunk], int n_valid) const {
+    T* dst = &grad(n, c, dd, hh, w0);
+    const std::size_t stride = grad.stride(4);
+    if (stride == 1 && n_valid == chunk) {
+      if (accumulate) {
+        KSSIM_VECTORIZE
+        for (int u = 0; u < chunk; ++u) dst[u] += v[u];
+      } else {
+        KSSIM_VECTORIZE
+        for (int u = 0; u < chunk; ++u) dst[u] = v[u];
+      }
+    } else {
+      for (int u = 0; u < chunk; ++u) {
+        if (u >= n_valid) continue;
+        if (accumulate)
+          dst[u * stride] += v[u];
+        else
+          dst[u * stride] = v[u];
+      }
+    }
   }
 };
 

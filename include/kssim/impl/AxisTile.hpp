@@ -6,6 +6,7 @@
 // adjoint pass is the same correlation with the reversed window and offset window - 1 - offset.
 
 #include <kssim/impl/Tiles.hpp>
+#include <kssim/impl/Vectorize.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <cstddef>
@@ -58,23 +59,72 @@ KOKKOS_INLINE_FUNCTION AxisTilePosition axis_tile_position(const AxisPass& a, in
 
 // Stages planes 0..K-1 of `in` for the outputs l0 .. l0+tile_len-1 (plus the window's halo) into
 // tile(k, j, i); positions outside the input axis get fill[k].
+// GPUs: one team thread per staged row loads all K planes of it at once (K loads in flight per lane).
+// Hosts: one plain contiguous copy per (plane, row), which the compiler vectorises.
 template <int K, class Team, class Scratch, class In, class T>
 KOKKOS_INLINE_FUNCTION void stage_axis_tile(const Team& team, const Scratch& tile, const In& in, const AxisPass& a,
                                             const AxisTilePosition& p, int halo_len, int tile_inner,
                                             const T (&fill)[K]) {
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, halo_len), [&](int j) {
-    const int l = p.l0 - a.offset + j;
-    const bool inside = l >= 0 && l < a.len_in;
-    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_inner), [&](int i) {
-      const int ii = p.i0 + i;
-      if (inside && ii < a.inner) {
-        const std::size_t idx = a.in_index(p.outer, l, ii);
-        for (int k = 0; k < K; ++k) tile(k, j, i) = in(k, idx);
+  const int n_inner = p.i0 + tile_inner <= a.inner ? tile_inner : a.inner - p.i0;  // valid contiguous elements
+  if constexpr (is_gpu_space_v<typename Team::execution_space>) {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, halo_len), [&](int j) {
+      const int l = p.l0 - a.offset + j;
+      const bool inside = l >= 0 && l < a.len_in;
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_inner), [&](int i) {
+        if (inside && i < n_inner) {
+          const std::size_t idx = a.in_index(p.outer, l, p.i0 + i);
+          for (int k = 0; k < K; ++k) tile(k, j, i) = in(k, idx);
+        } else {
+          for (int k = 0; k < K; ++k) tile(k, j, i) = fill[k];
+        }
+      });
+    });
+  } else {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, K * halo_len), [&](int kj) {
+      const int k = kj / halo_len, j = kj % halo_len, l = p.l0 - a.offset + j;
+      T* dst = &tile(k, j, 0);
+      if (l >= 0 && l < a.len_in) {
+        const T* src = &in(k, a.in_index(p.outer, l, p.i0));
+        KSSIM_VECTORIZE
+        for (int i = 0; i < n_inner; ++i) dst[i] = src[i];
+        for (int i = n_inner; i < tile_inner; ++i) dst[i] = fill[k];
       } else {
-        for (int k = 0; k < K; ++k) tile(k, j, i) = fill[k];
+        for (int i = 0; i < tile_inner; ++i) dst[i] = fill[k];
       }
     });
-  });
+  }
+}
+
+// Stores the first n of Chunk consecutive values; a full chunk is one fixed-length loop (a vector store on
+// hosts). Loops over a small array always run to its compile-time length (with a test inside): a
+// runtime trip count would make GPU compilers keep the array in local memory instead of registers.
+template <int Chunk, class T>
+KOKKOS_INLINE_FUNCTION void store_chunk(T* dst, const T (&v)[Chunk], int n) {
+  if (n == Chunk) {
+    KSSIM_VECTORIZE
+    for (int u = 0; u < Chunk; ++u) dst[u] = v[u];
+  } else {
+    for (int u = 0; u < Chunk; ++u)
+      if (u < n) dst[u] = v[u];
+  }
+}
+
+// Correlation of K staged planes for Chunk consecutive outputs, tap t of plane k starting at
+// first + k * plane_stride + t * tap_stride: acc[k][u] = sum_t w[t] first_k[t * tap_stride + u].
+// All planes in one tap loop: K independent accumulation chains.
+template <int K, int Chunk, class T, class Window>
+KOKKOS_INLINE_FUNCTION void correlate_planes(const T* first, std::size_t plane_stride, std::size_t tap_stride,
+                                             const Window& window, T (&acc)[K][Chunk]) {
+  for (int k = 0; k < K; ++k)
+    for (int u = 0; u < Chunk; ++u) acc[k][u] = 0;
+  for (int t = 0; t < window.size; ++t) {
+    const T wt = window.weight[t];
+    for (int k = 0; k < K; ++k) {
+      const T* r = first + k * plane_stride + t * tap_stride;
+      KSSIM_VECTORIZE
+      for (int u = 0; u < Chunk; ++u) acc[k][u] += wt * r[u];
+    }
+  }
 }
 
 // The correlation of K staged planes for a block of Rows x Chunk outputs: tile rows j0 .. j0+Rows-1,
@@ -86,19 +136,29 @@ KOKKOS_INLINE_FUNCTION void correlate_axis_tile(const Scratch& tile, const Windo
   for (int k = 0; k < K; ++k)
     for (int q = 0; q < Rows; ++q)
       for (int u = 0; u < Chunk; ++u) acc[k][q][u] = 0;
+  if constexpr (Rows == 1) {  // hosts: the plain tap loop
+    T flat[K][Chunk];
+    correlate_planes(&tile(0, j0, i0), tile.stride(0), tile.stride(1), window, flat);
+    for (int k = 0; k < K; ++k)
+      for (int u = 0; u < Chunk; ++u) acc[k][0][u] = flat[k][u];
+    return;
+  }
   const int staged = Rows + window.size - 1;
   for (int s = 0; s < staged; ++s) {
     T v[K][Chunk];
     for (int k = 0; k < K; ++k) {
       const T* row = &tile(k, j0 + s, i0);
+      KSSIM_VECTORIZE
       for (int u = 0; u < Chunk; ++u) v[k][u] = row[u];
     }
     for (int q = 0; q < Rows; ++q) {
       const int t = s - q;  // tap of staged row s for output row q
       if (t < 0 || t >= window.size) continue;
       const T wt = window.weight[t];
-      for (int k = 0; k < K; ++k)
+      for (int k = 0; k < K; ++k) {
+        KSSIM_VECTORIZE
         for (int u = 0; u < Chunk; ++u) acc[k][q][u] += wt * v[k][u];
+      }
     }
   }
 }
@@ -121,8 +181,7 @@ KOKKOS_INLINE_FUNCTION void correlate_and_store_axis_tile(const Team& team, cons
       const int nu = p.i0 + i0 + Chunk <= a.inner ? Chunk : a.inner - p.i0 - i0;
       for (int q = 0; q < Rows && p.l0 + j0 + q < a.len_out; ++q) {
         const std::size_t idx = a.out_index(p.outer, p.l0 + j0 + q, p.i0 + i0);
-        for (int k = 0; k < K; ++k)
-          for (int u = 0; u < nu; ++u) out(k, idx + u) = acc[k][q][u];
+        for (int k = 0; k < K; ++k) store_chunk<Chunk>(&out(k, idx), acc[k][q], nu);
       }
     });
   });

@@ -95,55 +95,65 @@ struct ColumnBlur {
   }
 
   // Map values of one block of outputs (tile rows j0.., tile columns i0..); writes the map and the partial
-  // derivatives if wanted, and returns the block's sum of map values.
+  // derivatives if wanted, and returns the block's sum of map values. The formula runs branch-free over
+  // whole chunks (vectorised on hosts); only the stores stop at the edge of the image.
   KOKKOS_INLINE_FUNCTION double evaluate(const Scratch& tile, const AxisTilePosition& p, int j0, int i0, T s1,
                                          T s2) const {
     T acc[5][rows][chunk];
     correlate_axis_tile(tile, window, j0, i0, acc);
     const int nu = valid_in_chunk(p, i0);
-    const int slot1 = 2, slot2 = wanted.image1 ? 3 : 2;
     double sum = 0;
     for (int q = 0; q < rows; ++q) {
       const int l = p.l0 + j0 + q;
-      if (l >= a.len_out) break;
+      if (l >= a.len_out) continue;
       const std::size_t idx = a.out_index(p.outer, l, p.i0 + i0);
       T value[chunk];
       if (wanted.any()) {
+        T d_var[chunk], d_cov[chunk], d_m1[chunk], d_m2[chunk];
+        KSSIM_VECTORIZE
         for (int u = 0; u < chunk; ++u) {
           const MapAndPartials<T> r = ssim_map_and_partials(acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u],
                                                             acc[4][q][u], s1, s2, c1, c2);
           value[u] = r.map;
-          if (u >= nu) continue;
-          partials(0, idx + u) = r.d_var;
-          partials(1, idx + u) = r.d_cov;
-          if (wanted.image1) partials(slot1, idx + u) = r.d_m1;
-          if (wanted.image2) partials(slot2, idx + u) = r.d_m2;
+          d_var[u] = r.d_var;
+          d_cov[u] = r.d_cov;
+          d_m1[u] = r.d_m1;
+          d_m2[u] = r.d_m2;
         }
+        store_chunk<chunk>(&partials(0, idx), d_var, nu);
+        store_chunk<chunk>(&partials(1, idx), d_cov, nu);
+        if (wanted.image1) store_chunk<chunk>(&partials(2, idx), d_m1, nu);
+        if (wanted.image2) store_chunk<chunk>(&partials(wanted.image1 ? 3 : 2, idx), d_m2, nu);
       } else {
+        KSSIM_VECTORIZE
         for (int u = 0; u < chunk; ++u)
           value[u] = ssim_map_value(acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u], acc[4][q][u], s1, s2,
                                     c1, c2);
       }
-      for (int u = 0; u < nu; ++u) {
-        store_map(p.outer, std::size_t(l) * a.inner + p.i0 + i0 + u, value[u]);
-        sum += value[u];
-      }
+      if (map.data() != nullptr) store_map(p.outer, std::size_t(l) * a.inner + p.i0 + i0, value, nu);
+      for (int u = 0; u < chunk; ++u)
+        if (u < nu) sum += value[u];
     }
     return sum;
   }
 
-  // `pos` is the flat position inside the (Do, Ho, Wo) map of slice `nc`.
-  KOKKOS_INLINE_FUNCTION void store_map(int nc, std::size_t pos, T value) const {
-    if (map.data() == nullptr) return;
-    const int ow = int(pos % g.ow), rest = int(pos / g.ow);
-    map(nc / g.c, nc % g.c, rest / g.oh, rest % g.oh, ow) = value;
+  // `pos` is the flat position inside the (Do, Ho, Wo) map of slice `nc` of the first of n values.
+  KOKKOS_INLINE_FUNCTION void store_map(int nc, std::size_t pos, const T (&value)[chunk], int n) const {
+    for (int u = 0; u < chunk; ++u) {
+      if (u >= n) continue;
+      const int ow = int((pos + u) % g.ow), rest = int((pos + u) / g.ow);
+      map(nc / g.c, nc % g.c, rest / g.oh, rest % g.oh, ow) = value[u];
+    }
   }
 };
 
 template <class ExecSpace, class T, ColumnOutput Output>
 void column_blur(const ExecSpace& exec, const Options& opts, ColumnBlur<ExecSpace, T, Output> k) {
   using K = ColumnBlur<ExecSpace, T, Output>;
-  auto policy = make_team_policy(exec, k.a.league_size(), K::tile_len, K::tile_inner, Tiles<ExecSpace, T>::scratch_level, k.scratch_bytes(), opts, k,
+  // The map pass holds the statistics of several outputs and the map formula's temporaries: ask for four
+  // teams per multiprocessor (64 registers per float thread) rather than the compiler's two.
+  constexpr int min_teams = Output == ColumnOutput::Map ? int(16 / sizeof(T)) : 1;
+  auto policy = make_team_policy<min_teams>(exec, k.a.league_size(), K::tile_len, K::tile_inner, Tiles<ExecSpace, T>::scratch_level, k.scratch_bytes(), opts, k,
                                  Kokkos::ParallelForTag{});
   Kokkos::parallel_for(Output == ColumnOutput::Map ? "kssim::column_blur_map" : "kssim::column_blur_stats", policy,
                        k);

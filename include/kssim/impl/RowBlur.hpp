@@ -3,6 +3,7 @@
 // statistics planes m1 = B(x'), m2 = B(y'), e11 = B(x'^2), e22 = B(y'^2), e12 = B(x'y') of extent
 // (NC, D, H, Wo). Each team stages a tile of rows plus the window's halo in scratch.
 
+#include <kssim/impl/AxisTile.hpp>
 #include <kssim/impl/GaussianWindow.hpp>
 #include <kssim/impl/Geometry.hpp>
 #include <kssim/impl/Tiles.hpp>
@@ -51,12 +52,29 @@ struct RowBlur {
       const T* xrow = &x(n, c, dd, hh, 0);
       const T* yrow = &y(n, c, dd, hh, 0);
       const std::size_t xs = x.stride(4), ys = y.stride(4);
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, halo), [&](int j) {
-        const int col = col0 + j - g.pad;
-        const bool inside = col >= 0 && col < g.w;
-        tile(0, i, j) = (inside ? xrow[col * xs] : T(0)) - s1;
-        tile(1, i, j) = (inside ? yrow[col * ys] : T(0)) - s2;
-      });
+      if constexpr (Tiles<ExecSpace, T>::gpu) {
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, halo), [&](int j) {
+          const int col = col0 + j - g.pad;
+          const bool inside = col >= 0 && col < g.w;
+          tile(0, i, j) = (inside ? xrow[col * xs] : T(0)) - s1;
+          tile(1, i, j) = (inside ? yrow[col * ys] : T(0)) - s2;
+        });
+      } else {
+        // Contiguous loops the compiler vectorises; the image's columns are [lo, hi) of the tile.
+        const int shift = col0 - g.pad;
+        const int lo = Kokkos::max(0, -shift), hi = Kokkos::max(lo, Kokkos::min(halo, g.w - shift));
+        T* tx = &tile(0, i, 0);
+        T* ty = &tile(1, i, 0);
+        for (int j = 0; j < lo; ++j) tx[j] = -s1, ty[j] = -s2;
+        if (xs == 1 && ys == 1) {
+          for (int j = lo; j < hi; ++j) tx[j] = xrow[shift + j] - s1;
+          for (int j = lo; j < hi; ++j) ty[j] = yrow[shift + j] - s2;
+        } else {
+          for (int j = lo; j < hi; ++j) tx[j] = xrow[(shift + j) * xs] - s1;
+          for (int j = lo; j < hi; ++j) ty[j] = yrow[(shift + j) * ys] - s2;
+        }
+        for (int j = hi; j < halo; ++j) tx[j] = -s1, ty[j] = -s2;
+      }
     });
     team.team_barrier();
 
@@ -72,6 +90,7 @@ struct RowBlur {
         T m1[chunk] = {}, m2[chunk] = {}, e11[chunk] = {}, e22[chunk] = {}, e12[chunk] = {};
         for (int t = 0; t < window.size; ++t) {
           const T wt = window.weight[t];
+          KSSIM_VECTORIZE
           for (int u = 0; u < chunk; ++u) {
             const T a = xs[u + t], b = ys[u + t], wa = wt * a, wb = wt * b;
             m1[u] += wa;
@@ -81,15 +100,13 @@ struct RowBlur {
             e12[u] += wa * b;
           }
         }
-        for (int u = 0; u < chunk; ++u) {
-          const int oc = col0 + j0 + u;
-          if (oc >= g.ow) break;
-          stats(0, base + oc) = m1[u];
-          stats(1, base + oc) = m2[u];
-          stats(2, base + oc) = e11[u];
-          stats(3, base + oc) = e22[u];
-          stats(4, base + oc) = e12[u];
-        }
+        const int nu = col0 + j0 + chunk <= g.ow ? chunk : g.ow - col0 - j0;
+        const std::size_t idx = base + col0 + j0;
+        store_chunk<chunk>(&stats(0, idx), m1, nu);
+        store_chunk<chunk>(&stats(1, idx), m2, nu);
+        store_chunk<chunk>(&stats(2, idx), e11, nu);
+        store_chunk<chunk>(&stats(3, idx), e22, nu);
+        store_chunk<chunk>(&stats(4, idx), e12, nu);
       });
     });
   }

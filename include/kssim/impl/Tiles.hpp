@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace kssim::impl {
 
@@ -31,21 +32,31 @@ struct Tiles {
   // Consecutive outputs each vector lane computes. On GPUs one (lanes are threads, and consecutive lanes
   // give conflict-free scratch reads and coalesced stores); on hosts a fixed-size innermost loop over
   // consecutive outputs is what the compiler vectorises.
-  static constexpr int chunk = gpu ? 1 : 8;
+  static constexpr int chunk = gpu ? 1 : int(64 / sizeof(T));  // hosts: two 256-bit vectors
   // Consecutive outputs along the axis of a column/depth pass each team thread computes, reusing every
-  // staged row for all of them (registers instead of repeated scratch reads).
-  static constexpr int axis_rows = gpu ? 4 : 2;
+  // staged row for all of them (registers instead of repeated scratch reads). Hosts: one, so the tap loop
+  // has no bounds test and the accumulators of all planes fit the 16 vector registers of AVX2.
+  static constexpr int axis_rows = gpu ? 4 : 1;
   static_assert(row_cols % chunk == 0 && axis_inner % chunk == 0 && axis_len % axis_rows == 0);
 };
 
 // A TeamPolicy for `league` teams of a tile with `tile_rows` rows (team threads) and `tile_inner`
 // contiguous elements (vector lanes). Options::team_size / vector_length override the backend's choice;
 // an impossible request throws std::invalid_argument instead of failing inside Kokkos.
-template <class ExecSpace, class Functor, class Tag>
+// Threads per team by default on GPUs. MinTeams > 1 declares it as a launch bound with MinTeams teams per
+// multiprocessor, capping the registers the compiler may use (without a bound it budgets for 1024
+// threads; a bound of one team lets it use far more registers than the kernels can afford).
+inline constexpr int max_team_threads = 256;
+
+template <int MinTeams = 1, class ExecSpace, class Functor, class Tag>
 auto make_team_policy(const ExecSpace& exec, int league, int tile_rows, int tile_inner,
                                                int scratch_level, std::size_t scratch_bytes, const Options& opts,
                                                const Functor& functor, Tag tag) {
-  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  // Dynamic scheduling: on hosts, a thread delayed by other load on the machine does not hold up the rest.
+  // Every team writes only its own outputs, so the result does not depend on the schedule.
+  using Policy = std::conditional_t<
+      MinTeams == 1, Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>,
+      Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>, Kokkos::LaunchBounds<max_team_threads, MinTeams>>>;
   constexpr bool gpu = is_gpu_space_v<ExecSpace>;
   const int vmax = Policy::vector_length_max();
   int vector = opts.vector_length ? opts.vector_length : (gpu ? std::min(vmax, tile_inner) : 1);
@@ -59,7 +70,7 @@ auto make_team_policy(const ExecSpace& exec, int league, int tile_rows, int tile
                                 " bytes of team scratch, more than this backend offers (" +
                                 std::to_string(probe.scratch_size_max(scratch_level)) + "); use a smaller window");
   const int tmax = probe.team_size_max(functor, tag);
-  int team = opts.team_size ? opts.team_size : (gpu ? std::clamp(256 / vector, 1, tile_rows) : 1);
+  int team = opts.team_size ? opts.team_size : (gpu ? std::clamp(max_team_threads / vector, 1, tile_rows) : 1);
   if (team > tmax)
     throw std::invalid_argument("kssim: team_size " + std::to_string(team) + " exceeds this kernel's maximum " +
                                 std::to_string(tmax) + " on this backend");
