@@ -139,7 +139,7 @@ struct AdjointRow {
 
   // Writes (or adds) n gradient values from column w0 on; a unit stride and a full chunk take the path the
   // compiler vectorises.
-  KOKKOS_INLINE_FUNCTION void store(const OutputView<T, Mem>& grad, int n, int c, int dd, int hh, int w0,
+  KOKKOS_FORCEINLINE_FUNCTION void store(const OutputView<T, Mem>& grad, int n, int c, int dd, int hh, int w0,
                                     const T (&v)[chunk], int n_valid) const {
     T* dst = &grad(n, c, dd, hh, w0);
     const std::size_t stride = grad.stride(4);

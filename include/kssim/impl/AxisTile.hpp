@@ -99,7 +99,7 @@ KOKKOS_INLINE_FUNCTION void stage_axis_tile(const Team& team, const Scratch& til
 // hosts). Loops over a small array always run to its compile-time length (with a test inside): a
 // runtime trip count would make GPU compilers keep the array in local memory instead of registers.
 template <int Chunk, class T>
-KOKKOS_INLINE_FUNCTION void store_chunk(T* dst, const T (&v)[Chunk], int n) {
+KOKKOS_FORCEINLINE_FUNCTION void store_chunk(T* dst, const T (&v)[Chunk], int n) {
   if (n == Chunk) {
     KSSIM_VECTORIZE
     for (int u = 0; u < Chunk; ++u) dst[u] = v[u];
@@ -113,7 +113,7 @@ KOKKOS_INLINE_FUNCTION void store_chunk(T* dst, const T (&v)[Chunk], int n) {
 // first + k * plane_stride + t * tap_stride: acc[k][u] = sum_t w[t] first_k[t * tap_stride + u].
 // All planes in one tap loop: K independent accumulation chains.
 template <int K, int Chunk, class T, class Window>
-KOKKOS_INLINE_FUNCTION void correlate_planes(const T* first, std::size_t plane_stride, std::size_t tap_stride,
+KOKKOS_FORCEINLINE_FUNCTION void correlate_planes(const T* first, std::size_t plane_stride, std::size_t tap_stride,
                                              const Window& window, T (&acc)[K][Chunk]) {
   for (int k = 0; k < K; ++k)
     for (int u = 0; u < Chunk; ++u) acc[k][u] = 0;
@@ -131,7 +131,7 @@ KOKKOS_INLINE_FUNCTION void correlate_planes(const T* first, std::size_t plane_s
 // columns i0 .. i0+Chunk-1. Each staged row is read once and used for every output row it touches, so a
 // block of Rows outputs costs Rows + window - 1 scratch reads per plane instead of Rows * window.
 template <int K, int Rows, int Chunk, class Scratch, class Window, class T>
-KOKKOS_INLINE_FUNCTION void correlate_axis_tile(const Scratch& tile, const Window& window, int j0, int i0,
+KOKKOS_FORCEINLINE_FUNCTION void correlate_axis_tile(const Scratch& tile, const Window& window, int j0, int i0,
                                                 T (&acc)[K][Rows][Chunk]) {
   for (int k = 0; k < K; ++k)
     for (int q = 0; q < Rows; ++q)

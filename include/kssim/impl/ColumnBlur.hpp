@@ -97,7 +97,7 @@ struct ColumnBlur {
   // Map values of one block of outputs (tile rows j0.., tile columns i0..); writes the map and the partial
   // derivatives if wanted, and returns the block's sum of map values. The formula runs branch-free over
   // whole chunks (vectorised on hosts); only the stores stop at the edge of the image.
-  KOKKOS_INLINE_FUNCTION double evaluate(const Scratch& tile, const AxisTilePosition& p, int j0, int i0, T s1,
+  KOKKOS_FORCEINLINE_FUNCTION double evaluate(const Scratch& tile, const AxisTilePosition& p, int j0, int i0, T s1,
                                          T s2) const {
     T acc[5][rows][chunk];
     correlate_axis_tile(tile, window, j0, i0, acc);
@@ -138,7 +138,7 @@ struct ColumnBlur {
   }
 
   // `pos` is the flat position inside the (Do, Ho, Wo) map of slice `nc` of the first of n values.
-  KOKKOS_INLINE_FUNCTION void store_map(int nc, std::size_t pos, const T (&value)[chunk], int n) const {
+  KOKKOS_FORCEINLINE_FUNCTION void store_map(int nc, std::size_t pos, const T (&value)[chunk], int n) const {
     for (int u = 0; u < chunk; ++u) {
       if (u >= n) continue;
       const int ow = int((pos + u) % g.ow), rest = int((pos + u) / g.ow);

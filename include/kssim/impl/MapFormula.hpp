@@ -21,7 +21,7 @@ struct MapAndPartials {
 };
 
 template <class T>
-KOKKOS_INLINE_FUNCTION T ssim_map_value(T m1, T m2, T e11, T e22, T e12, T s1, T s2, T c1, T c2) {
+KOKKOS_FORCEINLINE_FUNCTION T ssim_map_value(T m1, T m2, T e11, T e22, T e12, T s1, T s2, T c1, T c2) {
   const T mu1 = m1 + s1, mu2 = m2 + s2;
   const T a1 = 2 * mu1 * mu2 + c1;
   const T a2 = 2 * (e12 - m1 * m2) + c2;
@@ -31,7 +31,7 @@ KOKKOS_INLINE_FUNCTION T ssim_map_value(T m1, T m2, T e11, T e22, T e12, T s1, T
 }
 
 template <class T>
-KOKKOS_INLINE_FUNCTION MapAndPartials<T> ssim_map_and_partials(T m1, T m2, T e11, T e22, T e12, T s1, T s2, T c1,
+KOKKOS_FORCEINLINE_FUNCTION MapAndPartials<T> ssim_map_and_partials(T m1, T m2, T e11, T e22, T e12, T s1, T s2, T c1,
                                                                T c2) {
   const T mu1 = m1 + s1, mu2 = m2 + s2;
   const T a1 = 2 * mu1 * mu2 + c1;
