@@ -342,7 +342,8 @@ int main(int argc, char* argv[]) {
     known += r.known;
   }
   const bool ok = passed + known == runs;
-  std::cout << (ok ? "PASSED" : "FAILED") << ": " << passed << " of " << runs << " runs";
+  std::cout << (ok ? "PASSED" : "FAILED") << ": " << passed << " of " << runs << " runs passed, "
+            << runs - passed - known << " failed";
   if (known) std::cout << ", " << known << " known-bug failures";
   if (std::find(args.modes.begin(), args.modes.end(), "random") != args.modes.end())
     std::cout << " (random seed " << args.seed << ")";
