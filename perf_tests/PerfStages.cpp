@@ -1,0 +1,160 @@
+// Per-stage benchmarks: each stage kernel of a 2D forward + backward alone, on one 1x3x1080x1920 image
+// pair, so that RESULTS.md's per-stage table (time against each stage's byte floor) can be re-measured:
+//
+//   kssim_perf_tests --benchmark_filter='^stages/'
+//
+// Names: stages/<stage>/<dtype>/1x3x1080x1920/<execution space>. Stages, with the planes each must read
+// and write per pixel (GB/s counts those bytes): row_blur (2 images in, 5 statistics out),
+// column_map_partials (5 in, map sum and 3 partial planes out: the gradient of image 1),
+// column_map (5 in, forward only), adjoint_column (3 in, 3 out), adjoint_row (3 planes + 2 images in,
+// 1 gradient out). Inputs are random; the stage's inputs are prepared once outside the timed loop.
+#include "PerfSSIM.hpp"
+
+#include <kssim/kssim.hpp>
+
+#include <Kokkos_Random.hpp>
+#include <benchmark/benchmark.h>
+
+#include <functional>
+#include <string>
+
+namespace kssim_perf {
+namespace {
+
+using namespace kssim::impl;
+
+template <class ExecSpace, class T>
+struct StageSetup {
+  using Mem = typename ExecSpace::memory_space;
+  static constexpr int N = 1, C = 3, H = 1080, W = 1920;
+  ExecSpace exec;
+  kssim::Options opts;
+  Geometry g = make_geometry<4>({N, C, H, W}, opts);
+  Kokkos::View<T****, Kokkos::LayoutRight, Mem> a{"a", N, C, H, W}, b{"b", N, C, H, W}, grad{"grad", N, C, H, W};
+  InputView<T, Mem> x = as_rank5<InputView<T, Mem>>(a), y = as_rank5<InputView<T, Mem>>(b);
+  OutputView<T, Mem> g1 = as_rank5<OutputView<T, Mem>>(grad);
+  Kokkos::View<T* [2], Mem> shifts{"shifts", N * C};
+  Planes<T, Mem> stats{"stats", 5, g.row_plane_size()}, partials{"partials", 3, g.map_size()},
+      adjoint{"adjoint", 3, g.row_plane_size()};
+  GaussianWindow<T> window = make_gaussian_window<T>(opts.window_size, opts.sigma);
+  GaussianWindow<T> reversed = window.reversed();
+  AxisPass column{N * C, H, g.oh, g.ow, g.pad, 1};
+  AxisPass adjoint_pass;
+  Kokkos::View<double*, Mem> tile_sums;
+
+  StageSetup() {
+    Kokkos::Random_XorShift64_Pool<ExecSpace> pool(20261129);
+    using Flat = Kokkos::View<T*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    for (auto* v : {&a, &b}) Kokkos::fill_random(exec, Flat(v->data(), v->size()), pool, T(0), T(1));
+    column.set_tiles(Tiles<ExecSpace, T>::axis_len, Tiles<ExecSpace, T>::axis_inner);
+    adjoint_pass = column.adjoint(g.window);
+    adjoint_pass.set_tiles(Tiles<ExecSpace, T>::axis_len, Tiles<ExecSpace, T>::axis_inner);
+    tile_sums = Kokkos::View<double*, Mem>("tile_sums", column.league_size());
+    compute_shifts(exec, g, x, y, shifts);
+    row_blur(exec, opts, RowBlur<ExecSpace, T>{x, y, shifts, stats, window, g});
+    column_blur(exec, opts, map_pass(true));
+    adjoint_column(exec, opts, AdjointColumn<ExecSpace, T, 3>{partials, adjoint, reversed, adjoint_pass});
+    exec.fence();
+  }
+
+  ColumnBlur<ExecSpace, T, ColumnOutput::Map> map_pass(bool gradient) const {
+    ColumnBlur<ExecSpace, T, ColumnOutput::Map> k{};
+    k.in = stats;
+    if (gradient) k.partials = partials;
+    k.wanted = {gradient, false};
+    k.tile_sums = tile_sums;
+    k.shifts = shifts;
+    k.window = window;
+    k.a = column;
+    k.g = g;
+    k.c1 = T(1e-4);
+    k.c2 = T(9e-4);
+    return k;
+  }
+
+  AdjointRow<ExecSpace, T, 3> adjoint_row_pass() const {
+    AdjointRow<ExecSpace, T, 3> k{};
+    k.in = adjoint;
+    k.wanted = {true, false};
+    k.x = x;
+    k.y = y;
+    k.grad1 = g1;
+    k.shifts = shifts;
+    k.scale = 1.0 / double(g.map_size());
+    k.window = reversed;
+    k.g = g;
+    return k;
+  }
+};
+
+template <class ExecSpace, class T>
+void bench_stage(benchmark::State& state, const std::string& stage) {
+  try {
+    StageSetup<ExecSpace, T> s;
+    std::function<void()> run;
+    double planes = 0;  // planes read + written per pixel
+    if (stage == "row_blur") {
+      run = [&] { row_blur(s.exec, s.opts, RowBlur<ExecSpace, T>{s.x, s.y, s.shifts, s.stats, s.window, s.g}); };
+      planes = 7;
+    } else if (stage == "column_map_partials") {
+      run = [&] { column_blur(s.exec, s.opts, s.map_pass(true)); };
+      planes = 8;
+    } else if (stage == "column_map") {
+      run = [&] { column_blur(s.exec, s.opts, s.map_pass(false)); };
+      planes = 5;
+    } else if (stage == "adjoint_column") {
+      run = [&] {
+        adjoint_column(s.exec, s.opts, AdjointColumn<ExecSpace, T, 3>{s.partials, s.adjoint, s.reversed, s.adjoint_pass});
+      };
+      planes = 6;
+    } else {
+      run = [&] { adjoint_row(s.exec, s.opts, s.adjoint_row_pass()); };
+      planes = 6;
+    }
+    run();
+    s.exec.fence();
+    double seconds = 0;
+    for (auto _ : state) {
+      Kokkos::fence("kssim_perf: before");
+      Kokkos::Timer timer;
+      run();
+      Kokkos::fence("kssim_perf: after");
+      const double t = timer.seconds();
+      state.SetIterationTime(t);
+      seconds += t;
+    }
+    const double per_iter = state.iterations() > 0 ? seconds / double(state.iterations()) : 0;
+    const double bytes = planes * double(s.g.input_size()) * sizeof(T);
+    state.counters["us"] = benchmark::Counter(per_iter * 1e6);
+    state.counters["GB/s"] = benchmark::Counter(per_iter > 0 ? bytes / per_iter / 1e9 : 0);
+    state.counters["bytes_model"] = benchmark::Counter(bytes);
+    state.SetLabel(ExecSpace::name());
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+template <class ExecSpace>
+void register_space() {
+  for (const char* stage : {"row_blur", "column_map_partials", "column_map", "adjoint_column", "adjoint_row"}) {
+    const std::string tail = std::string("/1x3x1080x1920/") + ExecSpace::name();
+    benchmark::RegisterBenchmark(("stages/" + std::string(stage) + "/float" + tail).c_str(),
+                                 [stage](benchmark::State& st) { bench_stage<ExecSpace, float>(st, stage); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("stages/" + std::string(stage) + "/double" + tail).c_str(),
+                                 [stage](benchmark::State& st) { bench_stage<ExecSpace, double>(st, stage); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
+}
+
+}  // namespace
+
+void register_stage_benchmarks() {
+  register_space<Kokkos::DefaultExecutionSpace>();
+  if constexpr (!std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>)
+    register_space<Kokkos::DefaultHostExecutionSpace>();
+}
+
+}  // namespace kssim_perf
