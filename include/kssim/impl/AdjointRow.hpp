@@ -79,29 +79,12 @@ struct AdjointRow {
           }
         });
       } else {
-        // Contiguous copies per plane, which the compiler vectorises. Columns past the image edge are only
-        // read by outputs that are never stored, so they need no value but a defined one.
-        const int shift = col0 - offset;  // staged column j is plane column shift + j
-        const int lo = Kokkos::max(0, -shift), hi = Kokkos::min(halo, g.ow - shift);  // inside the plane: [lo, hi)
-        for (int k = 0; k < K; ++k) {
-          T* dst = &tile(k, i, 0);
-          const T* src = &in(k, base);
-          for (int j = 0; j < lo; ++j) dst[j] = 0;
-          KSSIM_VECTORIZE
-          for (int j = lo; j < hi; ++j) dst[j] = src[shift + j];
-          for (int j = Kokkos::max(lo, hi); j < halo; ++j) dst[j] = 0;
-        }
-        const int ncols = Kokkos::min(int(tile_cols), g.w - col0);
-        T* px = &pixels(0, i, 0);
-        T* py = &pixels(1, i, 0);
-        if (xs == 1 && ys == 1) {
-          for (int j = 0; j < ncols; ++j) px[j] = xrow[col0 + j] - s1;
-          for (int j = 0; j < ncols; ++j) py[j] = yrow[col0 + j] - s2;
-        } else {
-          for (int j = 0; j < ncols; ++j) px[j] = xrow[(col0 + j) * xs] - s1;
-          for (int j = 0; j < ncols; ++j) py[j] = yrow[(col0 + j) * ys] - s2;
-        }
-        for (int j = ncols; j < tile_cols; ++j) px[j] = py[j] = 0;
+        // Partial derivatives vanish outside the map. Pixel columns past the image edge are only read by
+        // outputs that are never stored, so they need no value but a defined one.
+        for (int k = 0; k < K; ++k)
+          stage_row_segment(&tile(k, i, 0), &in(k, base), 1, col0 - offset, halo, g.ow, T(0), T(0));
+        stage_row_segment(&pixels(0, i, 0), xrow, xs, col0, int(tile_cols), g.w, s1, T(0));
+        stage_row_segment(&pixels(1, i, 0), yrow, ys, col0, int(tile_cols), g.w, s2, T(0));
       }
     });
     team.team_barrier();

@@ -60,20 +60,9 @@ struct RowBlur {
           tile(1, i, j) = (inside ? yrow[col * ys] : T(0)) - s2;
         });
       } else {
-        // Contiguous loops the compiler vectorises; the image's columns are [lo, hi) of the tile.
-        const int shift = col0 - g.pad;
-        const int lo = Kokkos::max(0, -shift), hi = Kokkos::max(lo, Kokkos::min(halo, g.w - shift));
-        T* tx = &tile(0, i, 0);
-        T* ty = &tile(1, i, 0);
-        for (int j = 0; j < lo; ++j) tx[j] = -s1, ty[j] = -s2;
-        if (xs == 1 && ys == 1) {
-          for (int j = lo; j < hi; ++j) tx[j] = xrow[shift + j] - s1;
-          for (int j = lo; j < hi; ++j) ty[j] = yrow[shift + j] - s2;
-        } else {
-          for (int j = lo; j < hi; ++j) tx[j] = xrow[(shift + j) * xs] - s1;
-          for (int j = lo; j < hi; ++j) ty[j] = yrow[(shift + j) * ys] - s2;
-        }
-        for (int j = hi; j < halo; ++j) tx[j] = -s1, ty[j] = -s2;
+        // Outside the image every pixel is 0, i.e. -shift after recentring.
+        stage_row_segment(&tile(0, i, 0), xrow, xs, col0 - g.pad, halo, g.w, s1, -s1);
+        stage_row_segment(&tile(1, i, 0), yrow, ys, col0 - g.pad, halo, g.w, s2, -s2);
       }
     });
     team.team_barrier();
