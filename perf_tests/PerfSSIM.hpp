@@ -147,6 +147,23 @@ const char* dtype_name() {
   return std::is_same_v<T, float> ? "float" : "double";
 }
 
+// The benchmark loop: each call of step() is fenced before and after and timed with Kokkos::Timer (manual
+// time). Returns the mean seconds per iteration.
+template <class Step>
+double timed_iterations(benchmark::State& state, const Step& step) {
+  double seconds = 0;
+  for (auto _ : state) {
+    Kokkos::fence("kssim_perf: before");
+    Kokkos::Timer timer;
+    step();
+    Kokkos::fence("kssim_perf: after");
+    const double t = timer.seconds();
+    state.SetIterationTime(t);
+    seconds += t;
+  }
+  return state.iterations() > 0 ? seconds / double(state.iterations()) : 0;
+}
+
 // One benchmark: the SSIM object and the images are set up outside the timed loop; each iteration is
 // fenced before and after and timed with Kokkos::Timer (manual time).
 template <class ExecSpace, class T, int Rank>
@@ -193,20 +210,8 @@ void bench_ssim(benchmark::State& state, std::array<int, Rank> extents, kssim::P
       return;
     }
 
-    double seconds = 0;
-    for (auto _ : state) {
-      Kokkos::fence("kssim_perf: before");
-      Kokkos::Timer timer;
-      step();
-      Kokkos::fence("kssim_perf: after");
-      const double t = timer.seconds();
-      state.SetIterationTime(t);
-      seconds += t;
-    }
-
+    const double per_iter = timed_iterations(state, step);
     const Work w = work_model(extents, opts.window_size, padding, mode, sizeof(T));
-    const double iterations = double(state.iterations());
-    const double per_iter = iterations > 0 ? seconds / iterations : 0;
     state.counters["us"] = benchmark::Counter(per_iter * 1e6);
     state.counters["GB/s"] = benchmark::Counter(per_iter > 0 ? w.bytes / per_iter / 1e9 : 0);
     state.counters["GFLOP/s"] = benchmark::Counter(per_iter > 0 ? w.flops / per_iter / 1e9 : 0);

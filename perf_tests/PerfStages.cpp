@@ -113,17 +113,7 @@ void bench_stage(benchmark::State& state, const std::string& stage) {
     }
     run();
     s.exec.fence();
-    double seconds = 0;
-    for (auto _ : state) {
-      Kokkos::fence("kssim_perf: before");
-      Kokkos::Timer timer;
-      run();
-      Kokkos::fence("kssim_perf: after");
-      const double t = timer.seconds();
-      state.SetIterationTime(t);
-      seconds += t;
-    }
-    const double per_iter = state.iterations() > 0 ? seconds / double(state.iterations()) : 0;
+    const double per_iter = timed_iterations(state, run);
     const double bytes = planes * double(s.g.input_size()) * sizeof(T);
     state.counters["us"] = benchmark::Counter(per_iter * 1e6);
     state.counters["GB/s"] = benchmark::Counter(per_iter > 0 ? bytes / per_iter / 1e9 : 0);

@@ -181,4 +181,28 @@ inline std::string describe(const Shape& s, const ReferenceOptions& o) {
   return os.str();
 }
 
+// kssim::ssim_per_image and kssim::ssim_per_channel of (a, b), copied to the host in the reference's order:
+// per_image[n], per_channel[n * C + c].
+struct PerSliceMeans {
+  std::vector<double> per_image, per_channel;
+};
+
+template <class ExecSpace, class ViewA, class ViewB>
+PerSliceMeans per_slice_means(const ExecSpace& exec, const ViewA& a, const ViewB& b, const kssim::Options& opts) {
+  using Mem = typename ExecSpace::memory_space;
+  const int images = int(a.extent(0)), channels = int(a.extent(1));
+  Kokkos::View<double*, Mem> per_image("per_image", images);
+  Kokkos::View<double**, Mem> per_channel("per_channel", images, channels);
+  kssim::ssim_per_image(exec, a, b, per_image, opts);
+  kssim::ssim_per_channel(exec, a, b, per_channel, opts);
+  auto pi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), per_image);
+  auto pc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), per_channel);
+  PerSliceMeans r;
+  for (int n = 0; n < images; ++n) {
+    r.per_image.push_back(pi(n));
+    for (int c = 0; c < channels; ++c) r.per_channel.push_back(pc(n, c));
+  }
+  return r;
+}
+
 }  // namespace kssim_test

@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 using namespace kssim_test;
@@ -67,16 +68,9 @@ Results run_all(const Exec& exec, const Shape& s, const std::vector<double>& x, 
   kssim::ssim_map(exec, a, b, map, opts);
   r.map = from_view(map, ms);
 
-  Kokkos::View<double*, Mem> per_image("per_image", s.n);
-  Kokkos::View<double**, Mem> per_channel("per_channel", s.n, s.c);
-  kssim::ssim_per_image(exec, a, b, per_image, opts);
-  kssim::ssim_per_channel(exec, a, b, per_channel, opts);
-  auto pi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), per_image);
-  auto pc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), per_channel);
-  for (int n = 0; n < s.n; ++n) {
-    r.per_image.push_back(pi(n));
-    for (int c = 0; c < s.c; ++c) r.per_channel.push_back(pc(n, c));
-  }
+  PerSliceMeans slices = per_slice_means(exec, a, b, opts);
+  r.per_image = std::move(slices.per_image);
+  r.per_channel = std::move(slices.per_channel);
 
   auto g1 = make_view<C, Rank>("g1", s), g2 = make_view<C, Rank>("g2", s);
   r.means.push_back(kssim::ssim_grad(exec, a, b, g1, g2, opts));
