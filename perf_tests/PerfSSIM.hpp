@@ -62,10 +62,10 @@ inline constexpr kssim::Padding all_paddings[] = {kssim::Padding::Valid, kssim::
 // the map extent (n - w + 1 for valid padding, n for same). S_last is the map size.
 //
 //   Forward pass k (k = 1 .. P, P = 2 for images, 3 for volumes):
-//     reads  in_k * S_{k-1}   (in_1 = 2 images, in_k = 5 statistics planes otherwise)
-//     writes out_k * S_k      (out_k = 5 statistics; the last pass writes the K partial-derivative
+//     reads  in_k * S_{k-1}   (in_1 = 2 images, in_k = 4 moment planes otherwise)
+//     writes out_k * S_k      (out_k = 4 moments; the last pass writes the K partial-derivative
 //                              planes instead: K = 0 forward-only, 3 for one gradient, 4 for two)
-//     FLOPs  2 * 5 * w * S_k  (5 statistics, one multiply-add per window tap each)
+//     FLOPs  2 * 4 * w * S_k  (4 moments, one multiply-add per window tap each)
 //   Backward (fwd+bwd, fwd+bwd2), adjoint of pass k for k = P .. 1:
 //     reads  K * S_k          (+ 2 * S_0 for the two images in the adjoint row pass, k = 1)
 //     writes K * S_{k-1}      (the adjoint row pass, k = 1, writes G * S_0 instead: G gradients)
@@ -98,9 +98,9 @@ Work work_model(const std::array<int, Rank>& extents, int window, kssim::Padding
   const int gradients = mode == Mode::ForwardBackward2 ? 2 : 1;
   double elements = 0, flops = 0;
   for (int k = 1; k <= passes; ++k) {
-    const int in = k == 1 ? 2 : 5, out = k == passes ? partials : 5;
+    const int in = k == 1 ? 2 : 4, out = k == passes ? partials : 4;
     elements += in * s[k - 1] + out * s[k];
-    flops += 2.0 * 5 * window * s[k];
+    flops += 2.0 * 4 * window * s[k];
   }
   if (mode != Mode::Forward) {
     for (int k = passes; k >= 1; --k) {

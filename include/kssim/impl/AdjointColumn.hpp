@@ -22,7 +22,7 @@ struct AdjointColumn {
   static constexpr int tile_len = Tiles<ExecSpace, T>::axis_len;
   static constexpr int tile_inner = Tiles<ExecSpace, T>::axis_inner;
   static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
-  static constexpr int chunk = Tiles<ExecSpace, T>::chunk;
+  static constexpr int chunk = Tiles<ExecSpace, T>::axis_chunk;
   static constexpr int rows = Tiles<ExecSpace, T>::axis_rows;
 
   Planes<T, Mem> in;   // K planes on the map side of the forward pass
@@ -32,22 +32,25 @@ struct AdjointColumn {
 
   std::size_t scratch_bytes() const { return Scratch::shmem_size(K, tile_len + window.size - 1, tile_inner); }
 
-  KOKKOS_FUNCTION void operator()(const Team& team) const {
+  template <int Taps>  // see FixedTaps.hpp
+  KOKKOS_FUNCTION void run(const Team& team) const {
     const AxisTilePosition p = axis_tile_position(a, team.league_rank(), tile_len, tile_inner);
     const T zero[K] = {};  // partial derivatives vanish outside the map
     Scratch tile(team.team_scratch(int(scratch_level)), K, tile_len + window.size - 1, tile_inner);
-    stage_axis_tile<K>(team, tile, in, a, p, tile_len + window.size - 1, tile_inner, zero);
+    stage_axis_tile<K, tile_inner>(team, tile, in, a, p, tile_len + window.size - 1, zero);
     team.team_barrier();
-    correlate_and_store_axis_tile<K, rows, chunk, T>(team, tile, window, a, p, tile_len, tile_inner, out);
+    correlate_and_store_axis_tile<K, rows, chunk, Taps, T>(team, tile, window, a, p, tile_len, tile_inner, out);
   }
 };
 
 template <class ExecSpace, class T, int K>
 void adjoint_column(const ExecSpace& exec, const Options& opts, const AdjointColumn<ExecSpace, T, K>& k) {
   using A = AdjointColumn<ExecSpace, T, K>;
-  auto policy = make_team_policy(exec, k.a.league_size(), A::tile_len, A::tile_inner, Tiles<ExecSpace, T>::scratch_level, k.scratch_bytes(), opts, k,
-                                 Kokkos::ParallelForTag{});
-  Kokkos::parallel_for("kssim::adjoint_column", policy, k);
+  with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
+    auto policy = make_team_policy(exec, k.a.league_size(), A::tile_len, A::tile_inner, A::scratch_level,
+                                   k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});
+    Kokkos::parallel_for("kssim::adjoint_column", policy, kernel);
+  });
 }
 
 }  // namespace kssim::impl

@@ -19,12 +19,11 @@ template <class ExecSpace, class T, int K>
 struct AdjointRow {
   using Mem = typename ExecSpace::memory_space;
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  using Scratch = Kokkos::View<T***, Kokkos::LayoutRight, typename ExecSpace::scratch_memory_space,
-                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using Scratch = typename RowScratch<ExecSpace, T>::Scratch;
   static constexpr int tile_rows = Tiles<ExecSpace, T>::row_rows;
   static constexpr int tile_cols = Tiles<ExecSpace, T>::row_cols;
   static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
-  static constexpr int chunk = Tiles<ExecSpace, T>::chunk;
+  static constexpr int chunk = Tiles<ExecSpace, T>::row_chunk;
 
   // K planes of extent (NC, D, H, Wo): d_var, d_cov, then d_m1 and/or d_m2. Plane indices are compile-time
   // constants below (d_m1 is plane 2, d_m2 the last): a runtime index would put the accumulators in local memory.
@@ -45,22 +44,24 @@ struct AdjointRow {
   // K staged planes with their halo, then the two images' recentred pixels of the tile (staged with the
   // planes so that all global loads of a team are in flight together, before the one barrier).
   std::size_t scratch_bytes() const {
-    return Scratch::shmem_size(K, tile_rows, tile_cols + window.size - 1) + Scratch::shmem_size(2, tile_rows, tile_cols);
+    return RowScratch<ExecSpace, T>::bytes(K, tile_rows, tile_cols + window.size - 1) +
+           RowScratch<ExecSpace, T>::bytes(2, tile_rows, tile_cols);
   }
 
-  KOKKOS_FUNCTION void operator()(const Team& team) const {
+  template <int Taps>  // see FixedTaps.hpp
+  KOKKOS_FUNCTION void run(const Team& team) const {
     const int row0 = (team.league_rank() / col_tiles) * tile_rows;
     const int col0 = (team.league_rank() % col_tiles) * tile_cols;
     const int nrows = rows(), halo = tile_cols + window.size - 1, slice_rows = g.d * g.h;
     const int offset = window.size - 1 - g.pad;  // adjoint of the row blur's offset g.pad
-    Scratch tile(team.team_scratch(int(scratch_level)), K, tile_rows, halo);
-    Scratch pixels(team.team_scratch(int(scratch_level)), 2, tile_rows, tile_cols);
+    const Scratch tile = RowScratch<ExecSpace, T>::allocate(team, K, tile_rows, halo);
+    const Scratch pixels = RowScratch<ExecSpace, T>::allocate(team, 2, tile_rows, tile_cols);
 
     // Stage the K planes with their halo, and the recentred pixels.
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_rows), [&](int i) {
       const int r = row0 + i;
       if (r >= nrows) return;
-      const std::size_t base = std::size_t(r) * g.ow;
+      const std::size_t base = std::size_t(r) * g.row_pitch;
       const int nc = r / slice_rows, n = nc / g.c, c = nc % g.c;
       const int dd = (r % slice_rows) / g.h, hh = r % g.h;
       const T s1 = shifts(nc, 0), s2 = shifts(nc, 1);
@@ -68,16 +69,34 @@ struct AdjointRow {
       const T* yrow = &y(n, c, dd, hh, 0);
       const std::size_t xs = x.stride(4), ys = y.stride(4);
       if constexpr (Tiles<ExecSpace, T>::gpu) {
-        // All of a lane's global loads in one iteration, so they are in flight together.
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, halo), [&](int j) {
-          const int col = col0 + j - offset;
-          const bool inside = col >= 0 && col < g.ow;
-          for (int k = 0; k < K; ++k) tile(k, i, j) = inside ? in(k, base + col) : T(0);
-          if (j < tile_cols && col0 + j < g.w) {
-            pixels(0, i, j) = xrow[(col0 + j) * xs] - s1;
-            pixels(1, i, j) = yrow[(col0 + j) * ys] - s2;
-          }
-        });
+        // The whole padded row, so that the vector loads below read defined values only; all of a lane's
+        // global loads in one iteration, so they are in flight together. Interior tiles of contiguous
+        // images (nearly all) take plain copies (see RowBlur).
+        const int first = col0 - offset, count = int(tile.extent(2));
+        if (xs == 1 && ys == 1 && first >= 0 && first + count <= g.ow && col0 + tile_cols <= g.w) {
+          const T* src[K];
+          for (int k = 0; k < K; ++k) src[k] = &in(k, base + first);
+          const T* xp = xrow + col0;
+          const T* yp = yrow + col0;
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, count), [&](int j) {
+            for (int k = 0; k < K; ++k) tile(k, i, j) = src[k][j];
+            if (j < tile_cols) {
+              pixels(0, i, j) = xp[j] - s1;
+              pixels(1, i, j) = yp[j] - s2;
+            }
+          });
+        } else {
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, count), [&](int j) {
+            const int col = col0 + j - offset;
+            const bool inside = col >= 0 && col < g.ow;
+            for (int k = 0; k < K; ++k) tile(k, i, j) = inside ? in(k, base + col) : T(0);
+            if (j < tile_cols) {  // pixels past the image edge: defined, never stored
+              const bool in_image = col0 + j < g.w;
+              pixels(0, i, j) = in_image ? xrow[(col0 + j) * xs] - s1 : T(0);
+              pixels(1, i, j) = in_image ? yrow[(col0 + j) * ys] - s2 : T(0);
+            }
+          });
+        }
       } else {
         // Partial derivatives vanish outside the map. Pixel columns past the image edge are only read by
         // outputs that are never stored, so they need no value but a defined one.
@@ -98,11 +117,29 @@ struct AdjointRow {
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_cols / chunk), [&](int jc) {
         const int j0 = jc * chunk;
         if (col0 + j0 >= g.w) return;
-        T acc[K][chunk];
-        correlate_planes(&tile(0, i, j0), tile.stride(0), 1, window, acc);
+        T acc[K][chunk], xs[chunk], ys[chunk];
+        if constexpr (Tiles<ExecSpace, T>::gpu && Taps > 0) {
+          // Staged rows into registers with vector loads (rows aligned to a chunk: RowScratch in Tiles.hpp),
+          // then every multiply-add from registers.
+          constexpr int staged = (chunk + Taps - 1 + 3) / 4 * 4;
+          for (int k = 0; k < K; ++k) {
+            T v[staged];
+            load_quads(&tile(k, i, j0), v);
+            for (int u = 0; u < chunk; ++u) acc[k][u] = 0;
+            KSSIM_UNROLL
+            for (int t = 0; t < Taps; ++t)
+              for (int u = 0; u < chunk; ++u) acc[k][u] += window.weight[t] * v[u + t];
+          }
+          load_quads(&pixels(0, i, j0), xs);
+          load_quads(&pixels(1, i, j0), ys);
+        } else {
+          correlate_planes<K, chunk, Taps>(&tile(0, i, j0), tile.stride(0), 1, window, acc);
+          for (int u = 0; u < chunk; ++u) {
+            xs[u] = pixels(0, i, j0 + u);
+            ys[u] = pixels(1, i, j0 + u);
+          }
+        }
         // The chain rule over the whole chunk (branch-free), then the stores, which stop at the image edge.
-        const T* xs = &pixels(0, i, j0);
-        const T* ys = &pixels(1, i, j0);
         const int n_valid = col0 + j0 + chunk <= g.w ? chunk : g.w - col0 - j0;
         if (grad1.data()) {
           T v[chunk];
@@ -149,9 +186,11 @@ struct AdjointRow {
 template <class ExecSpace, class T, int K>
 void adjoint_row(const ExecSpace& exec, const Options& opts, AdjointRow<ExecSpace, T, K> k) {
   k.col_tiles = ceil_div(k.g.w, k.tile_cols);
-  auto policy = make_team_policy(exec, k.league_size(), k.tile_rows, k.tile_cols, Tiles<ExecSpace, T>::scratch_level, k.scratch_bytes(), opts, k,
-                                 Kokkos::ParallelForTag{});
-  Kokkos::parallel_for("kssim::adjoint_row", policy, k);
+  with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
+    auto policy = make_team_policy(exec, k.league_size(), k.tile_rows, k.tile_cols, k.scratch_level,
+                                   k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});
+    Kokkos::parallel_for("kssim::adjoint_row", policy, kernel);
+  });
 }
 
 }  // namespace kssim::impl

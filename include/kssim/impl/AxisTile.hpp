@@ -5,6 +5,7 @@
 // The column pass (2D, and H in 3D) and the depth pass (D in 3D) differ only in these numbers, and an
 // adjoint pass is the same correlation with the reversed window and offset window - 1 - offset.
 
+#include <kssim/impl/FixedTaps.hpp>
 #include <kssim/impl/Tiles.hpp>
 #include <kssim/impl/Vectorize.hpp>
 
@@ -21,12 +22,15 @@ struct AxisPass {
   int offset = 0;           // see above
   int outer_per_image = 1;  // outer blocks per (n, c) slice
   int len_tiles = 1, inner_tiles = 1;
+  // Elements from one axis step to the next in the input and output planes: `inner`, or more where the
+  // planes' rows are padded (the row-pass planes, Geometry::row_pitch). set_steps, else set_tiles sets them.
+  int in_step = 0, out_step = 0;
 
   KOKKOS_INLINE_FUNCTION std::size_t in_index(int o, int l, int i) const {
-    return (std::size_t(o) * len_in + l) * inner + i;
+    return (std::size_t(o) * len_in + l) * in_step + i;
   }
   KOKKOS_INLINE_FUNCTION std::size_t out_index(int o, int l, int i) const {
-    return (std::size_t(o) * len_out + l) * inner + i;
+    return (std::size_t(o) * len_out + l) * out_step + i;
   }
   int league_size() const { return outer * len_tiles * inner_tiles; }
   int tiles_per_outer() const { return len_tiles * inner_tiles; }
@@ -37,11 +41,19 @@ struct AxisPass {
     a.len_in = len_out;
     a.len_out = len_in;
     a.offset = window - 1 - offset;
+    a.in_step = out_step;
+    a.out_step = in_step;
     return a;
+  }
+  void set_steps(int in, int out) {
+    in_step = in;
+    out_step = out;
   }
   void set_tiles(int tile_len, int tile_inner) {
     len_tiles = ceil_div(len_out, tile_len);
     inner_tiles = ceil_div(inner, tile_inner);
+    if (in_step == 0) in_step = inner;
+    if (out_step == 0) out_step = inner;
   }
 };
 
@@ -58,26 +70,35 @@ KOKKOS_INLINE_FUNCTION AxisTilePosition axis_tile_position(const AxisPass& a, in
 }
 
 // Stages planes 0..K-1 of `in` for the outputs l0 .. l0+tile_len-1 (plus the window's halo) into
-// tile(k, j, i); positions outside the input axis get fill[k].
-// GPUs: one team thread per staged row loads all K planes of it at once (K loads in flight per lane).
+// tile(k, j, i), i < TileInner; positions outside the input axis get fill[k].
+// GPUs: one flat range over all threads and lanes of the team (consecutive lanes take consecutive
+// elements: coalesced), each element loading all K planes at once (K loads in flight per lane), with
+// little integer work per element (nested thread/lane ranges cost several times the loads themselves).
 // Hosts: one plain contiguous copy per (plane, row), which the compiler vectorises.
-template <int K, class Team, class Scratch, class In, class T>
+template <int K, int TileInner, class Team, class Scratch, class In, class T>
 KOKKOS_INLINE_FUNCTION void stage_axis_tile(const Team& team, const Scratch& tile, const In& in, const AxisPass& a,
-                                            const AxisTilePosition& p, int halo_len, int tile_inner,
-                                            const T (&fill)[K]) {
+                                            const AxisTilePosition& p, int halo_len, const T (&fill)[K]) {
+  constexpr int tile_inner = TileInner;
   const int n_inner = p.i0 + tile_inner <= a.inner ? tile_inner : a.inner - p.i0;  // valid contiguous elements
   if constexpr (is_gpu_space_v<typename Team::execution_space>) {
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, halo_len), [&](int j) {
+    // Offsets from the staged element (j, i) = (0, 0), whose axis position l0 - offset may lie before
+    // the input (then no element of that row is loaded).
+    const std::ptrdiff_t plane = in.stride(0), step = a.in_step;
+    const std::ptrdiff_t first = (std::ptrdiff_t(p.outer) * a.len_in + (p.l0 - a.offset)) * step + p.i0;
+    const T* src = in.data();
+    T* dst = tile.data();
+    const std::ptrdiff_t tile_plane = std::ptrdiff_t(halo_len) * tile_inner;
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, halo_len * tile_inner), [&](int e) {
+      const int j = e / tile_inner, i = e % tile_inner;  // compile-time divisor: a shift and a mask
       const int l = p.l0 - a.offset + j;
-      const bool inside = l >= 0 && l < a.len_in;
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_inner), [&](int i) {
-        if (inside && i < n_inner) {
-          const std::size_t idx = a.in_index(p.outer, l, p.i0 + i);
-          for (int k = 0; k < K; ++k) tile(k, j, i) = in(k, idx);
-        } else {
-          for (int k = 0; k < K; ++k) tile(k, j, i) = fill[k];
-        }
-      });
+      T v[K];
+      if (l >= 0 && l < a.len_in && i < n_inner) {
+        const T* q = src + (first + std::ptrdiff_t(j) * step + i);
+        for (int k = 0; k < K; ++k) v[k] = q[k * plane];
+      } else {
+        for (int k = 0; k < K; ++k) v[k] = fill[k];
+      }
+      for (int k = 0; k < K; ++k) dst[k * tile_plane + e] = v[k];  // tile(k, j, i), LayoutRight
     });
   } else {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, K * halo_len), [&](int kj) {
@@ -129,13 +150,14 @@ KOKKOS_FORCEINLINE_FUNCTION void store_chunk(T* dst, const T (&v)[Chunk], int n)
 
 // Correlation of K staged planes for Chunk consecutive outputs, tap t of plane k starting at
 // first + k * plane_stride + t * tap_stride: acc[k][u] = sum_t w[t] first_k[t * tap_stride + u].
-// All planes in one tap loop: K independent accumulation chains.
-template <int K, int Chunk, class T, class Window>
+// All planes in one tap loop: K independent accumulation chains. Taps: see FixedTaps.hpp.
+template <int K, int Chunk, int Taps, class T, class Window>
 KOKKOS_FORCEINLINE_FUNCTION void correlate_planes(const T* first, std::size_t plane_stride, std::size_t tap_stride,
-                                             const Window& window, T (&acc)[K][Chunk]) {
+                                                  const Window& window, T (&acc)[K][Chunk]) {
   for (int k = 0; k < K; ++k)
     for (int u = 0; u < Chunk; ++u) acc[k][u] = 0;
-  for (int t = 0; t < window.size; ++t) {
+  KSSIM_UNROLL
+  for (int t = 0; t < tap_count<Taps>(window); ++t) {
     const T wt = window.weight[t];
     for (int k = 0; k < K; ++k) {
       const T* r = first + k * plane_stride + t * tap_stride;
@@ -148,21 +170,22 @@ KOKKOS_FORCEINLINE_FUNCTION void correlate_planes(const T* first, std::size_t pl
 // The correlation of K staged planes for a block of Rows x Chunk outputs: tile rows j0 .. j0+Rows-1,
 // columns i0 .. i0+Chunk-1. Each staged row is read once and used for every output row it touches, so a
 // block of Rows outputs costs Rows + window - 1 scratch reads per plane instead of Rows * window.
-template <int K, int Rows, int Chunk, class Scratch, class Window, class T>
+template <int K, int Rows, int Chunk, int Taps, class Scratch, class Window, class T>
 KOKKOS_FORCEINLINE_FUNCTION void correlate_axis_tile(const Scratch& tile, const Window& window, int j0, int i0,
-                                                T (&acc)[K][Rows][Chunk]) {
+                                                     T (&acc)[K][Rows][Chunk]) {
   for (int k = 0; k < K; ++k)
     for (int q = 0; q < Rows; ++q)
       for (int u = 0; u < Chunk; ++u) acc[k][q][u] = 0;
   if constexpr (Rows == 1) {  // hosts: the plain tap loop
     T flat[K][Chunk];
-    correlate_planes(&tile(0, j0, i0), tile.stride(0), tile.stride(1), window, flat);
+    correlate_planes<K, Chunk, Taps>(&tile(0, j0, i0), tile.stride(0), tile.stride(1), window, flat);
     for (int k = 0; k < K; ++k)
       for (int u = 0; u < Chunk; ++u) acc[k][0][u] = flat[k][u];
     return;
   }
-  const int staged = Rows + window.size - 1;
-  for (int s = 0; s < staged; ++s) {
+  const int taps = tap_count<Taps>(window);
+  KSSIM_UNROLL
+  for (int s = 0; s < Rows + taps - 1; ++s) {
     T v[K][Chunk];
     for (int k = 0; k < K; ++k) {
       const T* row = &tile(k, j0 + s, i0);
@@ -171,7 +194,7 @@ KOKKOS_FORCEINLINE_FUNCTION void correlate_axis_tile(const Scratch& tile, const 
     }
     for (int q = 0; q < Rows; ++q) {
       const int t = s - q;  // tap of staged row s for output row q
-      if (t < 0 || t >= window.size) continue;
+      if (t < 0 || t >= taps) continue;
       const T wt = window.weight[t];
       for (int k = 0; k < K; ++k) {
         KSSIM_VECTORIZE
@@ -181,10 +204,10 @@ KOKKOS_FORCEINLINE_FUNCTION void correlate_axis_tile(const Scratch& tile, const 
   }
 }
 
-// The whole compute phase of a pass that only stores its K correlated planes (the H pass of a volume's
-// statistics, and every adjoint axis pass): each team thread takes Rows consecutive outputs along the
-// axis, each vector lane Chunk consecutive contiguous elements.
-template <int K, int Rows, int Chunk, class T, class Team, class Scratch, class Window, class Out>
+// The whole compute phase of a pass that only stores its K correlated planes (every adjoint axis pass):
+// each team thread takes Rows consecutive outputs along the axis, each vector lane Chunk consecutive
+// contiguous elements.
+template <int K, int Rows, int Chunk, int Taps, class T, class Team, class Scratch, class Window, class Out>
 KOKKOS_INLINE_FUNCTION void correlate_and_store_axis_tile(const Team& team, const Scratch& tile, const Window& window,
                                                           const AxisPass& a, const AxisTilePosition& p,
                                                           int tile_len, int tile_inner, const Out& out) {
@@ -195,7 +218,7 @@ KOKKOS_INLINE_FUNCTION void correlate_and_store_axis_tile(const Team& team, cons
       const int i0 = ic * Chunk;
       if (p.i0 + i0 >= a.inner) return;
       T acc[K][Rows][Chunk];
-      correlate_axis_tile(tile, window, j0, i0, acc);
+      correlate_axis_tile<K, Rows, Chunk, Taps>(tile, window, j0, i0, acc);
       const int nu = p.i0 + i0 + Chunk <= a.inner ? Chunk : a.inner - p.i0 - i0;
       for (int q = 0; q < Rows && p.l0 + j0 + q < a.len_out; ++q) {
         const std::size_t idx = a.out_index(p.outer, p.l0 + j0 + q, p.i0 + i0);

@@ -1,12 +1,13 @@
 #pragma once
-// Forward stage 2, the column blur (and, for volumes, the depth blur): correlate the five statistics
-// planes along a strided axis. The last forward pass evaluates the SSIM map there and writes what the
+// Forward stage 2, the column blur (and, for volumes, the depth blur): combine the four moment planes
+// along a strided axis (LocalMoments.hpp). The last forward pass evaluates the SSIM map there and writes what the
 // backward pass needs: the map's partial derivatives (MapFormula.hpp) and one partial sum of the map per
 // team, summed later in a fixed order (Reduction.hpp) so the mean is bitwise reproducible.
 
 #include <kssim/impl/AxisTile.hpp>
 #include <kssim/impl/GaussianWindow.hpp>
 #include <kssim/impl/Geometry.hpp>
+#include <kssim/impl/LocalMoments.hpp>
 #include <kssim/impl/MapFormula.hpp>
 #include <kssim/impl/Views.hpp>
 
@@ -15,7 +16,7 @@
 namespace kssim::impl {
 
 enum class ColumnOutput {
-  Statistics,  // five blurred statistics planes (the H pass of a volume)
+  Statistics,  // four moment planes (the H pass of a volume)
   Map          // map, partial derivatives and per-team sums (the last forward pass)
 };
 
@@ -36,11 +37,11 @@ struct ColumnBlur {
   static constexpr int tile_len = Tiles<ExecSpace, T>::axis_len;
   static constexpr int tile_inner = Tiles<ExecSpace, T>::axis_inner;
   static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
-  static constexpr int chunk = Tiles<ExecSpace, T>::chunk;
+  static constexpr int chunk = Tiles<ExecSpace, T>::axis_chunk;
   static constexpr int rows = Tiles<ExecSpace, T>::axis_rows;
 
-  Planes<T, Mem> in;                         // five statistics planes
-  Planes<T, Mem> out_stats;                  // Statistics: five planes
+  Planes<T, Mem> in;                         // four moment planes
+  Planes<T, Mem> out_stats;                  // Statistics: four moment planes
   OutputView<T, Mem> map;                    // Map: optional (empty View to skip)
   Planes<T, Mem> partials;                   // Map: optional, see PartialPlanes
   PartialPlanes wanted;
@@ -52,20 +53,34 @@ struct ColumnBlur {
   T c1 = 0, c2 = 0;
 
   int halo_len() const { return tile_len + window.size - 1; }
-  std::size_t scratch_bytes() const { return Scratch::shmem_size(5, halo_len(), tile_inner); }
+  std::size_t scratch_bytes() const { return Scratch::shmem_size(moment_planes, halo_len(), tile_inner); }
 
-  KOKKOS_FUNCTION void operator()(const Team& team) const {
+  template <int Taps>  // see FixedTaps.hpp
+  KOKKOS_FUNCTION void run(const Team& team) const {
     const AxisTilePosition p = axis_tile_position(a, team.league_rank(), tile_len, tile_inner);
     const int nc = p.outer / a.outer_per_image;
     const T s1 = shifts(nc, 0), s2 = shifts(nc, 1);
-    // Outside the image every pixel is 0, i.e. -s after recentring, so its blurred statistics are constant.
-    const T fill[5] = {-s1, -s2, s1 * s1, s2 * s2, s1 * s2};
-    Scratch tile(team.team_scratch(int(scratch_level)), 5, tile_len + window.size - 1, tile_inner);
-    stage_axis_tile<5>(team, tile, in, a, p, tile_len + window.size - 1, tile_inner, fill);
+    const OutsideMoments<T> fill(s1, s2);
+    Scratch tile(team.team_scratch(int(scratch_level)), moment_planes, tile_len + window.size - 1, tile_inner);
+    stage_axis_tile<moment_planes, tile_inner>(team, tile, in, a, p, tile_len + window.size - 1, fill.values);
     team.team_barrier();
 
     if constexpr (Output == ColumnOutput::Statistics) {
-      correlate_and_store_axis_tile<5, rows, chunk, T>(team, tile, window, a, p, tile_len, tile_inner, out_stats);
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_len / rows), [&](int jg) {
+        const int j0 = jg * rows;
+        if (p.l0 + j0 >= a.len_out) return;
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_inner / chunk), [&](int ic) {
+          const int i0 = ic * chunk;
+          if (p.i0 + i0 >= a.inner) return;
+          T moments[moment_planes][rows][chunk];
+          combine_axis_tile<rows, chunk, Taps>(tile, window, j0, i0, moments);
+          const int nu = valid_in_chunk(p, i0);
+          for (int q = 0; q < rows && p.l0 + j0 + q < a.len_out; ++q) {
+            const std::size_t idx = a.out_index(p.outer, p.l0 + j0 + q, p.i0 + i0);
+            for (int k = 0; k < moment_planes; ++k) store_chunk<chunk>(&out_stats(k, idx), moments[k][q], nu);
+          }
+        });
+      });
     } else {
       double team_sum = 0;
       Kokkos::parallel_reduce(
@@ -79,7 +94,7 @@ struct ColumnBlur {
                   [&](int ic, double& sum) {
                     const int i0 = ic * chunk;
                     if (p.i0 + i0 >= a.inner) return;
-                    sum += evaluate(tile, p, j0, i0, s1, s2);
+                    sum += evaluate<Taps>(tile, p, j0, i0, s1, s2);
                   },
                   lane_sum);
             }
@@ -97,10 +112,11 @@ struct ColumnBlur {
   // Map values of one block of outputs (tile rows j0.., tile columns i0..); writes the map and the partial
   // derivatives if wanted, and returns the block's sum of map values. The formula runs branch-free over
   // whole chunks (vectorised on hosts); only the stores stop at the edge of the image.
+  template <int Taps>
   KOKKOS_FORCEINLINE_FUNCTION double evaluate(const Scratch& tile, const AxisTilePosition& p, int j0, int i0, T s1,
                                          T s2) const {
-    T acc[5][rows][chunk];
-    correlate_axis_tile(tile, window, j0, i0, acc);
+    T acc[moment_planes][rows][chunk];
+    combine_axis_tile<rows, chunk, Taps>(tile, window, j0, i0, acc);
     const int nu = valid_in_chunk(p, i0);
     double sum = 0;
     for (int q = 0; q < rows; ++q) {
@@ -112,8 +128,8 @@ struct ColumnBlur {
         T d_var[chunk], d_cov[chunk], d_m1[chunk], d_m2[chunk];
         KSSIM_VECTORIZE
         for (int u = 0; u < chunk; ++u) {
-          const MapAndPartials<T> r = ssim_map_and_partials(acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u],
-                                                            acc[4][q][u], s1, s2, c1, c2);
+          const MapAndPartials<T> r =
+              ssim_map_and_partials(acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u], s1, s2, c1, c2);
           value[u] = r.map;
           d_var[u] = r.d_var;
           d_cov[u] = r.d_cov;
@@ -127,8 +143,7 @@ struct ColumnBlur {
       } else {
         KSSIM_VECTORIZE
         for (int u = 0; u < chunk; ++u)
-          value[u] = ssim_map_value(acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u], acc[4][q][u], s1, s2,
-                                    c1, c2);
+          value[u] = ssim_map_value(acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u], s1, s2, c1, c2);
       }
       if (map.data() != nullptr) store_map(p.outer, std::size_t(l) * a.inner + p.i0 + i0, value, nu);
       for (int u = 0; u < chunk; ++u)
@@ -153,10 +168,12 @@ void column_blur(const ExecSpace& exec, const Options& opts, ColumnBlur<ExecSpac
   // The map pass holds the statistics of several outputs and the map formula's temporaries: ask for four
   // teams per multiprocessor (64 registers per float thread) rather than the compiler's two.
   constexpr int min_teams = Output == ColumnOutput::Map ? int(16 / sizeof(T)) : 1;
-  auto policy = make_team_policy<min_teams>(exec, k.a.league_size(), K::tile_len, K::tile_inner, Tiles<ExecSpace, T>::scratch_level, k.scratch_bytes(), opts, k,
-                                 Kokkos::ParallelForTag{});
-  Kokkos::parallel_for(Output == ColumnOutput::Map ? "kssim::column_blur_map" : "kssim::column_blur_stats", policy,
-                       k);
+  with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
+    auto policy = make_team_policy<min_teams>(exec, k.a.league_size(), K::tile_len, K::tile_inner, K::scratch_level,
+                                              k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});
+    Kokkos::parallel_for(Output == ColumnOutput::Map ? "kssim::column_blur_map" : "kssim::column_blur_stats",
+                         policy, kernel);
+  });
 }
 
 }  // namespace kssim::impl

@@ -18,14 +18,15 @@ struct Geometry {
   int od = 1, oh = 0, ow = 0;             // map extents
   int window = 11;
   int pad = 0;          // left padding of the forward correlation: 0 (valid) or window/2 (same)
+  int row_pitch = 0;    // elements from one row of the row-pass planes to the next: Wo, or more (Plan.hpp)
   bool volumetric = false;
 
   KOKKOS_INLINE_FUNCTION int images() const { return n * c; }  // number of (n, c) slices
   std::size_t input_size() const { return std::size_t(images()) * d * h * w; }
   std::size_t map_size() const { return std::size_t(images()) * od * oh * ow; }
   std::size_t map_size_per_image() const { return std::size_t(od) * oh * ow; }
-  // Planes after the row pass (along W): (NC, D, H, Wo).
-  std::size_t row_plane_size() const { return std::size_t(images()) * d * h * ow; }
+  // Planes after the row pass (along W): (NC, D, H, Wo), rows row_pitch elements apart.
+  std::size_t row_plane_size() const { return std::size_t(images()) * d * h * row_pitch; }
   // Planes after the column pass of a volume (along H): (NC, D, Ho, Wo).
   std::size_t column_plane_size() const { return std::size_t(images()) * d * oh * ow; }
 };
@@ -56,6 +57,7 @@ Geometry make_geometry(const std::array<int, Rank>& e, const Options& opts) {
   g.w = e[Rank - 1];
   g.window = opts.window_size;
   g.pad = opts.padding == Padding::Valid ? 0 : opts.window_size / 2;
+  g.row_pitch = g.ow;
   for (int i = 0; i < Rank; ++i) {
     if (e[i] <= 0)
       throw std::invalid_argument("kssim: images must not be empty, got extents " + shape_string(e.data(), Rank));

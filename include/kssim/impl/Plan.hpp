@@ -19,13 +19,22 @@
 
 namespace kssim::impl {
 
+// The geometry with the row-pass planes' rows padded to a whole number of row chunks, so that every chunk
+// of a row pass starts aligned (vector stores on GPUs).
+template <class ExecSpace, class T>
+Geometry row_pitched(Geometry g) {
+  constexpr int chunk = Tiles<ExecSpace, T>::row_chunk;
+  g.row_pitch = ceil_div(g.ow, chunk) * chunk;
+  return g;
+}
+
 template <class ExecSpace, class T>
 class Plan {
  public:
   using Mem = typename ExecSpace::memory_space;
 
   Plan(const ExecSpace& exec, const Geometry& g, const Options& opts, PartialPlanes wanted)
-      : g_(g), opts_(opts), wanted_(wanted) {
+      : g_(row_pitched<ExecSpace, T>(g)), opts_(opts), wanted_(wanted) {
     window_ = make_gaussian_window<T>(opts.window_size, opts.sigma);
     reversed_ = window_.reversed();
     c1_ = T((opts.k1 * opts.data_range) * (opts.k1 * opts.data_range));
@@ -33,6 +42,7 @@ class Plan {
     constexpr int tl = Tiles<ExecSpace, T>::axis_len, ti = Tiles<ExecSpace, T>::axis_inner;
 
     column_ = AxisPass{g.images() * g.d, g.h, g.oh, g.ow, g.pad, g.d};
+    column_.set_steps(g_.row_pitch, g.ow);
     column_.set_tiles(tl, ti);
     adjoint_column_ = column_.adjoint(g.window);
     adjoint_column_.set_tiles(tl, ti);
@@ -45,11 +55,11 @@ class Plan {
     const AxisPass& last = g.volumetric ? depth_ : column_;
 
     shifts_ = Kokkos::View<T* [2], Mem>(Kokkos::view_alloc(exec, "kssim::shifts"), g.images());
-    row_stats_ = Planes<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::row_stats"), 5,
-                                g.row_plane_size());
+    row_stats_ = Planes<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::row_stats"), moment_planes,
+                                g_.row_plane_size());
     if (g.volumetric)
       column_stats_ = Planes<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::column_stats"),
-                                     5, g.column_plane_size());
+                                     moment_planes, g.column_plane_size());
     if (wanted.any())
       partials_ = Planes<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::partials"),
                                  wanted.count(), g.map_size());

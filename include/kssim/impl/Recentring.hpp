@@ -24,6 +24,7 @@ namespace kssim::impl {
 struct RecentringProbes {
   static constexpr long long outward = 64;   // neighbours on each side of the centre, in row-major order
   static constexpr long long spread = 1024;  // then this many samples spread evenly over the slice
+  static constexpr int signs = 16;            // samples spread over the slice for the straddle test
 };
 
 // The recentring sample of slice (n, c) of v: see the file's comment.
@@ -35,15 +36,23 @@ KOKKOS_INLINE_FUNCTION typename View::non_const_value_type recentring_sample(con
   const I hw = I(g.h) * g.w, size = I(g.d) * hw;
   const I centre = (I(g.d / 2) * g.h + g.h / 2) * g.w + g.w / 2;
   auto at = [&](const I i) -> T { return v(n, c, int(i / hw), int(i % hw / g.w), int(i % g.w)); };
+  // The straddle test: independent loads, issued together.
+  bool negative = false, positive = false;
+  for (int j = 0; j < RecentringProbes::signs; ++j) {
+    const T p = at(I(j) * size / RecentringProbes::signs + size / (2 * RecentringProbes::signs));
+    negative = negative || p < T(0);  // false for NaN
+    positive = positive || p > T(0);
+  }
+  auto shift_for = [&](const T s) { return (negative || s < T(0)) && (positive || s > T(0)) ? T(0) : s; };
   T s = at(centre);
-  if (Kokkos::isfinite(s)) return s;
+  if (Kokkos::isfinite(s)) return shift_for(s);
   for (I k = 1; k <= RecentringProbes::outward; ++k) {
-    if (centre + k < size && Kokkos::isfinite(s = at(centre + k))) return s;
-    if (centre - k >= 0 && Kokkos::isfinite(s = at(centre - k))) return s;
+    if (centre + k < size && Kokkos::isfinite(s = at(centre + k))) return shift_for(s);
+    if (centre - k >= 0 && Kokkos::isfinite(s = at(centre - k))) return shift_for(s);
   }
   const I probes = size < RecentringProbes::spread ? size : RecentringProbes::spread;
   for (I j = 0; j < probes; ++j)
-    if (Kokkos::isfinite(s = at(j * size / probes))) return s;
+    if (Kokkos::isfinite(s = at(j * size / probes))) return shift_for(s);
   return T(0);
 }
 

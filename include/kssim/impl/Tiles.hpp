@@ -29,16 +29,67 @@ struct Tiles {
   // GPU tiles live in level-0 scratch (shared memory). Host backends cap level 0 at 32 KiB per team, while
   // both levels are plain cache-resident memory there, so the longer host tiles use level 1.
   static constexpr int scratch_level = gpu ? 0 : 1;
-  // Consecutive outputs each vector lane computes. On GPUs one (lanes are threads, and consecutive lanes
-  // give conflict-free scratch reads and coalesced stores); on hosts a fixed-size innermost loop over
-  // consecutive outputs is what the compiler vectorises.
-  static constexpr int chunk = gpu ? 1 : int(64 / sizeof(T));  // hosts: two 256-bit vectors
+  // Consecutive outputs each vector lane computes. Hosts: a fixed-size innermost loop over consecutive
+  // outputs is what the compiler vectorises (two 256-bit vectors). GPUs: in row passes four, so that
+  // each staged sample is loaded once for all the outputs whose windows cover it (the loops unroll with a
+  // fixed tap count, FixedTaps.hpp); in axis passes one (consecutive lanes give conflict-free scratch
+  // reads and coalesced stores, and axis_rows below does the reuse).
+  static constexpr int row_chunk = gpu ? 4 : int(64 / sizeof(T));
+  static constexpr int axis_chunk = gpu ? 1 : int(64 / sizeof(T));
   // Consecutive outputs along the axis of a column/depth pass each team thread computes, reusing every
   // staged row for all of them (registers instead of repeated scratch reads). Hosts: one, so the tap loop
   // has no bounds test and the accumulators of all planes fit the 16 vector registers of AVX2.
   static constexpr int axis_rows = gpu ? 4 : 1;
-  static_assert(row_cols % chunk == 0 && axis_inner % chunk == 0 && axis_len % axis_rows == 0);
+  static_assert(row_cols % row_chunk == 0 && axis_inner % axis_chunk == 0 && axis_len % axis_rows == 0);
 };
+
+// Scratch tiles of the row passes. On GPUs each lane reads the staged samples of its row_chunk
+// consecutive outputs as aligned vectors (128-bit loads: a quarter of the load instructions, and no bank
+// conflicts, which scalar loads at a stride of row_chunk words have): rows are padded to a multiple of
+// row_chunk elements and the tile is aligned to a chunk's bytes.
+template <class ExecSpace, class T>
+struct RowScratch {
+  using Scratch = Kokkos::View<T***, Kokkos::LayoutRight, typename ExecSpace::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  static constexpr int chunk = Tiles<ExecSpace, T>::row_chunk;
+  static constexpr std::size_t align = chunk * sizeof(T);
+  KOKKOS_INLINE_FUNCTION static constexpr int pitch(int count) { return (count + chunk - 1) / chunk * chunk; }
+  static std::size_t bytes(int planes, int rows, int count) {
+    return std::size_t(planes) * rows * pitch(count) * sizeof(T) + align;  // + alignment slack
+  }
+  template <class Team>
+  KOKKOS_INLINE_FUNCTION static Scratch allocate(const Team& team, int planes, int rows, int count) {
+    const std::size_t size = std::size_t(planes) * rows * pitch(count) * sizeof(T);
+    void* p = team.team_scratch(int(Tiles<ExecSpace, T>::scratch_level)).get_shmem_aligned(size, std::ptrdiff_t(align));
+    return Scratch(static_cast<T*>(p), planes, rows, pitch(count));
+  }
+};
+
+// v[0 .. N) = p[0 .. N) for p aligned to 4 * sizeof(T) bytes, as N/4 vector loads of four elements
+// (compilers do not merge the scalar loads of an unrolled loop into vector loads on their own).
+template <int N, class T>
+KOKKOS_FORCEINLINE_FUNCTION void load_quads(const T* p, T (&v)[N]) {
+  static_assert(N % 4 == 0);
+  struct alignas(4 * sizeof(T)) Quad {
+    T e[4];
+  };
+  const Quad* q = reinterpret_cast<const Quad*>(p);
+  for (int k = 0; k < N / 4; ++k) {
+    const Quad x = q[k];
+    for (int u = 0; u < 4; ++u) v[4 * k + u] = x.e[u];
+  }
+}
+
+// p[0 .. N) = v[0 .. N) for p aligned to 4 * sizeof(T) bytes, as N/4 vector stores.
+template <int N, class T>
+KOKKOS_FORCEINLINE_FUNCTION void store_quads(T* p, const T (&v)[N]) {
+  static_assert(N % 4 == 0);
+  struct alignas(4 * sizeof(T)) Quad {
+    T e[4];
+  };
+  Quad* q = reinterpret_cast<Quad*>(p);
+  for (int k = 0; k < N / 4; ++k) q[k] = Quad{{v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]}};
+}
 
 // A TeamPolicy for `league` teams of a tile with `tile_rows` rows (team threads) and `tile_inner`
 // contiguous elements (vector lanes). Options::team_size / vector_length override the backend's choice;

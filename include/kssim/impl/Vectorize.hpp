@@ -11,3 +11,12 @@
 #else
 #define KSSIM_VECTORIZE
 #endif
+
+// KSSIM_UNROLL before a GPU loop whose trip count is a compile-time constant: unrolled completely, so
+// small arrays indexed by the loop stay in registers and window weights become constant operands.
+// Empty on hosts (the vectorised loops above are the ones that matter there).
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define KSSIM_UNROLL _Pragma("unroll")
+#else
+#define KSSIM_UNROLL
+#endif
