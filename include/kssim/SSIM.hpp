@@ -44,8 +44,7 @@ class SSIM {
         extents_(extents),
         plan_(exec, impl::make_geometry<Rank>(extents, opts), opts,
               impl::PartialPlanes{gradients == Gradients::Image1 || gradients == Gradients::Both,
-                                  gradients == Gradients::Image2 || gradients == Gradients::Both}),
-        mean_(Kokkos::view_alloc(exec, "kssim::SSIM::mean")) {}
+                                  gradients == Gradients::Image2 || gradients == Gradients::Both}) {}
 
   const std::array<int, Rank>& extents() const { return extents_; }
 
@@ -68,16 +67,15 @@ class SSIM {
     x_ = impl::as_rank5<impl::InputView<ValueType, memory_space>>(img1);
     y_ = impl::as_rank5<impl::InputView<ValueType, memory_space>>(img2);
     plan_.forward(exec_, x_, y_, map5);
-    impl::write_mean(exec_, plan_.total(), double(plan_.geometry().map_size()), mean_);
     has_forward_ = true;
   }
 
   // Mean SSIM of the last forward(), on the device.
-  Kokkos::View<const double, memory_space> value() const { return mean_; }
+  Kokkos::View<const double, memory_space> value() const { return plan_.mean(); }
   // The same, copied to the host (synchronises).
   double value_on_host() const {
     double v = 0;
-    Kokkos::deep_copy(exec_, v, mean_);
+    Kokkos::deep_copy(exec_, v, plan_.mean());
     exec_.fence("kssim::SSIM::value_on_host");
     return v;
   }
@@ -132,7 +130,6 @@ class SSIM {
   ExecutionSpace exec_;
   std::array<int, Rank> extents_;
   impl::Plan<ExecutionSpace, ValueType> plan_;
-  Kokkos::View<double, memory_space> mean_;
   impl::InputView<ValueType, memory_space> x_, y_;
   bool has_forward_ = false;
 };

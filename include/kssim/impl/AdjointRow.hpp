@@ -118,7 +118,7 @@ struct AdjointRow {
         const int j0 = jc * chunk;
         if (col0 + j0 >= g.w) return;
         T acc[K][chunk], xs[chunk], ys[chunk];
-        if constexpr (Tiles<ExecSpace, T>::gpu && Taps > 0) {
+        if constexpr (Tiles<ExecSpace, T>::gpu && Taps > 0 && chunk % 4 == 0) {
           // Staged rows into registers with vector loads (rows aligned to a chunk: RowScratch in Tiles.hpp),
           // then every multiply-add from registers.
           constexpr int staged = (chunk + Taps - 1 + 3) / 4 * 4;

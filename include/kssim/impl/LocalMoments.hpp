@@ -62,7 +62,7 @@ KOKKOS_FORCEINLINE_FUNCTION void row_moments(const T* xs, const T* ys, const Win
     c2[u] = SharedCentre ? ys[(Chunk - 1) / 2 + taps / 2] : ys[u + taps / 2];
     a1[u] = a2[u] = spread[u] = cross[u] = 0;
   }
-  if constexpr (SharedCentre && Taps > 0) {
+  if constexpr (SharedCentre && Taps > 0 && Chunk % 4 == 0) {
     // GPUs, fixed tap count: the staged pixels into registers with vector loads (xs, ys are aligned to a
     // chunk, RowScratch in Tiles.hpp), then every multiply-add from registers.
     constexpr int staged = (Chunk + Taps - 1 + 3) / 4 * 4;
@@ -89,6 +89,7 @@ KOKKOS_FORCEINLINE_FUNCTION void row_moments(const T* xs, const T* ys, const Win
       }
     }
   } else if constexpr (SharedCentre) {
+    KSSIM_UNROLL
     for (int s = 0; s < Chunk + taps - 1; ++s) {
       const T d1 = xs[s] - c1[0], d2 = ys[s] - c2[0];
       const T sq = d1 * d1 + d2 * d2, pr = d1 * d2;

@@ -66,12 +66,14 @@ class Plan {
     tile_sums_ = Kokkos::View<double*, Mem>(Kokkos::view_alloc(exec, "kssim::tile_sums"), last.league_size());
     image_sums_ = Kokkos::View<double*, Mem>(Kokkos::view_alloc(exec, "kssim::image_sums"), g.images());
     total_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::total"));
+    mean_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::mean"));
   }
 
   const Geometry& geometry() const { return g_; }
   PartialPlanes wanted() const { return wanted_; }
   // Sum of the map over all slices, and per (n, c) slice, from the last forward().
   Kokkos::View<const double, Mem> total() const { return total_; }
+  Kokkos::View<const double, Mem> mean() const { return mean_; }  // total / map pixels
   Kokkos::View<const double*, Mem> image_sums() const { return image_sums_; }
 
   // Forward stages. `map` may be empty. Partial derivatives are written when the plan wants gradients.
@@ -107,7 +109,7 @@ class Plan {
     last.c2 = c2_;
     column_blur(exec, opts_, last);
     reduce_tile_sums(exec, Kokkos::View<const double*, Mem>(tile_sums_), last.a.tiles_per_outer(), image_sums_,
-                     total_);
+                     total_, mean_, double(g_.map_size()));
   }
 
   // Backward stages: d(upstream * mean)/dx and /dy from the partials of the last forward(). `scale` is a host
@@ -161,7 +163,7 @@ class Plan {
   Kokkos::View<T* [2], Mem> shifts_;
   Planes<T, Mem> row_stats_, column_stats_, partials_;
   Kokkos::View<double*, Mem> tile_sums_, image_sums_;
-  Kokkos::View<double, Mem> total_;
+  Kokkos::View<double, Mem> total_, mean_;
 };
 
 }  // namespace kssim::impl

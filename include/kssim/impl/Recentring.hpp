@@ -36,15 +36,17 @@ KOKKOS_INLINE_FUNCTION typename View::non_const_value_type recentring_sample(con
   const I hw = I(g.h) * g.w, size = I(g.d) * hw;
   const I centre = (I(g.d / 2) * g.h + g.h / 2) * g.w + g.w / 2;
   auto at = [&](const I i) -> T { return v(n, c, int(i / hw), int(i % hw / g.w), int(i % g.w)); };
-  // The straddle test: independent loads, issued together.
+  // The straddle test: samples on a scattered grid (no 64-bit divisions), independent loads issued together.
   bool negative = false, positive = false;
-  for (int j = 0; j < RecentringProbes::signs; ++j) {
-    const T p = at(I(j) * size / RecentringProbes::signs + size / (2 * RecentringProbes::signs));
+  constexpr int m = RecentringProbes::signs;
+  for (int j = 0; j < m; ++j) {
+    const auto spot = [&](const int k, const int n) { return int((2 * I(k) + 1) * n / (2 * m)); };
+    const T p = v(n, c, spot(j, g.d), spot((5 * j) % m, g.h), spot((11 * j) % m, g.w));
     negative = negative || p < T(0);  // false for NaN
     positive = positive || p > T(0);
   }
   auto shift_for = [&](const T s) { return (negative || s < T(0)) && (positive || s > T(0)) ? T(0) : s; };
-  T s = at(centre);
+  T s = v(n, c, g.d / 2, g.h / 2, g.w / 2);  // the centre
   if (Kokkos::isfinite(s)) return shift_for(s);
   for (I k = 1; k <= RecentringProbes::outward; ++k) {
     if (centre + k < size && Kokkos::isfinite(s = at(centre + k))) return shift_for(s);
@@ -62,10 +64,9 @@ void compute_shifts(const ExecSpace& exec, const Geometry& g, const InputView<T,
                     const Kokkos::View<T* [2], typename ExecSpace::memory_space>& shifts) {
   const int channels = g.c;
   Kokkos::parallel_for(
-      "kssim::recentring_shifts", Kokkos::RangePolicy<ExecSpace>(exec, 0, g.images()), KOKKOS_LAMBDA(int nc) {
-        const int n = nc / channels, c = nc % channels;
-        shifts(nc, 0) = recentring_sample(x, n, c, g);
-        shifts(nc, 1) = recentring_sample(y, n, c, g);
+      "kssim::recentring_shifts", Kokkos::RangePolicy<ExecSpace>(exec, 0, 2 * g.images()), KOKKOS_LAMBDA(int k) {
+        const int nc = k / 2, n = nc / channels, c = nc % channels;
+        shifts(nc, k % 2) = recentring_sample(k % 2 ? y : x, n, c, g);
       });
 }
 

@@ -96,7 +96,7 @@ struct RowBlur {
         const int nu = col0 + j0 + chunk <= g.ow ? chunk : g.ow - col0 - j0;
         const std::size_t idx = base + col0 + j0;
         bool stored = false;
-        if constexpr (Tiles<ExecSpace, T>::gpu) {  // rows padded to whole chunks: aligned vector stores
+        if constexpr (Tiles<ExecSpace, T>::gpu && chunk % 4 == 0) {  // rows padded to whole chunks: vector stores
           if (nu == chunk && g.row_pitch % chunk == 0) {
             for (int k = 0; k < moment_planes; ++k) store_quads(&stats(k, idx), m[k]);
             stored = true;

@@ -30,11 +30,13 @@ struct Tiles {
   // both levels are plain cache-resident memory there, so the longer host tiles use level 1.
   static constexpr int scratch_level = gpu ? 0 : 1;
   // Consecutive outputs each vector lane computes. Hosts: a fixed-size innermost loop over consecutive
-  // outputs is what the compiler vectorises (two 256-bit vectors). GPUs: in row passes four, so that
-  // each staged sample is loaded once for all the outputs whose windows cover it (the loops unroll with a
-  // fixed tap count, FixedTaps.hpp); in axis passes one (consecutive lanes give conflict-free scratch
-  // reads and coalesced stores, and axis_rows below does the reuse).
-  static constexpr int row_chunk = gpu ? 4 : int(64 / sizeof(T));
+  // outputs is what the compiler vectorises (two 256-bit vectors). GPUs: in float row passes four, so
+  // that each staged sample is loaded once for all the outputs whose windows cover it (the loops unroll
+  // with a fixed tap count, FixedTaps.hpp; 128-bit loads and stores); in double row passes one (four
+  // outputs' accumulators and samples cost more registers than the reuse saves: 207 vs 122 us measured);
+  // in axis passes one (consecutive lanes give conflict-free scratch reads and coalesced stores, and
+  // axis_rows below does the reuse).
+  static constexpr int row_chunk = gpu ? (sizeof(T) == 4 ? 4 : 1) : int(64 / sizeof(T));
   static constexpr int axis_chunk = gpu ? 1 : int(64 / sizeof(T));
   // Consecutive outputs along the axis of a column/depth pass each team thread computes, reusing every
   // staged row for all of them (registers instead of repeated scratch reads). Hosts: one, so the tap loop
