@@ -48,10 +48,11 @@ KOKKOS_FORCEINLINE_FUNCTION void finish_moments(T c1, T c2, T a1, T a2, T spread
 
 // The moments of a row pass for Chunk consecutive outputs from staged recentred pixels: output u
 // correlates xs[u .. u + taps - 1] (and ys). Two forms of the same sums:
-//  - SharedCentre (GPUs): the Chunk outputs share one centre, the pixel at the middle of their windows
-//    (within Chunk/2 pixels of each window's own centre), so every staged pixel's deviations and
-//    products are formed once and reused by all the outputs it touches;
-//  - otherwise (hosts): each output subtracts its own window's centre; the loops vectorise over outputs.
+//  - SharedCentre (GPUs with a compile-time tap count): the Chunk outputs share one centre, the pixel at
+//    the middle of their windows (within Chunk/2 pixels of each window's own centre), so every staged
+//    pixel's deviations and products are formed once and reused by all the outputs it touches;
+//  - otherwise (hosts, and GPUs for other windows): each output subtracts its own window's centre; the
+//    loops vectorise over outputs.
 template <int Chunk, int Taps, bool SharedCentre, class T, class Window>
 KOKKOS_FORCEINLINE_FUNCTION void row_moments(const T* xs, const T* ys, const Window& window,
                                              T (&out)[moment_planes][Chunk]) {
@@ -123,18 +124,24 @@ KOKKOS_FORCEINLINE_FUNCTION void row_moments(const T* xs, const T* ys, const Win
 
 // Combines the staged moments of a block of Rows x Chunk outputs along a strided axis: tile rows
 // j0 .. j0+Rows-1 (output q uses staged rows j0+q .. j0+q+window-1), columns i0 .. i0+Chunk-1.
-// The Rows outputs of a column share one centre, the staged row at the middle of their windows: it is
-// within Rows/2 rows of each window's own centre, and sharing it lets every staged row's deviations be
-// formed once and reused by all Rows outputs (registers instead of repeated scratch reads).
+// With a compile-time tap count the Rows outputs of a column share one centre, the staged row at the
+// middle of their windows: it is within Rows/2 rows of each window's own centre, and sharing it lets
+// every staged row's deviations be formed once and reused by all Rows outputs.
 template <int Rows, int Chunk, int Taps, class Scratch, class Window, class T>
 KOKKOS_FORCEINLINE_FUNCTION void combine_axis_tile(const Scratch& tile, const Window& window, int j0, int i0,
                                                    T (&out)[moment_planes][Rows][Chunk]) {
   const int taps = tap_count<Taps>(window);
-  const int centre = j0 + (Rows - 1) / 2 + taps / 2;
-  T c1[Chunk], c2[Chunk];
-  for (int u = 0; u < Chunk; ++u) {
-    c1[u] = tile(0, centre, i0 + u);
-    c2[u] = tile(1, centre, i0 + u);
+  // The shared centre is for the common windows (a compile-time tap count, FixedTaps.hpp), where its
+  // savings count; other windows, which include very narrow Gaussians (sigma 0.3, nearly a delta: a
+  // centre two rows off then costs ~10x in precision), subtract each output's own centre.
+  constexpr bool shared = Taps > 0 || Rows == 1;
+  T c1[Rows][Chunk], c2[Rows][Chunk];
+  for (int q = 0; q < Rows; ++q) {
+    const int centre = shared ? j0 + (Rows - 1) / 2 + taps / 2 : j0 + q + taps / 2;
+    for (int u = 0; u < Chunk; ++u) {
+      c1[q][u] = tile(0, centre, i0 + u);
+      c2[q][u] = tile(1, centre, i0 + u);
+    }
   }
   T acc[moment_planes][Rows][Chunk];
   for (int k = 0; k < moment_planes; ++k)
@@ -142,36 +149,51 @@ KOKKOS_FORCEINLINE_FUNCTION void combine_axis_tile(const Scratch& tile, const Wi
       for (int u = 0; u < Chunk; ++u) acc[k][q][u] = 0;
   KSSIM_UNROLL
   for (int s = 0; s < Rows + taps - 1; ++s) {
-    // This staged row's deviations and spreads, formed once for every output that uses it.
     const T* m1 = &tile(0, j0 + s, i0);
     const T* m2 = &tile(1, j0 + s, i0);
     const T* vs = &tile(2, j0 + s, i0);
     const T* cv = &tile(3, j0 + s, i0);
-    T d1[Chunk], d2[Chunk], spread[Chunk], cross[Chunk];
-    KSSIM_VECTORIZE
-    for (int u = 0; u < Chunk; ++u) {
-      d1[u] = m1[u] - c1[u];
-      d2[u] = m2[u] - c2[u];
-      spread[u] = vs[u] + d1[u] * d1[u] + d2[u] * d2[u];
-      cross[u] = cv[u] + d1[u] * d2[u];
-    }
-    for (int q = 0; q < Rows; ++q) {
-      const int t = s - q;  // tap of staged row s for output q
-      if (t < 0 || t >= taps) continue;
-      const T wt = window.weight[t];
+    if constexpr (shared) {
+      // This staged row's deviations and spreads, formed once for every output that uses it.
+      T d1[Chunk], d2[Chunk], spread[Chunk], cross[Chunk];
       KSSIM_VECTORIZE
       for (int u = 0; u < Chunk; ++u) {
-        acc[0][q][u] += wt * d1[u];
-        acc[1][q][u] += wt * d2[u];
-        acc[2][q][u] += wt * spread[u];
-        acc[3][q][u] += wt * cross[u];
+        d1[u] = m1[u] - c1[0][u];
+        d2[u] = m2[u] - c2[0][u];
+        spread[u] = vs[u] + d1[u] * d1[u] + d2[u] * d2[u];
+        cross[u] = cv[u] + d1[u] * d2[u];
+      }
+      for (int q = 0; q < Rows; ++q) {
+        const int t = s - q;  // tap of staged row s for output q
+        if (t < 0 || t >= taps) continue;
+        const T wt = window.weight[t];
+        KSSIM_VECTORIZE
+        for (int u = 0; u < Chunk; ++u) {
+          acc[0][q][u] += wt * d1[u];
+          acc[1][q][u] += wt * d2[u];
+          acc[2][q][u] += wt * spread[u];
+          acc[3][q][u] += wt * cross[u];
+        }
+      }
+    } else {
+      for (int q = 0; q < Rows; ++q) {
+        const int t = s - q;
+        if (t < 0 || t >= taps) continue;
+        const T wt = window.weight[t];
+        for (int u = 0; u < Chunk; ++u) {
+          const T d1 = m1[u] - c1[q][u], d2 = m2[u] - c2[q][u];
+          acc[0][q][u] += wt * d1;
+          acc[1][q][u] += wt * d2;
+          acc[2][q][u] += wt * (vs[u] + d1 * d1 + d2 * d2);
+          acc[3][q][u] += wt * (cv[u] + d1 * d2);
+        }
       }
     }
   }
   for (int q = 0; q < Rows; ++q) {
     KSSIM_VECTORIZE
     for (int u = 0; u < Chunk; ++u)
-      finish_moments(c1[u], c2[u], acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u], out[0][q][u],
+      finish_moments(c1[q][u], c2[q][u], acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u], out[0][q][u],
                      out[1][q][u], out[2][q][u], out[3][q][u]);
   }
 }

@@ -92,7 +92,9 @@ struct RowBlur {
         const int j0 = jc * chunk;
         if (col0 + j0 >= g.ow) return;
         T m[moment_planes][chunk];
-        row_moments<chunk, Taps, Tiles<ExecSpace, T>::gpu>(&tile(0, i, j0), &tile(1, i, j0), window, m);
+        // GPUs with a fixed tap count share one centre per chunk; other windows (very narrow Gaussians among
+        // them) subtract each output's own centre: see row_moments.
+        row_moments<chunk, Taps, Tiles<ExecSpace, T>::gpu && (Taps > 0)>(&tile(0, i, j0), &tile(1, i, j0), window, m);
         const int nu = col0 + j0 + chunk <= g.ow ? chunk : g.ow - col0 - j0;
         const std::size_t idx = base + col0 + j0;
         bool stored = false;
