@@ -401,6 +401,14 @@ inline Case random_case(std::uint64_t seed, int index, bool wide = false, double
       y = plus_noise(x, mix(dseed, 4), noise * L);
     return Data{float_exact(x), float_exact(y)};
   };
+  // Known float limit (README.md): an affine pair through a window of 21+ taps. The gradient is then a
+  // difference of terms several times larger (the structure term's derivatives nearly cancel for
+  // y ~ a x), and the window sums of ~500-1000 float products carry the error that difference amplifies:
+  // gradients up to ~2e-5 (1 case in ~1000 of this distribution).
+  if (distortion == 1 && c.ro.window >= 21) {
+    c.float_slack = 3;
+    c.limit = "affine pair, window of 21+ taps: the float gradient is a difference of larger terms";
+  }
   if (pick(0, 7) == 0) {  // launch-shape overrides (host backends only)
     c.team_size = pick(1, 2);
     c.vector_length = 1 << pick(0, 2);
