@@ -1,8 +1,8 @@
 #pragma once
 // Forward stage 2, the column blur (and, for volumes, the depth blur): combine the four moment planes
-// along a strided axis (LocalMoments.hpp). The last forward pass evaluates the SSIM map there and writes what the
-// backward pass needs: the map's partial derivatives (MapFormula.hpp) and one partial sum of the map per
-// team, summed later in a fixed order (Reduction.hpp) so the mean is bitwise reproducible.
+// along a strided axis (LocalMoments.hpp). The last forward pass evaluates the SSIM map there and writes
+// what the backward pass needs: the map's partial derivatives (MapFormula.hpp) and one partial sum of the
+// map per team, summed later in a fixed order (Reduction.hpp) so the mean is bitwise reproducible.
 
 #include <kssim/impl/AxisTile.hpp>
 #include <kssim/impl/GaussianWindow.hpp>

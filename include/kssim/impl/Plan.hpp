@@ -55,8 +55,8 @@ class Plan {
     const AxisPass& last = g.volumetric ? depth_ : column_;
 
     shifts_ = Kokkos::View<T* [2], Mem>(Kokkos::view_alloc(exec, "kssim::shifts"), g.images());
-    row_stats_ = Planes<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::row_stats"), moment_planes,
-                                g_.row_plane_size());
+    row_stats_ = Planes<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::row_stats"),
+                                moment_planes, g_.row_plane_size());
     if (g.volumetric)
       column_stats_ = Planes<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::column_stats"),
                                      moment_planes, g.column_plane_size());
