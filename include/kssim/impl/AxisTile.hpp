@@ -204,13 +204,14 @@ KOKKOS_FORCEINLINE_FUNCTION void correlate_axis_tile(const Scratch& tile, const 
   }
 }
 
-// The whole compute phase of a pass that only stores its K correlated planes (every adjoint axis pass):
-// each team thread takes Rows consecutive outputs along the axis, each vector lane Chunk consecutive
-// contiguous elements.
-template <int K, int Rows, int Chunk, int Taps, class T, class Team, class Scratch, class Window, class Out>
-KOKKOS_INLINE_FUNCTION void correlate_and_store_axis_tile(const Team& team, const Scratch& tile, const Window& window,
-                                                          const AxisPass& a, const AxisTilePosition& p,
-                                                          int tile_len, int tile_inner, const Out& out) {
+// The whole compute phase of a pass that stores K planes per output: each team thread takes Rows
+// consecutive outputs along the axis, each vector lane Chunk consecutive contiguous elements;
+// compute(j0, i0, acc) fills T acc[K][Rows][Chunk] for the block at tile row j0, tile column i0, and the
+// outputs inside the pass are stored.
+template <int K, int Rows, int Chunk, class T, class Team, class Out, class Compute>
+KOKKOS_INLINE_FUNCTION void compute_and_store_axis_tile(const Team& team, const AxisPass& a, const AxisTilePosition& p,
+                                                        int tile_len, int tile_inner, const Out& out,
+                                                        const Compute& compute) {
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_len / Rows), [&](int jg) {
     const int j0 = jg * Rows;
     if (p.l0 + j0 >= a.len_out) return;
@@ -218,7 +219,7 @@ KOKKOS_INLINE_FUNCTION void correlate_and_store_axis_tile(const Team& team, cons
       const int i0 = ic * Chunk;
       if (p.i0 + i0 >= a.inner) return;
       T acc[K][Rows][Chunk];
-      correlate_axis_tile<K, Rows, Chunk, Taps>(tile, window, j0, i0, acc);
+      compute(j0, i0, acc);
       const int nu = p.i0 + i0 + Chunk <= a.inner ? Chunk : a.inner - p.i0 - i0;
       for (int q = 0; q < Rows && p.l0 + j0 + q < a.len_out; ++q) {
         const std::size_t idx = a.out_index(p.outer, p.l0 + j0 + q, p.i0 + i0);
@@ -226,6 +227,17 @@ KOKKOS_INLINE_FUNCTION void correlate_and_store_axis_tile(const Team& team, cons
       }
     });
   });
+}
+
+// The compute phase of a pass that only stores its K correlated planes (every adjoint axis pass).
+template <int K, int Rows, int Chunk, int Taps, class T, class Team, class Scratch, class Window, class Out>
+KOKKOS_INLINE_FUNCTION void correlate_and_store_axis_tile(const Team& team, const Scratch& tile, const Window& window,
+                                                          const AxisPass& a, const AxisTilePosition& p,
+                                                          int tile_len, int tile_inner, const Out& out) {
+  compute_and_store_axis_tile<K, Rows, Chunk, T>(team, a, p, tile_len, tile_inner, out,
+                                                 [&](int j0, int i0, T(&acc)[K][Rows][Chunk]) {
+                                                   correlate_axis_tile<K, Rows, Chunk, Taps>(tile, window, j0, i0, acc);
+                                                 });
 }
 
 }  // namespace kssim::impl

@@ -66,21 +66,10 @@ struct ColumnBlur {
     team.team_barrier();
 
     if constexpr (Output == ColumnOutput::Statistics) {
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_len / rows), [&](int jg) {
-        const int j0 = jg * rows;
-        if (p.l0 + j0 >= a.len_out) return;
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_inner / chunk), [&](int ic) {
-          const int i0 = ic * chunk;
-          if (p.i0 + i0 >= a.inner) return;
-          T moments[moment_planes][rows][chunk];
-          combine_axis_tile<rows, chunk, Taps>(tile, window, j0, i0, moments);
-          const int nu = valid_in_chunk(p, i0);
-          for (int q = 0; q < rows && p.l0 + j0 + q < a.len_out; ++q) {
-            const std::size_t idx = a.out_index(p.outer, p.l0 + j0 + q, p.i0 + i0);
-            for (int k = 0; k < moment_planes; ++k) store_chunk<chunk>(&out_stats(k, idx), moments[k][q], nu);
-          }
-        });
-      });
+      compute_and_store_axis_tile<moment_planes, rows, chunk, T>(
+          team, a, p, tile_len, tile_inner, out_stats, [&](int j0, int i0, T(&moments)[moment_planes][rows][chunk]) {
+            combine_axis_tile<rows, chunk, Taps>(tile, window, j0, i0, moments);
+          });
     } else {
       double team_sum = 0;
       Kokkos::parallel_reduce(
