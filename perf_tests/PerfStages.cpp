@@ -40,7 +40,7 @@ struct StageSetup {
   GaussianWindow<T> reversed = window.reversed();
   AxisPass column{N * C, H, g.oh, g.ow, g.pad, 1};
   AxisPass adjoint_pass;
-  Kokkos::View<double*, Mem> tile_sums;
+  MapSums<Mem> sums;
 
   StageSetup() {
     Kokkos::Random_XorShift64_Pool<ExecSpace> pool(20261129);
@@ -50,7 +50,7 @@ struct StageSetup {
     column.set_tiles(Tiles<ExecSpace, T>::axis_len, Tiles<ExecSpace, T>::axis_inner);
     adjoint_pass = column.adjoint(g.window);
     adjoint_pass.set_tiles(Tiles<ExecSpace, T>::axis_len, Tiles<ExecSpace, T>::axis_inner);
-    tile_sums = Kokkos::View<double*, Mem>("tile_sums", column.league_size());
+    sums = MapSums<Mem>(exec, N * C, column.tiles_per_outer(), double(g.map_size()));
     compute_shifts(exec, g, x, y, shifts);
     row_blur(exec, opts, RowBlur<ExecSpace, T>{x, y, shifts, stats, window, g});
     column_blur(exec, opts, map_pass(true));
@@ -63,7 +63,7 @@ struct StageSetup {
     k.in = stats;
     if (gradient) k.partials = partials;
     k.wanted = {gradient, false};
-    k.tile_sums = tile_sums;
+    k.sums = sums;
     k.shifts = shifts;
     k.window = window;
     k.a = column;

@@ -38,6 +38,8 @@ struct AdjointRow {
   GaussianWindow<T> window;  // already reversed
   Geometry g;
   int col_tiles = 0;
+  // nested_row_stride of x, y, grad1, grad2 (Views.hpp)
+  std::ptrdiff_t x_rows = -1, y_rows = -1, grad1_rows = -1, grad2_rows = -1;
 
   KOKKOS_INLINE_FUNCTION int rows() const { return g.images() * g.d * g.h; }
   int league_size() const { return ceil_div(rows(), tile_rows) * col_tiles; }
@@ -62,11 +64,10 @@ struct AdjointRow {
       const int r = row0 + i;
       if (r >= nrows) return;
       const std::size_t base = std::size_t(r) * g.row_pitch;
-      const int nc = r / slice_rows, n = nc / g.c, c = nc % g.c;
-      const int dd = (r % slice_rows) / g.h, hh = r % g.h;
+      const int nc = r / slice_rows;
       const T s1 = shifts(nc, 0), s2 = shifts(nc, 1);
-      const T* xrow = &x(n, c, dd, hh, 0);
-      const T* yrow = &y(n, c, dd, hh, 0);
+      const T* xrow = row_pointer(x, x_rows, r);
+      const T* yrow = row_pointer(y, y_rows, r);
       const std::size_t xs = x.stride(4), ys = y.stride(4);
       if constexpr (Tiles<ExecSpace, T>::gpu) {
         // The whole padded row, so that the vector loads below read defined values only; all of a lane's
@@ -112,8 +113,8 @@ struct AdjointRow {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_rows), [&](int i) {
       const int r = row0 + i;
       if (r >= nrows) return;
-      const int nc = r / slice_rows, n = nc / g.c, c = nc % g.c;
-      const int dd = (r % slice_rows) / g.h, hh = r % g.h;
+      T* const g1row = grad1.data() ? row_pointer(grad1, grad1_rows, r) : nullptr;
+      T* const g2row = grad2.data() ? row_pointer(grad2, grad2_rows, r) : nullptr;
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_cols / chunk), [&](int jc) {
         const int j0 = jc * chunk;
         if (col0 + j0 >= g.w) return;
@@ -145,24 +146,31 @@ struct AdjointRow {
           T v[chunk];
           KSSIM_VECTORIZE
           for (int u = 0; u < chunk; ++u) v[u] = factor * (acc[2][u] + 2 * xs[u] * acc[0][u] + ys[u] * acc[1][u]);
-          store(grad1, n, c, dd, hh, col0 + j0, v, n_valid);
+          store(g1row + std::ptrdiff_t(col0 + j0) * grad1.stride(4), grad1.stride(4), v, n_valid);
         }
         if (grad2.data()) {
           T v[chunk];  // d_m2 is the last plane
           KSSIM_VECTORIZE
           for (int u = 0; u < chunk; ++u) v[u] = factor * (acc[K - 1][u] + 2 * ys[u] * acc[0][u] + xs[u] * acc[1][u]);
-          store(grad2, n, c, dd, hh, col0 + j0, v, n_valid);
+          store(g2row + std::ptrdiff_t(col0 + j0) * grad2.stride(4), grad2.stride(4), v, n_valid);
         }
       });
     });
   }
 
-  // Writes (or adds) n gradient values from column w0 on; a unit stride and a full chunk take the path the
-  // compiler vectorises.
-  KOKKOS_FORCEINLINE_FUNCTION void store(const OutputView<T, Mem>& grad, int n, int c, int dd, int hh, int w0,
-                                    const T (&v)[chunk], int n_valid) const {
-    T* dst = &grad(n, c, dd, hh, w0);
-    const std::size_t stride = grad.stride(4);
+  // Writes (or adds) n gradient values from dst on, `stride` elements apart; a unit stride and a full
+  // chunk take the path the compiler vectorises.
+  KOKKOS_FORCEINLINE_FUNCTION void store(T* dst, std::size_t stride, const T (&v)[chunk], int n_valid) const {
+    if constexpr (Tiles<ExecSpace, T>::gpu && chunk % 4 == 0) {
+      // GPUs: 128-bit stores (scalar stores at a stride of 16 bytes touched 38% more memory sectors).
+      if (stride == 1 && n_valid == chunk && quad_aligned(dst)) {
+        T w[chunk];
+        if (accumulate) load_quads(dst, w);
+        for (int u = 0; u < chunk; ++u) w[u] = accumulate ? w[u] + v[u] : v[u];
+        store_quads(dst, w);
+        return;
+      }
+    }
     if (stride == 1 && n_valid == chunk) {
       if (accumulate) {
         KSSIM_VECTORIZE
@@ -186,6 +194,10 @@ struct AdjointRow {
 template <class ExecSpace, class T, int K>
 void adjoint_row(const ExecSpace& exec, const Options& opts, AdjointRow<ExecSpace, T, K> k) {
   k.col_tiles = ceil_div(k.g.w, k.tile_cols);
+  k.x_rows = nested_row_stride(k.x);
+  k.y_rows = nested_row_stride(k.y);
+  k.grad1_rows = nested_row_stride(k.grad1);
+  k.grad2_rows = nested_row_stride(k.grad2);
   with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
     auto policy = make_team_policy(exec, k.league_size(), k.tile_rows, k.tile_cols, k.scratch_level,
                                    k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});

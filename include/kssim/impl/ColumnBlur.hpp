@@ -9,6 +9,7 @@
 #include <kssim/impl/Geometry.hpp>
 #include <kssim/impl/LocalMoments.hpp>
 #include <kssim/impl/MapFormula.hpp>
+#include <kssim/impl/Reduction.hpp>
 #include <kssim/impl/Views.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -45,7 +46,7 @@ struct ColumnBlur {
   OutputView<T, Mem> map;                    // Map: optional (empty View to skip)
   Planes<T, Mem> partials;                   // Map: optional, see PartialPlanes
   PartialPlanes wanted;
-  Kokkos::View<double*, Mem> tile_sums;      // Map: one per team
+  MapSums<Mem> sums;                         // Map: tile_sums gets one partial sum per team
   Kokkos::View<const T* [2], Mem> shifts;
   GaussianWindow<T> window;
   AxisPass a;
@@ -90,7 +91,7 @@ struct ColumnBlur {
             group_sum += lane_sum;
           },
           team_sum);
-      Kokkos::single(Kokkos::PerTeam(team), [&]() { tile_sums(team.league_rank()) = team_sum; });
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { sums.tile_sums(team.league_rank()) = team_sum; });
     }
   }
 

@@ -63,18 +63,15 @@ class Plan {
     if (wanted.any())
       partials_ = Planes<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::partials"),
                                  wanted.count(), g.map_size());
-    tile_sums_ = Kokkos::View<double*, Mem>(Kokkos::view_alloc(exec, "kssim::tile_sums"), last.league_size());
-    image_sums_ = Kokkos::View<double*, Mem>(Kokkos::view_alloc(exec, "kssim::image_sums"), g.images());
-    total_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::total"));
-    mean_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::mean"));
+    sums_ = MapSums<Mem>(exec, g.images(), last.tiles_per_outer() * last.outer_per_image, double(g.map_size()));
   }
 
   const Geometry& geometry() const { return g_; }
   PartialPlanes wanted() const { return wanted_; }
   // Sum of the map over all slices, and per (n, c) slice, from the last forward().
-  Kokkos::View<const double, Mem> total() const { return total_; }
-  Kokkos::View<const double, Mem> mean() const { return mean_; }  // total / map pixels
-  Kokkos::View<const double*, Mem> image_sums() const { return image_sums_; }
+  Kokkos::View<const double, Mem> total() const { return sums_.total; }
+  Kokkos::View<const double, Mem> mean() const { return sums_.mean; }  // total / map pixels
+  Kokkos::View<const double*, Mem> image_sums() const { return sums_.image_sums; }
 
   // Forward stages. `map` may be empty. Partial derivatives are written when the plan wants gradients.
   void forward(const ExecSpace& exec, const InputView<T, Mem>& x, const InputView<T, Mem>& y,
@@ -101,15 +98,14 @@ class Plan {
     last.map = map;
     last.partials = partials_;
     last.wanted = wanted_;
-    last.tile_sums = tile_sums_;
+    last.sums = sums_;
     last.shifts = shifts_;
     last.window = window_;
     last.g = g_;
     last.c1 = c1_;
     last.c2 = c2_;
     column_blur(exec, opts_, last);
-    reduce_tile_sums(exec, Kokkos::View<const double*, Mem>(tile_sums_), last.a.tiles_per_outer(), image_sums_,
-                     total_, mean_, double(g_.map_size()));
+    sum_map(exec, sums_);
   }
 
   // Backward stages: d(upstream * mean)/dx and /dy from the partials of the last forward(). `scale` is a host
@@ -162,8 +158,7 @@ class Plan {
   AxisPass column_, adjoint_column_, depth_, adjoint_depth_;
   Kokkos::View<T* [2], Mem> shifts_;
   Planes<T, Mem> row_stats_, column_stats_, partials_;
-  Kokkos::View<double*, Mem> tile_sums_, image_sums_;
-  Kokkos::View<double, Mem> total_, mean_;
+  MapSums<Mem> sums_;
 };
 
 }  // namespace kssim::impl

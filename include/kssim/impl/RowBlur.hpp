@@ -31,6 +31,7 @@ struct RowBlur {
   GaussianWindow<T> window;
   Geometry g;
   int col_tiles = 0;
+  std::ptrdiff_t x_rows = -1, y_rows = -1;  // nested_row_stride of x and y (Views.hpp)
 
   KOKKOS_INLINE_FUNCTION int rows() const { return g.images() * g.d * g.h; }
   int halo_cols() const { return tile_cols + window.size - 1; }
@@ -48,11 +49,10 @@ struct RowBlur {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_rows), [&](int i) {
       const int r = row0 + i;
       if (r >= nrows) return;
-      const int nc = r / slice_rows, n = nc / g.c, c = nc % g.c;
-      const int dd = (r % slice_rows) / g.h, hh = r % g.h;
+      const int nc = r / slice_rows;
       const T s1 = shifts(nc, 0), s2 = shifts(nc, 1);
-      const T* xrow = &x(n, c, dd, hh, 0);
-      const T* yrow = &y(n, c, dd, hh, 0);
+      const T* xrow = row_pointer(x, x_rows, r);
+      const T* yrow = row_pointer(y, y_rows, r);
       const std::size_t xs = x.stride(4), ys = y.stride(4);
       if constexpr (Tiles<ExecSpace, T>::gpu) {
         // The whole padded row, so that the vector loads below read defined values only. Interior tiles
@@ -64,10 +64,24 @@ struct RowBlur {
           const T* yp = yrow + first;
           T* tx = &tile(0, i, 0);
           T* ty = &tile(1, i, 0);
-          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, count), [&](int j) {
-            tx[j] = xp[j] - s1;
-            ty[j] = yp[j] - s2;
-          });
+          if (chunk % 4 == 0 && quad_aligned(xp) && quad_aligned(yp)) {  // 128-bit loads and stores
+            Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, count / 4), [&](int q) {
+              T a[4], b[4];
+              load_quads(xp + 4 * q, a);
+              load_quads(yp + 4 * q, b);
+              for (int u = 0; u < 4; ++u) {
+                a[u] -= s1;
+                b[u] -= s2;
+              }
+              store_quads(tx + 4 * q, a);
+              store_quads(ty + 4 * q, b);
+            });
+          } else {
+            Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, count), [&](int j) {
+              tx[j] = xp[j] - s1;
+              ty[j] = yp[j] - s2;
+            });
+          }
         } else {
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, count), [&](int j) {
             const int col = first + j;
@@ -114,6 +128,8 @@ struct RowBlur {
 template <class ExecSpace, class T>
 void row_blur(const ExecSpace& exec, const Options& opts, RowBlur<ExecSpace, T> k) {
   k.col_tiles = ceil_div(k.g.ow, k.tile_cols);
+  k.x_rows = nested_row_stride(k.x);
+  k.y_rows = nested_row_stride(k.y);
   with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
     auto policy = make_team_policy(exec, k.league_size(), k.tile_rows, k.tile_cols, k.scratch_level,
                                    k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});

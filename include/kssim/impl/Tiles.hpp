@@ -5,6 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -80,6 +81,12 @@ KOKKOS_FORCEINLINE_FUNCTION void load_quads(const T* p, T (&v)[N]) {
     const Quad x = q[k];
     for (int u = 0; u < 4; ++u) v[4 * k + u] = x.e[u];
   }
+}
+
+// Whether p may be used with load_quads / store_quads.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION bool quad_aligned(const T* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % (4 * sizeof(T)) == 0;
 }
 
 // p[0 .. N) = v[0 .. N) for p aligned to 4 * sizeof(T) bytes, as N/4 vector stores.

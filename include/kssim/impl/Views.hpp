@@ -46,4 +46,29 @@ Target as_rank5(const View& v) {
   return Target(v.data(), layout);
 }
 
+// Rows of a rank-5 (N, C, D, H, W) View are its (N, C, D, H) index tuples, numbered
+// r = ((n C + c) D + d) H + h. When each outer stride is the next one times its extent (LayoutRight, and
+// Views padded or sliced only along W), row r starts at data() + r * stride(3), and the kernels find it
+// without the four integer divisions that decode r (each a long instruction sequence on GPUs).
+// Returns that row stride, or -1 for other layouts (LayoutLeft, general strides).
+template <class View>
+std::ptrdiff_t nested_row_stride(const View& v) {
+  static_assert(View::rank() == 5);
+  std::ptrdiff_t expected = std::ptrdiff_t(v.stride(3)) * std::ptrdiff_t(v.extent(3));
+  for (int k = 2; k >= 0; --k) {
+    if (v.extent(k) > 1 && std::ptrdiff_t(v.stride(k)) != expected) return -1;  // extent 1: index always 0
+    expected *= std::ptrdiff_t(v.extent(k));
+  }
+  return std::ptrdiff_t(v.stride(3));
+}
+
+// The first element of row r of v; `nested` is nested_row_stride(v).
+template <class View>
+KOKKOS_INLINE_FUNCTION typename View::pointer_type row_pointer(const View& v, std::ptrdiff_t nested, int r) {
+  if (nested >= 0) return v.data() + std::ptrdiff_t(r) * nested;
+  const int h = int(v.extent(3)), d = int(v.extent(2)), c = int(v.extent(1));
+  const int hh = r % h, rest = r / h, dd = rest % d, nc = rest / d;
+  return &v(nc / c, nc % c, dd, hh, 0);
+}
+
 }  // namespace kssim::impl
