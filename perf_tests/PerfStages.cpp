@@ -34,7 +34,7 @@ struct StageSetup {
   InputView<T, Mem> x = as_rank5<InputView<T, Mem>>(a), y = as_rank5<InputView<T, Mem>>(b);
   OutputView<T, Mem> g1 = as_rank5<OutputView<T, Mem>>(grad);
   Kokkos::View<T* [2], Mem> shifts{"shifts", N * C};
-  Planes<T, Mem> stats{"stats", moment_planes, g.row_plane_size()}, partials{"partials", 3, g.map_size()},
+  Planes<T, Mem> stats{"stats", moment_planes, g.row_plane_size()}, partials{"partials", 3, g.padded_map_size()},
       adjoint{"adjoint", 3, g.row_plane_size()};
   GaussianWindow<T> window = make_gaussian_window<T>(opts.window_size, opts.sigma);
   GaussianWindow<T> reversed = window.reversed();
@@ -46,7 +46,7 @@ struct StageSetup {
     Kokkos::Random_XorShift64_Pool<ExecSpace> pool(20261129);
     using Flat = Kokkos::View<T*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
     for (auto* v : {&a, &b}) Kokkos::fill_random(exec, Flat(v->data(), v->size()), pool, T(0), T(1));
-    column.set_steps(g.row_pitch, g.ow);
+    column.set_steps(g.row_pitch, g.row_pitch);  // as Plan.hpp does for images
     column.set_tiles(Tiles<ExecSpace, T>::axis_len, Tiles<ExecSpace, T>::axis_inner);
     adjoint_pass = column.adjoint(g.window);
     adjoint_pass.set_tiles(Tiles<ExecSpace, T>::axis_len, Tiles<ExecSpace, T>::axis_inner);

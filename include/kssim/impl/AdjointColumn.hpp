@@ -17,8 +17,7 @@ template <class ExecSpace, class T, int K>
 struct AdjointColumn {
   using Mem = typename ExecSpace::memory_space;
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  using Scratch = Kokkos::View<T***, Kokkos::LayoutRight, typename ExecSpace::scratch_memory_space,
-                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using Scratch = typename AxisScratch<ExecSpace, T>::Scratch;
   static constexpr int tile_len = Tiles<ExecSpace, T>::axis_len;
   static constexpr int tile_inner = Tiles<ExecSpace, T>::axis_inner;
   static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
@@ -30,13 +29,13 @@ struct AdjointColumn {
   GaussianWindow<T> window;  // already reversed
   AxisPass a;                // already the adjoint pass
 
-  std::size_t scratch_bytes() const { return Scratch::shmem_size(K, tile_len + window.size - 1, tile_inner); }
+  std::size_t scratch_bytes() const { return AxisScratch<ExecSpace, T>::bytes(K, tile_len + window.size - 1); }
 
   template <int Taps>  // see FixedTaps.hpp
   KOKKOS_FUNCTION void run(const Team& team) const {
     const AxisTilePosition p = axis_tile_position(a, team.league_rank(), tile_len, tile_inner);
     const T zero[K] = {};  // partial derivatives vanish outside the map
-    Scratch tile(team.team_scratch(int(scratch_level)), K, tile_len + window.size - 1, tile_inner);
+    const Scratch tile = AxisScratch<ExecSpace, T>::allocate(team, K, tile_len + window.size - 1);
     stage_axis_tile<K, tile_inner>(team, tile, in, a, p, tile_len + window.size - 1, zero);
     team.team_barrier();
     correlate_and_store_axis_tile<K, rows, chunk, Taps, T>(team, tile, window, a, p, tile_len, tile_inner, out);

@@ -69,6 +69,22 @@ KOKKOS_INLINE_FUNCTION AxisTilePosition axis_tile_position(const AxisPass& a, in
   return {league_rank / per_outer, (rem / a.inner_tiles) * tile_len, (rem % a.inner_tiles) * tile_inner};
 }
 
+// Scratch tiles of the axis passes: (K, halo rows, TileInner), aligned for 128-bit access.
+template <class ExecSpace, class T>
+struct AxisScratch {
+  using Scratch = Kokkos::View<T***, Kokkos::LayoutRight, typename ExecSpace::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  static constexpr int inner = Tiles<ExecSpace, T>::axis_inner;
+  static constexpr std::size_t align = 4 * sizeof(T);
+  static std::size_t bytes(int planes, int rows) { return std::size_t(planes) * rows * inner * sizeof(T) + align; }
+  template <class Team>
+  KOKKOS_INLINE_FUNCTION static Scratch allocate(const Team& team, int planes, int rows) {
+    void* p = team.team_scratch(int(Tiles<ExecSpace, T>::scratch_level))
+                  .get_shmem_aligned(std::size_t(planes) * rows * inner * sizeof(T), std::ptrdiff_t(align));
+    return Scratch(static_cast<T*>(p), planes, rows, inner);
+  }
+};
+
 // Stages planes 0..K-1 of `in` for the outputs l0 .. l0+tile_len-1 (plus the window's halo) into
 // tile(k, j, i), i < TileInner; positions outside the input axis get fill[k].
 // GPUs: one flat range over all threads and lanes of the team (consecutive lanes take consecutive
@@ -88,6 +104,27 @@ KOKKOS_INLINE_FUNCTION void stage_axis_tile(const Team& team, const Scratch& til
     const T* src = in.data();
     T* dst = tile.data();
     const std::ptrdiff_t tile_plane = std::ptrdiff_t(halo_len) * tile_inner;
+    if (TileInner % 4 == 0 && step % 4 == 0 && plane % 4 == 0 && first % 4 == 0 && quad_aligned(src) &&
+        quad_aligned(dst)) {
+      // Rows of whole quads (the row passes' planes, padded rows): four elements per lane with 128-bit
+      // loads and stores, a quarter of the instructions of the element loop below.
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, halo_len * tile_inner / 4), [&](int e4) {
+        const int e = 4 * e4, j = e / tile_inner, i = e % tile_inner;
+        const int l = p.l0 - a.offset + j;
+        const bool row_inside = l >= 0 && l < a.len_in;
+        T v[K][4];
+        if (row_inside && i + 4 <= n_inner) {
+          const T* q = src + (first + std::ptrdiff_t(j) * step + i);
+          for (int k = 0; k < K; ++k) load_quads(q + k * plane, v[k]);
+        } else {
+          for (int k = 0; k < K; ++k)
+            for (int u = 0; u < 4; ++u)
+              v[k][u] = row_inside && i + u < n_inner ? src[first + std::ptrdiff_t(j) * step + i + u + k * plane] : fill[k];
+        }
+        for (int k = 0; k < K; ++k) store_quads(dst + k * tile_plane + e, v[k]);
+      });
+      return;
+    }
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, halo_len * tile_inner), [&](int e) {
       const int j = e / tile_inner, i = e % tile_inner;  // compile-time divisor: a shift and a mask
       const int l = p.l0 - a.offset + j;

@@ -33,8 +33,7 @@ template <class ExecSpace, class T, ColumnOutput Output>
 struct ColumnBlur {
   using Mem = typename ExecSpace::memory_space;
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  using Scratch = Kokkos::View<T***, Kokkos::LayoutRight, typename ExecSpace::scratch_memory_space,
-                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using Scratch = typename AxisScratch<ExecSpace, T>::Scratch;
   static constexpr int tile_len = Tiles<ExecSpace, T>::axis_len;
   static constexpr int tile_inner = Tiles<ExecSpace, T>::axis_inner;
   static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
@@ -54,7 +53,7 @@ struct ColumnBlur {
   T c1 = 0, c2 = 0;
 
   int halo_len() const { return tile_len + window.size - 1; }
-  std::size_t scratch_bytes() const { return Scratch::shmem_size(moment_planes, halo_len(), tile_inner); }
+  std::size_t scratch_bytes() const { return AxisScratch<ExecSpace, T>::bytes(moment_planes, halo_len()); }
 
   template <int Taps>  // see FixedTaps.hpp
   KOKKOS_FUNCTION void run(const Team& team) const {
@@ -62,7 +61,7 @@ struct ColumnBlur {
     const int nc = p.outer / a.outer_per_image;
     const T s1 = shifts(nc, 0), s2 = shifts(nc, 1);
     const OutsideMoments<T> fill(s1, s2);
-    Scratch tile(team.team_scratch(int(scratch_level)), moment_planes, tile_len + window.size - 1, tile_inner);
+    const Scratch tile = AxisScratch<ExecSpace, T>::allocate(team, moment_planes, tile_len + window.size - 1);
     stage_axis_tile<moment_planes, tile_inner>(team, tile, in, a, p, tile_len + window.size - 1, fill.values);
     team.team_barrier();
 

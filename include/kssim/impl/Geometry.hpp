@@ -27,6 +27,8 @@ struct Geometry {
   std::size_t map_size_per_image() const { return std::size_t(od) * oh * ow; }
   // Planes after the row pass (along W): (NC, D, H, Wo), rows row_pitch elements apart.
   std::size_t row_plane_size() const { return std::size_t(images()) * d * h * row_pitch; }
+  // The map of an image with rows row_pitch elements apart: (NC, Ho, Wo) in (NC, Ho, row_pitch).
+  std::size_t padded_map_size() const { return std::size_t(images()) * oh * row_pitch; }
   // Planes after the column pass of a volume (along H): (NC, D, Ho, Wo).
   std::size_t column_plane_size() const { return std::size_t(images()) * d * oh * ow; }
 };

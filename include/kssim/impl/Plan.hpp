@@ -19,11 +19,12 @@
 
 namespace kssim::impl {
 
-// The geometry with the row-pass planes' rows padded to a whole number of row chunks, so that every chunk
-// of a row pass starts aligned (vector stores on GPUs).
+// The geometry with the row-pass planes' rows padded to a whole number of row chunks, and of quads, so
+// that every chunk of a row pass starts aligned (vector stores on GPUs) and the axis passes can stage
+// whole rows with 128-bit loads (AxisTile.hpp).
 template <class ExecSpace, class T>
 Geometry row_pitched(Geometry g) {
-  constexpr int chunk = Tiles<ExecSpace, T>::row_chunk;
+  constexpr int chunk = Tiles<ExecSpace, T>::row_chunk < 4 ? 4 : Tiles<ExecSpace, T>::row_chunk;
   g.row_pitch = ceil_div(g.ow, chunk) * chunk;
   return g;
 }
@@ -42,7 +43,10 @@ class Plan {
     constexpr int tl = Tiles<ExecSpace, T>::axis_len, ti = Tiles<ExecSpace, T>::axis_inner;
 
     column_ = AxisPass{g.images() * g.d, g.h, g.oh, g.ow, g.pad, g.d};
-    column_.set_steps(g_.row_pitch, g.ow);
+    // Images: the map pass writes the partial derivatives with rows as padded as the row planes', so that
+    // the adjoint column pass stages them with 128-bit loads too. Volumes: the H pass's planes are read
+    // by the depth pass, whose contiguous axis is a whole (Ho, Wo) plane.
+    column_.set_steps(g_.row_pitch, g.volumetric ? g.ow : g_.row_pitch);
     column_.set_tiles(tl, ti);
     adjoint_column_ = column_.adjoint(g.window);
     adjoint_column_.set_tiles(tl, ti);
@@ -62,7 +66,7 @@ class Plan {
                                      moment_planes, g.column_plane_size());
     if (wanted.any())
       partials_ = Planes<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::partials"),
-                                 wanted.count(), g.map_size());
+                                 wanted.count(), g.volumetric ? g.map_size() : g_.padded_map_size());
     sums_ = MapSums<Mem>(exec, g.images(), last.tiles_per_outer() * last.outer_per_image, double(g.map_size()));
   }
 
