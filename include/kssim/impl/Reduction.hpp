@@ -42,30 +42,43 @@ void sum_map(const ExecSpace& exec, const MapSums<typename ExecSpace::memory_spa
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Team = typename Policy::member_type;
   const int images = int(s.image_sums.extent(0)), tiles = s.tiles_per_image;
+  // GPUs: up to 1024 threads per slice, each adding groups of 4 consecutive sums (4 loads in flight per
+  // iteration: the reduction loop is not unrolled, and one dependent load per iteration made 8 slow).
+  constexpr int group = 4;
   const int vector = is_gpu_space_v<ExecSpace> ? Kokkos::min(32, Policy::vector_length_max()) : 1;
-  const int threads = is_gpu_space_v<ExecSpace> ? 256 / vector : 1;
-  Kokkos::parallel_for(
-      "kssim::sum_map", Policy(exec, images, threads, vector), KOKKOS_LAMBDA(const Team& team) {
-        const int nc = team.league_rank();
-        double slice = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamVectorRange(team, tiles),
-            [&](int t, double& acc) { acc += s.tile_sums(std::size_t(nc) * tiles + t); }, slice);
-        Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          s.image_sums(nc) = slice;
-          Kokkos::memory_fence();  // this slice's sum is visible before the slice counts itself done
-          if (Kokkos::atomic_fetch_add(&s.done(0), 1u) != unsigned(images - 1)) return;
-          Kokkos::memory_fence();  // every other slice's sum is visible now
-          // Volatile loads read other teams' sums from memory, past this multiprocessor's cache (atomic
-          // loads of doubles go through Kokkos' lock table on some backends: 0.5 us each on an H200).
-          const volatile double* sums = s.image_sums.data();
-          double sum = 0;
-          for (int i = 0; i < images; ++i) sum += sums[i];
-          s.total() = sum;
-          s.mean() = sum / s.map_size;
-          s.done(0) = 0;
-        });
-      });
+  const auto body = KOKKOS_LAMBDA(const Team& team) {
+    const int nc = team.league_rank();
+    const double* first = s.tile_sums.data() + std::size_t(nc) * tiles;
+    double slice = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamVectorRange(team, (tiles + group - 1) / group),
+        [&](int q, double& acc) {
+          double v[group];
+          for (int u = 0; u < group; ++u) v[u] = group * q + u < tiles ? first[group * q + u] : 0.0;
+          acc += ((v[0] + v[1]) + v[2]) + v[3];
+        },
+        slice);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      s.image_sums(nc) = slice;
+      Kokkos::memory_fence();  // this slice's sum is visible before the slice counts itself done
+      if (Kokkos::atomic_fetch_add(&s.done(0), 1u) != unsigned(images - 1)) return;
+      Kokkos::memory_fence();  // every other slice's sum is visible now
+      // Volatile loads read other teams' sums from memory, past this multiprocessor's cache (atomic
+      // loads of doubles go through Kokkos' lock table on some backends: 0.5 us each on an H200).
+      const volatile double* sums = s.image_sums.data();
+      double sum = 0;
+      for (int i = 0; i < images; ++i) sum += sums[i];
+      s.total() = sum;
+      s.mean() = sum / s.map_size;
+      s.done(0) = 0;
+    });
+  };
+  int threads = 1;
+  if constexpr (is_gpu_space_v<ExecSpace>) {
+    const int wanted = Kokkos::max(1, Kokkos::min(1024, (tiles + group - 1) / group) / vector);
+    threads = Kokkos::min(wanted, Policy(exec, images, 1, vector).team_size_max(body, Kokkos::ParallelForTag()));
+  }
+  Kokkos::parallel_for("kssim::sum_map", Policy(exec, images, threads, vector), body);
 }
 
 }  // namespace kssim::impl
