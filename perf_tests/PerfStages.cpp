@@ -47,9 +47,9 @@ struct StageSetup {
     using Flat = Kokkos::View<T*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
     for (auto* v : {&a, &b}) Kokkos::fill_random(exec, Flat(v->data(), v->size()), pool, T(0), T(1));
     column.set_steps(g.row_pitch, g.row_pitch);  // as Plan.hpp does for images
-    column.set_tiles(Tiles<ExecSpace, T>::axis_len, Tiles<ExecSpace, T>::axis_inner);
+    column.set_tiles(axis_tile_len<ExecSpace, T>(exec, moment_planes, g.window), Tiles<ExecSpace, T>::axis_inner);
     adjoint_pass = column.adjoint(g.window);
-    adjoint_pass.set_tiles(Tiles<ExecSpace, T>::axis_len, Tiles<ExecSpace, T>::axis_inner);
+    adjoint_pass.set_tiles(column.tile_len, Tiles<ExecSpace, T>::axis_inner);
     sums = MapSums<Mem>(exec, N * C, column.tiles_per_outer(), double(g.map_size()));
     compute_shifts(exec, g, x, y, shifts);
     row_blur(exec, opts, RowBlur<ExecSpace, T>{x, y, shifts, stats, window, g});

@@ -18,7 +18,6 @@ struct AdjointColumn {
   using Mem = typename ExecSpace::memory_space;
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = typename AxisScratch<ExecSpace, T>::Scratch;
-  static constexpr int tile_len = Tiles<ExecSpace, T>::axis_len;
   static constexpr int tile_inner = Tiles<ExecSpace, T>::axis_inner;
   static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
   static constexpr int chunk = Tiles<ExecSpace, T>::axis_chunk;
@@ -29,16 +28,16 @@ struct AdjointColumn {
   GaussianWindow<T> window;  // already reversed
   AxisPass a;                // already the adjoint pass
 
-  std::size_t scratch_bytes() const { return AxisScratch<ExecSpace, T>::bytes(K, tile_len + window.size - 1); }
+  std::size_t scratch_bytes() const { return AxisScratch<ExecSpace, T>::bytes(K, a.tile_len + window.size - 1); }
 
   template <int Taps>  // see FixedTaps.hpp
   KOKKOS_FUNCTION void run(const Team& team) const {
-    const AxisTilePosition p = axis_tile_position(a, team.league_rank(), tile_len, tile_inner);
+    const AxisTilePosition p = axis_tile_position(a, team.league_rank(), a.tile_len, tile_inner);
     const T zero[K] = {};  // partial derivatives vanish outside the map
-    const Scratch tile = AxisScratch<ExecSpace, T>::allocate(team, K, tile_len + window.size - 1);
-    stage_axis_tile<K, tile_inner>(team, tile, in, a, p, tile_len + window.size - 1, zero);
+    const Scratch tile = AxisScratch<ExecSpace, T>::allocate(team, K, a.tile_len + window.size - 1);
+    stage_axis_tile<K, tile_inner>(team, tile, in, a, p, a.tile_len + window.size - 1, zero);
     team.team_barrier();
-    correlate_and_store_axis_tile<K, rows, chunk, Taps, T>(team, tile, window, a, p, tile_len, tile_inner, out);
+    correlate_and_store_axis_tile<K, rows, chunk, Taps, T>(team, tile, window, a, p, a.tile_len, tile_inner, out);
   }
 };
 
@@ -46,7 +45,7 @@ template <class ExecSpace, class T, int K>
 void adjoint_column(const ExecSpace& exec, const Options& opts, const AdjointColumn<ExecSpace, T, K>& k) {
   using A = AdjointColumn<ExecSpace, T, K>;
   with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
-    auto policy = make_team_policy(exec, k.a.league_size(), A::tile_len, A::tile_inner, A::scratch_level,
+    auto policy = make_team_policy(exec, k.a.league_size(), k.a.tile_len, A::tile_inner, A::scratch_level,
                                    k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});
     Kokkos::parallel_for("kssim::adjoint_column", policy, kernel);
   });

@@ -21,6 +21,7 @@ struct AxisPass {
   int inner = 1;            // contiguous elements per axis step (the axis stride)
   int offset = 0;           // see above
   int outer_per_image = 1;  // outer blocks per (n, c) slice
+  int tile_len = 1;         // outputs along the axis per tile (axis_tile_len below)
   int len_tiles = 1, inner_tiles = 1;
   // Elements from one axis step to the next in the input and output planes: `inner`, or more where the
   // planes' rows are padded (the row-pass planes, Geometry::row_pitch). set_steps, else set_tiles sets them.
@@ -49,8 +50,9 @@ struct AxisPass {
     in_step = in;
     out_step = out;
   }
-  void set_tiles(int tile_len, int tile_inner) {
-    len_tiles = ceil_div(len_out, tile_len);
+  void set_tiles(int len, int tile_inner) {
+    tile_len = len;
+    len_tiles = ceil_div(len_out, len);
     inner_tiles = ceil_div(inner, tile_inner);
     if (in_step == 0) in_step = inner;
     if (out_step == 0) out_step = inner;
@@ -84,6 +86,20 @@ struct AxisScratch {
     return Scratch(static_cast<T*>(p), planes, rows, inner);
   }
 };
+
+// The tile length of an axis pass staging `planes` planes through a window of `window` taps:
+// Tiles::axis_len, halved while the scratch tile with its halo would exceed the backend's team scratch
+// (float GPU tiles of 64 outputs fit windows up to 15 taps in 40 KiB; wider windows get 32).
+template <class ExecSpace, class T>
+int axis_tile_len(const ExecSpace& exec, int planes, int window) {
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  const std::size_t max = std::size_t(Policy(exec, 1, 1).scratch_size_max(Tiles<ExecSpace, T>::scratch_level));
+  int len = Tiles<ExecSpace, T>::axis_len;
+  while (len > Tiles<ExecSpace, T>::axis_rows && len % 2 == 0 &&
+         AxisScratch<ExecSpace, T>::bytes(planes, len + window - 1) > max)
+    len /= 2;
+  return len;
+}
 
 // Stages planes 0..K-1 of `in` for the outputs l0 .. l0+tile_len-1 (plus the window's halo) into
 // tile(k, j, i), i < TileInner; positions outside the input axis get fill[k].

@@ -34,7 +34,6 @@ struct ColumnBlur {
   using Mem = typename ExecSpace::memory_space;
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = typename AxisScratch<ExecSpace, T>::Scratch;
-  static constexpr int tile_len = Tiles<ExecSpace, T>::axis_len;
   static constexpr int tile_inner = Tiles<ExecSpace, T>::axis_inner;
   static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
   static constexpr int chunk = Tiles<ExecSpace, T>::axis_chunk;
@@ -52,28 +51,28 @@ struct ColumnBlur {
   Geometry g;
   T c1 = 0, c2 = 0;
 
-  int halo_len() const { return tile_len + window.size - 1; }
+  KOKKOS_INLINE_FUNCTION int halo_len() const { return a.tile_len + window.size - 1; }
   std::size_t scratch_bytes() const { return AxisScratch<ExecSpace, T>::bytes(moment_planes, halo_len()); }
 
   template <int Taps>  // see FixedTaps.hpp
   KOKKOS_FUNCTION void run(const Team& team) const {
-    const AxisTilePosition p = axis_tile_position(a, team.league_rank(), tile_len, tile_inner);
+    const AxisTilePosition p = axis_tile_position(a, team.league_rank(), a.tile_len, tile_inner);
     const int nc = p.outer / a.outer_per_image;
     const T s1 = shifts(nc, 0), s2 = shifts(nc, 1);
     const OutsideMoments<T> fill(s1, s2);
-    const Scratch tile = AxisScratch<ExecSpace, T>::allocate(team, moment_planes, tile_len + window.size - 1);
-    stage_axis_tile<moment_planes, tile_inner>(team, tile, in, a, p, tile_len + window.size - 1, fill.values);
+    const Scratch tile = AxisScratch<ExecSpace, T>::allocate(team, moment_planes, a.tile_len + window.size - 1);
+    stage_axis_tile<moment_planes, tile_inner>(team, tile, in, a, p, a.tile_len + window.size - 1, fill.values);
     team.team_barrier();
 
     if constexpr (Output == ColumnOutput::Statistics) {
       compute_and_store_axis_tile<moment_planes, rows, chunk, T>(
-          team, a, p, tile_len, tile_inner, out_stats, [&](int j0, int i0, T(&moments)[moment_planes][rows][chunk]) {
+          team, a, p, a.tile_len, tile_inner, out_stats, [&](int j0, int i0, T(&moments)[moment_planes][rows][chunk]) {
             combine_axis_tile<rows, chunk, Taps>(tile, window, j0, i0, moments);
           });
     } else {
       double team_sum = 0;
       Kokkos::parallel_reduce(
-          Kokkos::TeamThreadRange(team, tile_len / rows),
+          Kokkos::TeamThreadRange(team, a.tile_len / rows),
           [&](int jg, double& group_sum) {
             const int j0 = jg * rows;
             double lane_sum = 0;
@@ -158,7 +157,7 @@ void column_blur(const ExecSpace& exec, const Options& opts, ColumnBlur<ExecSpac
   // teams per multiprocessor (64 registers per float thread) rather than the compiler's two.
   constexpr int min_teams = Output == ColumnOutput::Map ? int(16 / sizeof(T)) : 1;
   with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
-    auto policy = make_team_policy<min_teams>(exec, k.a.league_size(), K::tile_len, K::tile_inner, K::scratch_level,
+    auto policy = make_team_policy<min_teams>(exec, k.a.league_size(), k.a.tile_len, K::tile_inner, K::scratch_level,
                                               k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});
     Kokkos::parallel_for(Output == ColumnOutput::Map ? "kssim::column_blur_map" : "kssim::column_blur_stats",
                          policy, kernel);

@@ -40,7 +40,8 @@ class Plan {
     reversed_ = window_.reversed();
     c1_ = T((opts.k1 * opts.data_range) * (opts.k1 * opts.data_range));
     c2_ = T((opts.k2 * opts.data_range) * (opts.k2 * opts.data_range));
-    constexpr int tl = Tiles<ExecSpace, T>::axis_len, ti = Tiles<ExecSpace, T>::axis_inner;
+    const int tl = axis_tile_len<ExecSpace, T>(exec, moment_planes, g.window);
+    constexpr int ti = Tiles<ExecSpace, T>::axis_inner;
 
     column_ = AxisPass{g.images() * g.d, g.h, g.oh, g.ow, g.pad, g.d};
     // Images: the map pass writes the partial derivatives with rows as padded as the row planes', so that
