@@ -70,23 +70,17 @@ struct ColumnBlur {
             combine_axis_tile<rows, chunk, Taps>(tile, window, j0, i0, moments);
           });
     } else {
+      // One flat range over (block of rows, chunk of columns), consecutive indices on consecutive lanes:
+      // every thread and lane keeps its own running sum and the team reduces once (a nested thread /
+      // lane reduction reduced the lanes once per block of rows).
+      constexpr int lanes = tile_inner / chunk;
       double team_sum = 0;
       Kokkos::parallel_reduce(
-          Kokkos::TeamThreadRange(team, a.tile_len / rows),
-          [&](int jg, double& group_sum) {
-            const int j0 = jg * rows;
-            double lane_sum = 0;
-            if (p.l0 + j0 < a.len_out) {
-              Kokkos::parallel_reduce(
-                  Kokkos::ThreadVectorRange(team, tile_inner / chunk),
-                  [&](int ic, double& sum) {
-                    const int i0 = ic * chunk;
-                    if (p.i0 + i0 >= a.inner) return;
-                    sum += evaluate<Taps>(tile, p, j0, i0, s1, s2);
-                  },
-                  lane_sum);
-            }
-            group_sum += lane_sum;
+          Kokkos::TeamVectorRange(team, a.tile_len / rows * lanes),
+          [&](int e, double& sum) {
+            const int j0 = e / lanes * rows, i0 = e % lanes * chunk;
+            if (p.l0 + j0 >= a.len_out || p.i0 + i0 >= a.inner) return;
+            sum += evaluate<Taps>(tile, p, j0, i0, s1, s2);
           },
           team_sum);
       Kokkos::single(Kokkos::PerTeam(team), [&]() { sums.tile_sums(team.league_rank()) = team_sum; });
