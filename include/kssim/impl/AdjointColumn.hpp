@@ -28,14 +28,15 @@ struct AdjointColumn {
   GaussianWindow<T> window;  // already reversed
   AxisPass a;                // already the adjoint pass
 
-  std::size_t scratch_bytes() const { return AxisScratch<ExecSpace, T>::bytes(K, a.tile_len + window.size - 1); }
+  KOKKOS_INLINE_FUNCTION int halo_len() const { return a.tile_len + window.size - 1; }
+  std::size_t scratch_bytes() const { return AxisScratch<ExecSpace, T>::bytes(K, halo_len()); }
 
   template <int Taps>  // see FixedTaps.hpp
   KOKKOS_FUNCTION void run(const Team& team) const {
     const AxisTilePosition p = axis_tile_position(a, team.league_rank(), a.tile_len, tile_inner);
     const T zero[K] = {};  // partial derivatives vanish outside the map
-    const Scratch tile = AxisScratch<ExecSpace, T>::allocate(team, K, a.tile_len + window.size - 1);
-    stage_axis_tile<K, tile_inner>(team, tile, in, a, p, a.tile_len + window.size - 1, zero);
+    const Scratch tile = AxisScratch<ExecSpace, T>::allocate(team, K, halo_len());
+    stage_axis_tile<K, tile_inner>(team, tile, in, a, p, halo_len(), zero);
     team.team_barrier();
     correlate_and_store_axis_tile<K, rows, chunk, Taps, T>(team, tile, window, a, p, a.tile_len, tile_inner, out);
   }

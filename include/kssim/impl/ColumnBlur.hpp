@@ -60,8 +60,8 @@ struct ColumnBlur {
     const int nc = p.outer / a.outer_per_image;
     const T s1 = shifts(nc, 0), s2 = shifts(nc, 1);
     const OutsideMoments<T> fill(s1, s2);
-    const Scratch tile = AxisScratch<ExecSpace, T>::allocate(team, moment_planes, a.tile_len + window.size - 1);
-    stage_axis_tile<moment_planes, tile_inner>(team, tile, in, a, p, a.tile_len + window.size - 1, fill.values);
+    const Scratch tile = AxisScratch<ExecSpace, T>::allocate(team, moment_planes, halo_len());
+    stage_axis_tile<moment_planes, tile_inner>(team, tile, in, a, p, halo_len(), fill.values);
     team.team_barrier();
 
     if constexpr (Output == ColumnOutput::Statistics) {
