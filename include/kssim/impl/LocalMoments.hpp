@@ -15,6 +15,13 @@
 //   E[m] = c + E_w[d],   Var_total = E_w[Var] + E_w[d^2] - E_w[d]^2,
 // where the row pass starts from single pixels (Var = 0). Every square is of a local deviation, so the
 // rounding error scales with the local spread, not with the distance to the shift.
+//
+// Identical images give a map of exactly 1. Inside a pass the sums run over the sum and the difference of
+// the two images' deviations, s = d1 + d2 and t = d1 - d2 (accumulated: A = E_w[s], B = E_w[t],
+// P = E_w[Var_u + s^2], Q = E_w[Var_w + t^2] for u = x' + y', w = x' - y'). When both images are the same
+// data, t and Var_w are exactly 0, so B = Q = 0 exactly however the compiler contracts multiply-adds, and
+// the planes come out with m1 == m2 and vs == 2 cov bit for bit (the factors 1/2 and 1/4 are exact): the
+// map formula's numerator and denominator are then equal (MapFormula.hpp).
 
 #include <kssim/impl/FixedTaps.hpp>
 #include <kssim/impl/Tiles.hpp>
@@ -34,16 +41,23 @@ struct OutsideMoments {
   KOKKOS_INLINE_FUNCTION OutsideMoments(T s1, T s2) : values{-s1, -s2, T(0), T(0)} {}
 };
 
-// Moments of a window from its centre samples (c1, c2) and the weighted sums of the deviations:
-// a1 = E_w[d1], a2 = E_w[d2], spread = E_w[Var + d1^2 + d2^2] (Var summed over both images),
-// cross = E_w[Cov + d1 d2]. Writes m1, m2, vs, cov.
+// Moments of a window from its centre samples (c1, c2) and the weighted sums A, B, P, Q above.
+// Writes m1, m2, vs = Var[x'] + Var[y'] = (Var_u + Var_w) / 2 and cov = (Var_u - Var_w) / 4.
 template <class T>
-KOKKOS_FORCEINLINE_FUNCTION void finish_moments(T c1, T c2, T a1, T a2, T spread, T cross, T& m1, T& m2, T& vs,
-                                                T& cov) {
-  m1 = c1 + a1;
-  m2 = c2 + a2;
-  vs = spread - a1 * a1 - a2 * a2;
-  cov = cross - a1 * a2;
+KOKKOS_FORCEINLINE_FUNCTION void finish_moments(T c1, T c2, T a, T b, T p, T q, T& m1, T& m2, T& vs, T& cov) {
+  m1 = c1 + T(0.5) * (a + b);
+  m2 = c2 + T(0.5) * (a - b);
+  const T var_u = p - a * a, var_w = q - b * b;
+  vs = T(0.5) * (var_u + var_w);
+  cov = T(0.25) * (var_u - var_w);
+}
+
+// The sum and difference of a staged sample's deviations from the centres.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION void sum_and_difference(T v1, T v2, T c1, T c2, T& s, T& t) {
+  const T d1 = v1 - c1, d2 = v2 - c2;
+  s = d1 + d2;
+  t = d1 - d2;
 }
 
 // The moments of a row pass for Chunk consecutive outputs from staged recentred pixels: output u
@@ -57,11 +71,11 @@ template <int Chunk, int Taps, bool SharedCentre, class T, class Window>
 KOKKOS_FORCEINLINE_FUNCTION void row_moments(const T* xs, const T* ys, const Window& window,
                                              T (&out)[moment_planes][Chunk]) {
   const int taps = tap_count<Taps>(window);
-  T c1[Chunk], c2[Chunk], a1[Chunk], a2[Chunk], spread[Chunk], cross[Chunk];
+  T c1[Chunk], c2[Chunk], a[Chunk], b[Chunk], p[Chunk], q[Chunk];
   for (int u = 0; u < Chunk; ++u) {
     c1[u] = SharedCentre ? xs[(Chunk - 1) / 2 + taps / 2] : xs[u + taps / 2];
     c2[u] = SharedCentre ? ys[(Chunk - 1) / 2 + taps / 2] : ys[u + taps / 2];
-    a1[u] = a2[u] = spread[u] = cross[u] = 0;
+    a[u] = b[u] = p[u] = q[u] = 0;
   }
   if constexpr (SharedCentre && Taps > 0 && Chunk % 4 == 0) {
     // GPUs, fixed tap count: the staged pixels into registers with vector loads (xs, ys are aligned to a
@@ -75,51 +89,54 @@ KOKKOS_FORCEINLINE_FUNCTION void row_moments(const T* xs, const T* ys, const Win
       c2[u] = yv[(Chunk - 1) / 2 + Taps / 2];
     }
     KSSIM_UNROLL
-    for (int s = 0; s < Chunk + Taps - 1; ++s) {
-      const T d1 = xv[s] - c1[0], d2 = yv[s] - c2[0];
-      const T sq = d1 * d1 + d2 * d2, pr = d1 * d2;
+    for (int j = 0; j < Chunk + Taps - 1; ++j) {
+      T s, t;
+      sum_and_difference(xv[j], yv[j], c1[0], c2[0], s, t);
+      const T ss = s * s, tt = t * t;
       KSSIM_UNROLL
       for (int u = 0; u < Chunk; ++u) {
-        const int t = s - u;  // tap of staged pixel s for output u
-        if (t < 0 || t >= Taps) continue;
-        const T wt = window.weight[t];
-        a1[u] += wt * d1;
-        a2[u] += wt * d2;
-        spread[u] += wt * sq;
-        cross[u] += wt * pr;
+        const int tap = j - u;  // tap of staged pixel j for output u
+        if (tap < 0 || tap >= Taps) continue;
+        const T wt = window.weight[tap];
+        a[u] += wt * s;
+        b[u] += wt * t;
+        p[u] += wt * ss;
+        q[u] += wt * tt;
       }
     }
   } else if constexpr (SharedCentre) {
     KSSIM_UNROLL
-    for (int s = 0; s < Chunk + taps - 1; ++s) {
-      const T d1 = xs[s] - c1[0], d2 = ys[s] - c2[0];
-      const T sq = d1 * d1 + d2 * d2, pr = d1 * d2;
+    for (int j = 0; j < Chunk + taps - 1; ++j) {
+      T s, t;
+      sum_and_difference(xs[j], ys[j], c1[0], c2[0], s, t);
+      const T ss = s * s, tt = t * t;
       for (int u = 0; u < Chunk; ++u) {
-        const int t = s - u;
-        if (t < 0 || t >= taps) continue;
-        const T wt = window.weight[t];
-        a1[u] += wt * d1;
-        a2[u] += wt * d2;
-        spread[u] += wt * sq;
-        cross[u] += wt * pr;
+        const int tap = j - u;
+        if (tap < 0 || tap >= taps) continue;
+        const T wt = window.weight[tap];
+        a[u] += wt * s;
+        b[u] += wt * t;
+        p[u] += wt * ss;
+        q[u] += wt * tt;
       }
     }
   } else {
-    for (int t = 0; t < taps; ++t) {
-      const T wt = window.weight[t];
+    for (int tap = 0; tap < taps; ++tap) {
+      const T wt = window.weight[tap];
       KSSIM_VECTORIZE
       for (int u = 0; u < Chunk; ++u) {
-        const T d1 = xs[u + t] - c1[u], d2 = ys[u + t] - c2[u];
-        a1[u] += wt * d1;
-        a2[u] += wt * d2;
-        spread[u] += wt * (d1 * d1 + d2 * d2);
-        cross[u] += wt * (d1 * d2);
+        T s, t;
+        sum_and_difference(xs[u + tap], ys[u + tap], c1[u], c2[u], s, t);
+        a[u] += wt * s;
+        b[u] += wt * t;
+        p[u] += wt * (s * s);
+        q[u] += wt * (t * t);
       }
     }
   }
   KSSIM_VECTORIZE
   for (int u = 0; u < Chunk; ++u)
-    finish_moments(c1[u], c2[u], a1[u], a2[u], spread[u], cross[u], out[0][u], out[1][u], out[2][u], out[3][u]);
+    finish_moments(c1[u], c2[u], a[u], b[u], p[u], q[u], out[0][u], out[1][u], out[2][u], out[3][u]);
 }
 
 // Combines the staged moments of a block of Rows x Chunk outputs along a strided axis: tile rows
@@ -154,14 +171,14 @@ KOKKOS_FORCEINLINE_FUNCTION void combine_axis_tile(const Scratch& tile, const Wi
     const T* vs = &tile(2, j0 + s, i0);
     const T* cv = &tile(3, j0 + s, i0);
     if constexpr (shared) {
-      // This staged row's deviations and spreads, formed once for every output that uses it.
-      T d1[Chunk], d2[Chunk], spread[Chunk], cross[Chunk];
+      // This staged row's sums and differences (A, B, P, Q terms above), formed once for every output
+      // that uses it.
+      T su[Chunk], tw[Chunk], pu[Chunk], qw[Chunk];
       KSSIM_VECTORIZE
       for (int u = 0; u < Chunk; ++u) {
-        d1[u] = m1[u] - c1[0][u];
-        d2[u] = m2[u] - c2[0][u];
-        spread[u] = vs[u] + d1[u] * d1[u] + d2[u] * d2[u];
-        cross[u] = cv[u] + d1[u] * d2[u];
+        sum_and_difference(m1[u], m2[u], c1[0][u], c2[0][u], su[u], tw[u]);
+        pu[u] = (vs[u] + 2 * cv[u]) + su[u] * su[u];  // Var_u of the staged row + s^2
+        qw[u] = (vs[u] - 2 * cv[u]) + tw[u] * tw[u];  // Var_w + t^2: exactly 0 for identical images
       }
       for (int q = 0; q < Rows; ++q) {
         const int t = s - q;  // tap of staged row s for output q
@@ -169,10 +186,10 @@ KOKKOS_FORCEINLINE_FUNCTION void combine_axis_tile(const Scratch& tile, const Wi
         const T wt = window.weight[t];
         KSSIM_VECTORIZE
         for (int u = 0; u < Chunk; ++u) {
-          acc[0][q][u] += wt * d1[u];
-          acc[1][q][u] += wt * d2[u];
-          acc[2][q][u] += wt * spread[u];
-          acc[3][q][u] += wt * cross[u];
+          acc[0][q][u] += wt * su[u];
+          acc[1][q][u] += wt * tw[u];
+          acc[2][q][u] += wt * pu[u];
+          acc[3][q][u] += wt * qw[u];
         }
       }
     } else {
@@ -181,11 +198,12 @@ KOKKOS_FORCEINLINE_FUNCTION void combine_axis_tile(const Scratch& tile, const Wi
         if (t < 0 || t >= taps) continue;
         const T wt = window.weight[t];
         for (int u = 0; u < Chunk; ++u) {
-          const T d1 = m1[u] - c1[q][u], d2 = m2[u] - c2[q][u];
-          acc[0][q][u] += wt * d1;
-          acc[1][q][u] += wt * d2;
-          acc[2][q][u] += wt * (vs[u] + d1 * d1 + d2 * d2);
-          acc[3][q][u] += wt * (cv[u] + d1 * d2);
+          T su, tw;
+          sum_and_difference(m1[u], m2[u], c1[q][u], c2[q][u], su, tw);
+          acc[0][q][u] += wt * su;
+          acc[1][q][u] += wt * tw;
+          acc[2][q][u] += wt * ((vs[u] + 2 * cv[u]) + su * su);
+          acc[3][q][u] += wt * ((vs[u] - 2 * cv[u]) + tw * tw);
         }
       }
     }

@@ -8,6 +8,13 @@
 // The backward pass differentiates through the raw window sums the moments stand for,
 // e11 = B(x'^2) = v1 + m1^2, e22 = B(y'^2), e12 = B(x'y') = cov + m1 m2: it needs
 // d map / d(m1, m2, e11, e22, e12) with e11, e22, e12 held fixed; d/de11 == d/de22, so four numbers suffice.
+//
+// Identical images give exactly 1, and no pixel exceeds 1. The luminance terms are formed from the sum and
+// difference of the means, 2 mu1 mu2 = (su^2 - dm^2) / 2 and mu1^2 + mu2^2 = (su^2 + dm^2) / 2: when
+// mu1 == mu2 (identical images, LocalMoments.hpp) dm is exactly 0, and A1 == B1 bit for bit whatever the
+// compiler contracts; otherwise A1 <= B1 (rounding is monotone). The contrast terms 2 cov + C2 and
+// vs + C2 are equal when vs == 2 cov, and A2 is capped at B2 (where rounding pushed a covariance past the
+// variances). So A1 A2 <= B1 B2, and a numerator equal to its denominator gives 1 exactly.
 
 #include <Kokkos_Core.hpp>
 
@@ -22,29 +29,42 @@ struct MapAndPartials {
   T d_m2;    // d map / d m2
 };
 
+// The four factors A1, A2, B1, B2 of the map.
+template <class T>
+struct MapFactors {
+  T mu1, mu2, a1, a2, b1, b2;
+  KOKKOS_FORCEINLINE_FUNCTION MapFactors(T m1, T m2, T vs, T cov, T s1, T s2, T c1, T c2)
+      : mu1(m1 + s1), mu2(m2 + s2) {
+    const T su = mu1 + mu2, dm = mu1 - mu2;
+    const T su2 = su * su, dm2 = dm * dm;
+    a1 = T(0.5) * (su2 - dm2) + c1;
+    b1 = T(0.5) * (su2 + dm2) + c1;
+    b2 = vs + c2;
+    const T contrast = 2 * cov + c2;
+    a2 = contrast > b2 ? b2 : contrast;  // a select, not fmin: NaN must pass through
+  }
+};
+
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T ssim_map_value(T m1, T m2, T vs, T cov, T s1, T s2, T c1, T c2) {
-  const T mu1 = m1 + s1, mu2 = m2 + s2;
-  const T a1 = 2 * mu1 * mu2 + c1;
-  const T a2 = 2 * cov + c2;
-  const T b1 = mu1 * mu1 + mu2 * mu2 + c1;
-  const T b2 = vs + c2;
-  return (a1 * a2) / (b1 * b2);
+  const MapFactors<T> f(m1, m2, vs, cov, s1, s2, c1, c2);
+  return (f.a1 * f.a2) / (f.b1 * f.b2);  // correctly rounded: exactly 1 when equal, never above 1
 }
 
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION MapAndPartials<T> ssim_map_and_partials(T m1, T m2, T vs, T cov, T s1, T s2, T c1,
                                                                      T c2) {
-  const T mu1 = m1 + s1, mu2 = m2 + s2;
-  const T a1 = 2 * mu1 * mu2 + c1;
-  const T a2 = 2 * cov + c2;
-  const T b1 = mu1 * mu1 + mu2 * mu2 + c1;
-  const T b2 = vs + c2;
+  const MapFactors<T> f(m1, m2, vs, cov, s1, s2, c1, c2);
+  const T mu1 = f.mu1, mu2 = f.mu2, a1 = f.a1, a2 = f.a2, b1 = f.b1, b2 = f.b2;
   // Two reciprocals instead of seven divisions (division is a long instruction sequence on GPUs):
   // map/a1 = a2/(b1 b2), map/a2 = a1/(b1 b2), map/b1 = map * inv_b1, map/b2 = map * inv_b2.
   const T inv_b1 = 1 / b1, inv_b2 = 1 / b2, inv_b12 = inv_b1 * inv_b2;
   MapAndPartials<T> r;
-  r.map = a1 * a2 * inv_b12;
+  const T num = a1 * a2, den = b1 * b2;
+  // The reciprocals are not exact: 1 exactly where the numerator reaches the denominator, and the rounded
+  // quotient capped at 1 (see the top of this file).
+  const T quotient = num * inv_b12;
+  r.map = num >= den ? T(1) : (quotient > T(1) ? T(1) : quotient);  // NaN passes through
   // Derivatives with respect to (mu1, mu2, v1 = v2, cov) ...
   const T d_mu1 = 2 * (mu2 * a2 * inv_b12 - mu1 * r.map * inv_b1);
   const T d_mu2 = 2 * (mu1 * a2 * inv_b12 - mu2 * r.map * inv_b1);
