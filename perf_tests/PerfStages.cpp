@@ -31,16 +31,16 @@ struct StageSetup {
   kssim::Options opts;
   Geometry g = row_pitched<ExecSpace, T>(make_geometry<4>({N, C, H, W}, opts));
   Kokkos::View<T****, Kokkos::LayoutRight, Mem> a{"a", N, C, H, W}, b{"b", N, C, H, W}, grad{"grad", N, C, H, W};
-  InputView<T, Mem> x = as_rank5<InputView<T, Mem>>(a), y = as_rank5<InputView<T, Mem>>(b);
-  OutputView<T, Mem> g1 = as_rank5<OutputView<T, Mem>>(grad);
+  InputArray<T> x = as_rank5<InputArray<T>>(a), y = as_rank5<InputArray<T>>(b);
+  OutputArray<T> g1 = as_rank5<OutputArray<T>>(grad);
   Kokkos::View<T* [2], Mem> shifts{"shifts", N * C};
-  Planes<T, Mem> stats{"stats", moment_planes, g.row_plane_size()}, partials{"partials", 3, g.padded_map_size()},
+  PlaneStore<T, Mem> stats{"stats", moment_planes, g.row_plane_size()}, partials{"partials", 3, g.padded_map_size()},
       adjoint{"adjoint", 3, g.row_plane_size()};
   GaussianWindow<T> window = make_gaussian_window<T>(opts.window_size, opts.sigma);
   GaussianWindow<T> reversed = window.reversed();
   AxisPass column{N * C, H, g.oh, g.ow, g.pad, 1};
   AxisPass adjoint_pass;
-  MapSums<Mem> sums;
+  MapSumStore<Mem> sums;
 
   StageSetup() {
     Kokkos::Random_XorShift64_Pool<ExecSpace> pool(20261129);
@@ -50,21 +50,29 @@ struct StageSetup {
     column.set_tiles(axis_tile_len<ExecSpace, T>(exec, moment_planes, g.window), Tiles<ExecSpace, T>::axis_inner);
     adjoint_pass = column.adjoint(g.window);
     adjoint_pass.set_tiles(column.tile_len, Tiles<ExecSpace, T>::axis_inner);
-    sums = MapSums<Mem>(exec, N * C, column.tiles_per_outer(), double(g.map_size()));
-    compute_shifts(exec, g, x, y, shifts);
-    row_blur(exec, opts, RowBlur<ExecSpace, T>{x, y, shifts, stats, window, g});
+    sums = MapSumStore<Mem>(exec, N * C, column.tiles_per_outer(), double(g.map_size()));
+    compute_shifts<ExecSpace>(exec, g, x, y, shifts.data());
+    row_blur(exec, opts, row_pass());
     column_blur(exec, opts, map_pass(true));
-    adjoint_column(exec, opts, AdjointColumn<ExecSpace, T, 3>{partials, adjoint, reversed, adjoint_pass});
+    adjoint_column(exec, opts, adjoint_column_pass());
     exec.fence();
+  }
+
+  RowBlur<ExecSpace, T> row_pass() const {
+    return RowBlur<ExecSpace, T>{x, y, shifts.data(), plane_array(stats), window, g};
+  }
+
+  AdjointColumn<ExecSpace, T, 3> adjoint_column_pass() const {
+    return AdjointColumn<ExecSpace, T, 3>{plane_array(partials), plane_array(adjoint), reversed, adjoint_pass};
   }
 
   ColumnBlur<ExecSpace, T, ColumnOutput::Map> map_pass(bool gradient) const {
     ColumnBlur<ExecSpace, T, ColumnOutput::Map> k{};
-    k.in = stats;
-    if (gradient) k.partials = partials;
+    k.in = plane_array(stats);
+    if (gradient) k.partials = plane_array(partials);
     k.wanted = {gradient, false};
-    k.sums = sums;
-    k.shifts = shifts;
+    k.sums = sums.arrays;
+    k.shifts = shifts.data();
     k.window = window;
     k.a = column;
     k.g = g;
@@ -75,12 +83,12 @@ struct StageSetup {
 
   AdjointRow<ExecSpace, T, 3> adjoint_row_pass() const {
     AdjointRow<ExecSpace, T, 3> k{};
-    k.in = adjoint;
+    k.in = plane_array(adjoint);
     k.wanted = {true, false};
     k.x = x;
     k.y = y;
     k.grad1 = g1;
-    k.shifts = shifts;
+    k.shifts = shifts.data();
     k.scale = 1.0 / double(g.map_size());
     k.window = reversed;
     k.g = g;
@@ -95,7 +103,7 @@ void bench_stage(benchmark::State& state, const std::string& stage) {
     std::function<void()> run;
     double planes = 0;  // planes read + written per pixel
     if (stage == "row_blur") {
-      run = [&] { row_blur(s.exec, s.opts, RowBlur<ExecSpace, T>{s.x, s.y, s.shifts, s.stats, s.window, s.g}); };
+      run = [&] { row_blur(s.exec, s.opts, s.row_pass()); };
       planes = 6;
     } else if (stage == "column_map_partials") {
       run = [&] { column_blur(s.exec, s.opts, s.map_pass(true)); };
@@ -104,9 +112,7 @@ void bench_stage(benchmark::State& state, const std::string& stage) {
       run = [&] { column_blur(s.exec, s.opts, s.map_pass(false)); };
       planes = 4;
     } else if (stage == "adjoint_column") {
-      run = [&] {
-        adjoint_column(s.exec, s.opts, AdjointColumn<ExecSpace, T, 3>{s.partials, s.adjoint, s.reversed, s.adjoint_pass});
-      };
+      run = [&] { adjoint_column(s.exec, s.opts, s.adjoint_column_pass()); };
       planes = 6;
     } else {
       run = [&] { adjoint_row(s.exec, s.opts, s.adjoint_row_pass()); };

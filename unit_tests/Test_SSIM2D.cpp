@@ -55,16 +55,60 @@ TYPED_TEST(SSIM2D, CustomConstants) {
   expect_forward_matches_reference<TypeParam, 4>(s, ro, x, noisy_copy(x, 10, 0.3), to_options(ro));
 }
 
-TYPED_TEST(SSIM2D, IdenticalImagesGiveOne) {
+// Identical inputs give exactly 1: every map pixel, the mean, per image and per channel, in both
+// paddings, also for data far from zero and for 8-bit data (LocalMoments.hpp, MapFormula.hpp).
+TYPED_TEST(SSIM2D, IdenticalImagesGiveExactlyOne) {
   using C = TypeParam;
+  using Exec = typename C::execution_space;
   const Shape s{2, 3, 1, 19, 21};
-  const auto x = rounded<typename C::value_type>(random_image(s, 11));
-  auto a = to_view<C>("a", s, x);
-  for (auto padding : {kssim::Padding::Valid, kssim::Padding::Same}) {
-    kssim::Options o;
-    o.padding = padding;
-    EXPECT_NEAR(kssim::ssim(typename C::execution_space(), a, a, o), 1.0, value_tolerance<typename C::value_type>());
-  }
+  const std::pair<double, double> ranges[] = {{0, 1}, {0, 255}, {1000, 1001}, {-3, 5}};
+  unsigned seed = 11;
+  for (auto [lo, hi] : ranges)
+    for (auto padding : {kssim::Padding::Valid, kssim::Padding::Same}) {
+      SCOPED_TRACE(std::to_string(lo) + ".." + std::to_string(hi) + " " + kssim::to_string(padding));
+      const auto x = rounded<typename C::value_type>(random_image(s, seed++, lo, hi));
+      auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, x);  // the same data in two Views
+      kssim::Options o;
+      o.padding = padding;
+      o.data_range = hi - lo;
+      Exec exec;
+      EXPECT_EQ(kssim::ssim(exec, a, a, o), 1.0);
+      EXPECT_EQ(kssim::ssim(exec, a, b, o), 1.0);
+      const Shape ms{s.n, s.c, 1, padding == kssim::Padding::Valid ? s.h - 10 : s.h,
+                     padding == kssim::Padding::Valid ? s.w - 10 : s.w};
+      auto map = make_view<C>("map", ms);
+      kssim::ssim_map(exec, a, b, map, o);
+      for (double v : from_view(map, ms)) ASSERT_EQ(v, 1.0);
+      Kokkos::View<double**, typename C::memory_space> per_channel("per_channel", s.n, s.c);
+      kssim::ssim_per_channel(exec, a, b, per_channel, o);
+      auto pc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), per_channel);
+      for (int n = 0; n < s.n; ++n)
+        for (int c = 0; c < s.c; ++c) EXPECT_EQ(pc(n, c), 1.0);
+    }
+}
+
+// No map pixel exceeds 1 beyond rounding, on pairs that differ by a few units in the last place, where
+// the old formula gave 1 + 5e-7 in float.
+TYPED_TEST(SSIM2D, MapNeverExceedsOne) {
+  using C = TypeParam;
+  using T = typename C::value_type;
+  const Shape s{1, 3, 1, 33, 35};
+  unsigned seed = 40;
+  for (double level : {0.0, 0.5, 100.0})
+    for (double noise : {1e-7, 1e-4, 1e-2}) {
+      const auto x = rounded<T>(random_image(s, seed++, level, level + 1));
+      const auto y = rounded<T>(noisy_copy(x, seed++, noise));
+      for (auto padding : {kssim::Padding::Valid, kssim::Padding::Same}) {
+        kssim::Options o;
+        o.padding = padding;
+        auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, y);
+        const Shape ms{s.n, s.c, 1, padding == kssim::Padding::Valid ? s.h - 10 : s.h,
+                       padding == kssim::Padding::Valid ? s.w - 10 : s.w};
+        auto map = make_view<C>("map", ms);
+        kssim::ssim_map(typename C::execution_space(), a, b, map, o);
+        for (double v : from_view(map, ms)) ASSERT_LE(v, 1.0) << "level " << level << " noise " << noise;
+      }
+    }
 }
 
 // Near-constant images far from zero: E[x^2] - E[x]^2 cancels catastrophically in float unless the

@@ -77,3 +77,17 @@ TYPED_TEST(SSIM3D, RejectsVolumesThinnerThanTheWindow) {
   same.padding = kssim::Padding::Same;
   EXPECT_NO_THROW(kssim::ssim(typename C::execution_space(), a, a, same));
 }
+
+// Identical volumes give exactly 1 (the depth pass combines moments like the column pass).
+TYPED_TEST(SSIM3D, IdenticalVolumesGiveExactlyOne) {
+  using C = TypeParam;
+  const Shape s{1, 2, 13, 12, 14};
+  const auto x = rounded<typename C::value_type>(random_image(s, 77, 10, 12));
+  auto a = to_view<C, 5>("a", s, x), b = to_view<C, 5>("b", s, x);
+  for (auto padding : {kssim::Padding::Valid, kssim::Padding::Same}) {
+    kssim::Options o;
+    o.padding = padding;
+    o.window_size = 7;
+    EXPECT_EQ(kssim::ssim(typename C::execution_space(), a, b, o), 1.0) << kssim::to_string(padding);
+  }
+}

@@ -2,6 +2,7 @@
 // Shared test helpers: the typed-test parameter lists (execution space x value type x layout), host
 // images <-> Views of any layout, random data, and error measures.
 
+#include "KernelInstances.hpp"
 #include "ReferenceSSIM.hpp"
 
 #include <gtest/gtest.h>
@@ -51,6 +52,25 @@ using AllConfigs = typename Concat<
 #endif
 #if defined(KOKKOS_ENABLE_HIP)
     ConfigsFor<Kokkos::HIP>,
+#endif
+    ::testing::Types<>>::type;
+
+// Every enabled backend with both value types, one layout: for tests where the layout plays no part.
+template <class ExecSpace>
+using SpaceAndTypeFor = ::testing::Types<Config<ExecSpace, float, Kokkos::LayoutRight>, Config<ExecSpace, double, Kokkos::LayoutRight>>;
+
+using SpaceAndTypeConfigs = typename Concat<
+#if defined(KOKKOS_ENABLE_SERIAL)
+    SpaceAndTypeFor<Kokkos::Serial>,
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+    SpaceAndTypeFor<Kokkos::OpenMP>,
+#endif
+#if defined(KOKKOS_ENABLE_CUDA)
+    SpaceAndTypeFor<Kokkos::Cuda>,
+#endif
+#if defined(KOKKOS_ENABLE_HIP)
+    SpaceAndTypeFor<Kokkos::HIP>,
 #endif
     ::testing::Types<>>::type;
 

@@ -35,7 +35,7 @@ struct ImagePair {
   using T = value_type_of<View1>;
   using Mem = typename ExecSpace::memory_space;
   Geometry g;
-  InputView<T, Mem> x, y;
+  InputArray<T> x, y;
 
   ImagePair(const View1& img1, const View2& img2, const Options& opts) {
     check_image_view<ExecSpace, View1>();
@@ -43,17 +43,19 @@ struct ImagePair {
     check_same_kind<View1, View2>();
     require_same_extents(img1, img2);
     g = make_geometry<int(View1::rank())>(extents_of(img1), opts);
-    x = as_rank5<InputView<T, Mem>>(img1);
-    y = as_rank5<InputView<T, Mem>>(img2);
+    x = as_rank5<InputArray<T>>(img1);
+    y = as_rank5<InputArray<T>>(img2);
   }
 };
 
+// The lambdas below capture raw pointers and strides only, never a View (KernelArrays.hpp).
 template <class ExecSpace, class MeanView>
 void write_mean(const ExecSpace& exec, const Kokkos::View<const double, typename ExecSpace::memory_space>& total,
                 double count, const MeanView& mean) {
-  Kokkos::parallel_for(
-      "kssim::write_mean", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
-      KOKKOS_LAMBDA(int) { mean() = typename MeanView::value_type(total() / count); });
+  const double* sum = total.data();
+  typename MeanView::value_type* out = mean.data();
+  launch("kssim::write_mean", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
+         KOKKOS_LAMBDA(int) { *out = typename MeanView::value_type(*sum / count); });
 }
 
 }  // namespace impl
@@ -92,7 +94,7 @@ void ssim_map(const ExecSpace& exec, const View1& img1, const View2& img2, const
   using T = typename decltype(p)::T;
   impl::require_extents("map", map, impl::map_extents<View1::rank()>(p.g));
   impl::Plan<ExecSpace, T> plan(exec, p.g, opts, {});
-  plan.forward(exec, p.x, p.y, impl::as_rank5<impl::OutputView<T, typename ExecSpace::memory_space>>(map));
+  plan.forward(exec, p.x, p.y, impl::as_rank5<impl::OutputArray<T>>(map));
 }
 
 // Mean SSIM of each image (over channels and map pixels), into a View of extent (N).
@@ -104,15 +106,16 @@ void ssim_per_image(const ExecSpace& exec, const View1& img1, const View2& img2,
   impl::require_extents("per_image", per_image, std::array<int, 1>{p.g.n});
   impl::Plan<ExecSpace, typename decltype(p)::T> plan(exec, p.g, opts, {});
   plan.forward(exec, p.x, p.y, {});
-  auto sums = plan.image_sums();
+  const double* sums = plan.image_sums().data();
+  typename PerImageView::value_type* out = per_image.data();
+  const std::ptrdiff_t stride = per_image.stride(0);
   const int channels = p.g.c;
   const double count = double(p.g.map_size_per_image()) * channels;
-  Kokkos::parallel_for(
-      "kssim::write_per_image", Kokkos::RangePolicy<ExecSpace>(exec, 0, p.g.n), KOKKOS_LAMBDA(int n) {
-        double s = 0;
-        for (int c = 0; c < channels; ++c) s += sums(n * channels + c);
-        per_image(n) = typename PerImageView::value_type(s / count);
-      });
+  impl::launch("kssim::write_per_image", Kokkos::RangePolicy<ExecSpace>(exec, 0, p.g.n), KOKKOS_LAMBDA(int n) {
+    double s = 0;
+    for (int c = 0; c < channels; ++c) s += sums[n * channels + c];
+    out[n * stride] = typename PerImageView::value_type(s / count);
+  });
 }
 
 // Mean SSIM of each (image, channel), into a View of extent (N, C).
@@ -124,13 +127,16 @@ void ssim_per_channel(const ExecSpace& exec, const View1& img1, const View2& img
   impl::require_extents("per_channel", per_channel, std::array<int, 2>{p.g.n, p.g.c});
   impl::Plan<ExecSpace, typename decltype(p)::T> plan(exec, p.g, opts, {});
   plan.forward(exec, p.x, p.y, {});
-  auto sums = plan.image_sums();
+  const double* sums = plan.image_sums().data();
+  typename PerChannelView::value_type* out = per_channel.data();
+  const std::ptrdiff_t stride_n = per_channel.stride(0), stride_c = per_channel.stride(1);
   const int channels = p.g.c;
   const double count = double(p.g.map_size_per_image());
-  Kokkos::parallel_for(
-      "kssim::write_per_channel", Kokkos::RangePolicy<ExecSpace>(exec, 0, p.g.images()), KOKKOS_LAMBDA(int nc) {
-        per_channel(nc / channels, nc % channels) = typename PerChannelView::value_type(sums(nc) / count);
-      });
+  impl::launch("kssim::write_per_channel", Kokkos::RangePolicy<ExecSpace>(exec, 0, p.g.images()),
+               KOKKOS_LAMBDA(int nc) {
+                 out[nc / channels * stride_n + nc % channels * stride_c] =
+                     typename PerChannelView::value_type(sums[nc] / count);
+               });
 }
 
 // Mean SSIM (returned, synchronising) and its gradients d(mean)/d(img1) into grad1 and d(mean)/d(img2)
@@ -145,7 +151,7 @@ double ssim_grad(const ExecSpace& exec, const View1& img1, const View2& img2, co
   check_same_kind<View1, Grad2>();
   impl::ImagePair<ExecSpace, View1, View2> p(img1, img2, opts);
   using T = typename decltype(p)::T;
-  using Out = impl::OutputView<T, typename ExecSpace::memory_space>;
+  using Out = impl::OutputArray<T>;
   const auto extents = impl::extents_of(img1);
   impl::PartialPlanes wanted{!impl::is_empty_view(grad1), !impl::is_empty_view(grad2)};
   if (wanted.image1) impl::require_extents("grad1", grad1, extents);
@@ -153,7 +159,7 @@ double ssim_grad(const ExecSpace& exec, const View1& img1, const View2& img2, co
   impl::Plan<ExecSpace, T> plan(exec, p.g, opts, wanted);
   plan.forward(exec, p.x, p.y, {});
   plan.backward(exec, p.x, p.y, wanted.image1 ? impl::as_rank5<Out>(grad1) : Out{},
-                wanted.image2 ? impl::as_rank5<Out>(grad2) : Out{}, 1.0, {}, false);
+                wanted.image2 ? impl::as_rank5<Out>(grad2) : Out{}, 1.0, nullptr, false);
   double total = 0;
   Kokkos::deep_copy(exec, total, plan.total());
   exec.fence("kssim::ssim_grad: wait for the mean");

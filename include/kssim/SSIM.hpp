@@ -57,15 +57,15 @@ class SSIM {
   void forward(const View1& img1, const View2& img2, const MapView& map) {
     check_args<View1, View2>(img1, img2);
     static_assert(std::is_same_v<ValueType, impl::value_type_of<MapView>>, "kssim::SSIM: map value type mismatch");
-    using Out = impl::OutputView<ValueType, memory_space>;
+    using Out = impl::OutputArray<ValueType>;
     Out map5;
     if (!impl::is_empty_view(map)) {
       check_output_view<ExecutionSpace, MapView>();
       impl::require_extents("map", map, impl::map_extents<std::size_t(Rank)>(plan_.geometry()));
       map5 = impl::as_rank5<Out>(map);
     }
-    x_ = impl::as_rank5<impl::InputView<ValueType, memory_space>>(img1);
-    y_ = impl::as_rank5<impl::InputView<ValueType, memory_space>>(img2);
+    x_ = impl::as_rank5<impl::InputArray<ValueType>>(img1);
+    y_ = impl::as_rank5<impl::InputArray<ValueType>>(img2);
     plan_.forward(exec_, x_, y_, map5);
     has_forward_ = true;
   }
@@ -82,16 +82,16 @@ class SSIM {
 
   // Gradients of upstream * mean SSIM with respect to the images of the last forward(). Either gradient
   // View may be empty. `upstream` is a host factor or a rank-0 device View<double> (e.g. d loss / d SSIM).
-  template <class Grad1, class Grad2 = impl::OutputView<ValueType, memory_space>>
+  template <class Grad1, class Grad2 = impl::writable_like_t<Grad1>>
     requires(Grad1::rank() != 0)  // a rank-0 first argument is the device upstream factor (overload below)
   void backward(const Grad1& grad1, const Grad2& grad2 = {}, Accumulate mode = Accumulate::No,
                 double upstream = 1.0) {
-    run_backward(grad1, grad2, mode, upstream, {});
+    run_backward(grad1, grad2, mode, upstream, nullptr);
   }
-  template <class Grad1, class Grad2 = impl::OutputView<ValueType, memory_space>>
+  template <class Grad1, class Grad2 = impl::writable_like_t<Grad1>>
   void backward(const Kokkos::View<const double, memory_space>& upstream, const Grad1& grad1,
                 const Grad2& grad2 = {}, Accumulate mode = Accumulate::No) {
-    run_backward(grad1, grad2, mode, 1.0, upstream);
+    run_backward(grad1, grad2, mode, 1.0, upstream.data());
   }
 
  private:
@@ -106,31 +106,27 @@ class SSIM {
   }
 
   template <class Grad>
-  impl::OutputView<ValueType, memory_space> gradient_view(const char* name, const Grad& grad) const {
-    if constexpr (std::is_same_v<Grad, impl::OutputView<ValueType, memory_space>>) {
-      return grad;
-    } else {
-      if (impl::is_empty_view(grad)) return {};
-      check_output_view<ExecutionSpace, Grad>();
-      static_assert(int(Grad::rank()) == Rank, "kssim::SSIM: gradient rank differs from the object's Rank");
-      static_assert(std::is_same_v<ValueType, typename Grad::value_type>, "kssim::SSIM: gradient value type mismatch");
-      impl::require_extents(name, grad, extents_);
-      return impl::as_rank5<impl::OutputView<ValueType, memory_space>>(grad);
-    }
+  impl::OutputArray<ValueType> gradient_array(const char* name, const Grad& grad) const {
+    check_output_view<ExecutionSpace, Grad>();
+    static_assert(int(Grad::rank()) == Rank, "kssim::SSIM: gradient rank differs from the object's Rank");
+    static_assert(std::is_same_v<ValueType, typename Grad::value_type>, "kssim::SSIM: gradient value type mismatch");
+    if (impl::is_empty_view(grad)) return {};
+    impl::require_extents(name, grad, extents_);
+    return impl::as_rank5<impl::OutputArray<ValueType>>(grad);
   }
 
   template <class Grad1, class Grad2>
   void run_backward(const Grad1& grad1, const Grad2& grad2, Accumulate mode, double scale,
-                    const Kokkos::View<const double, memory_space>& upstream) {
+                    const double* upstream) {
     if (!has_forward_) throw std::logic_error("kssim::SSIM: backward() called before forward()");
-    plan_.backward(exec_, x_, y_, gradient_view("grad1", grad1), gradient_view("grad2", grad2), scale, upstream,
+    plan_.backward(exec_, x_, y_, gradient_array("grad1", grad1), gradient_array("grad2", grad2), scale, upstream,
                    mode == Accumulate::Yes);
   }
 
   ExecutionSpace exec_;
   std::array<int, Rank> extents_;
   impl::Plan<ExecutionSpace, ValueType> plan_;
-  impl::InputView<ValueType, memory_space> x_, y_;
+  impl::InputArray<ValueType> x_, y_;
   bool has_forward_ = false;
 };
 

@@ -3,7 +3,7 @@
 // runtime extent checks that throw std::invalid_argument naming the argument.
 
 #include <kssim/impl/Geometry.hpp>
-#include <kssim/impl/Views.hpp>
+#include <kssim/impl/KernelArrays.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <array>

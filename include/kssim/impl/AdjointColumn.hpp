@@ -7,7 +7,8 @@
 
 #include <kssim/impl/AxisTile.hpp>
 #include <kssim/impl/GaussianWindow.hpp>
-#include <kssim/impl/Views.hpp>
+#include <kssim/impl/KernelArrays.hpp>
+#include <kssim/impl/Launch.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -15,7 +16,6 @@ namespace kssim::impl {
 
 template <class ExecSpace, class T, int K>
 struct AdjointColumn {
-  using Mem = typename ExecSpace::memory_space;
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = typename AxisScratch<ExecSpace, T>::Scratch;
   static constexpr int tile_inner = Tiles<ExecSpace, T>::axis_inner;
@@ -23,8 +23,9 @@ struct AdjointColumn {
   static constexpr int chunk = Tiles<ExecSpace, T>::axis_chunk;
   static constexpr int rows = Tiles<ExecSpace, T>::axis_rows;
 
-  Planes<T, Mem> in;   // K planes on the map side of the forward pass
-  Planes<T, Mem> out;  // K planes on the input side of the forward pass
+  // Only pointers, extents and PODs (KernelArrays.hpp).
+  PlaneArray<T> in;   // K planes on the map side of the forward pass
+  PlaneArray<T> out;  // K planes on the input side of the forward pass
   GaussianWindow<T> window;  // already reversed
   AxisPass a;                // already the adjoint pass
 
@@ -48,7 +49,7 @@ void adjoint_column(const ExecSpace& exec, const Options& opts, const AdjointCol
   with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
     auto policy = make_team_policy(exec, k.a.league_size(), k.a.tile_len, A::tile_inner, A::scratch_level,
                                    k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});
-    Kokkos::parallel_for("kssim::adjoint_column", policy, kernel);
+    launch("kssim::adjoint_column", policy, kernel);
   });
 }
 

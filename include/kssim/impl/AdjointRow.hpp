@@ -9,7 +9,8 @@
 #include <kssim/impl/GaussianWindow.hpp>
 #include <kssim/impl/Geometry.hpp>
 #include <kssim/impl/Tiles.hpp>
-#include <kssim/impl/Views.hpp>
+#include <kssim/impl/KernelArrays.hpp>
+#include <kssim/impl/Launch.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -17,7 +18,6 @@ namespace kssim::impl {
 
 template <class ExecSpace, class T, int K>
 struct AdjointRow {
-  using Mem = typename ExecSpace::memory_space;
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = typename RowScratch<ExecSpace, T>::Scratch;
   static constexpr int tile_rows = Tiles<ExecSpace, T>::row_rows;
@@ -27,12 +27,13 @@ struct AdjointRow {
 
   // K planes of extent (NC, D, H, Wo): d_var, d_cov, then d_m1 and/or d_m2. Plane indices are compile-time
   // constants below (d_m1 is plane 2, d_m2 the last): a runtime index would put the accumulators in local memory.
-  Planes<T, Mem> in;
-  PartialPlanes wanted;  // the plane layout of `in`; a gradient is stored where its View is not empty
-  InputView<T, Mem> x, y;
-  OutputView<T, Mem> grad1, grad2;  // either may be empty
-  Kokkos::View<const T* [2], Mem> shifts;
-  Kokkos::View<const double, Mem> upstream;  // optional device factor (empty View: 1)
+  // Only pointers, extents and PODs (KernelArrays.hpp).
+  PlaneArray<T> in;
+  PartialPlanes wanted;  // the plane layout of `in`; a gradient is stored where its array is not null
+  InputArray<T> x, y;
+  OutputArray<T> grad1, grad2;  // either may be null
+  const T* shifts = nullptr;            // (NC, 2), Recentring.hpp
+  const double* upstream = nullptr;      // optional device factor (null: 1)
   double scale = 1;                          // host factor, already divided by the map size
   bool accumulate = false;
   GaussianWindow<T> window;  // already reversed
@@ -65,7 +66,7 @@ struct AdjointRow {
       if (r >= nrows) return;
       const std::size_t base = std::size_t(r) * g.row_pitch;
       const int nc = r / slice_rows;
-      const T s1 = shifts(nc, 0), s2 = shifts(nc, 1);
+      const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
       const T* xrow = row_pointer(x, x_rows, r);
       const T* yrow = row_pointer(y, y_rows, r);
       const std::size_t xs = x.stride(4), ys = y.stride(4);
@@ -109,7 +110,7 @@ struct AdjointRow {
     });
     team.team_barrier();
 
-    const T factor = T(scale * (upstream.data() ? upstream() : 1.0));
+    const T factor = T(scale * (upstream ? *upstream : 1.0));
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_rows), [&](int i) {
       const int r = row0 + i;
       if (r >= nrows) return;
@@ -201,7 +202,7 @@ void adjoint_row(const ExecSpace& exec, const Options& opts, AdjointRow<ExecSpac
   with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
     auto policy = make_team_policy(exec, k.league_size(), k.tile_rows, k.tile_cols, k.scratch_level,
                                    k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});
-    Kokkos::parallel_for("kssim::adjoint_row", policy, kernel);
+    launch("kssim::adjoint_row", policy, kernel);
   });
 }
 

@@ -112,7 +112,7 @@ KOKKOS_INLINE_FUNCTION void stage_axis_tile(const Team& team, const Scratch& til
                                             const AxisTilePosition& p, int halo_len, const T (&fill)[K]) {
   constexpr int tile_inner = TileInner;
   const int n_inner = p.i0 + tile_inner <= a.inner ? tile_inner : a.inner - p.i0;  // valid contiguous elements
-  if constexpr (is_gpu_space_v<typename Team::execution_space>) {
+  if constexpr (gpu_code_paths_v<typename Team::execution_space>) {
     // Offsets from the staged element (j, i) = (0, 0), whose axis position l0 - offset may lie before
     // the input (then no element of that row is loaded).
     const std::ptrdiff_t plane = in.stride(0), step = a.in_step;

@@ -10,7 +10,8 @@
 #include <kssim/impl/LocalMoments.hpp>
 #include <kssim/impl/MapFormula.hpp>
 #include <kssim/impl/Reduction.hpp>
-#include <kssim/impl/Views.hpp>
+#include <kssim/impl/KernelArrays.hpp>
+#include <kssim/impl/Launch.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -31,7 +32,6 @@ struct PartialPlanes {
 
 template <class ExecSpace, class T, ColumnOutput Output>
 struct ColumnBlur {
-  using Mem = typename ExecSpace::memory_space;
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = typename AxisScratch<ExecSpace, T>::Scratch;
   static constexpr int tile_inner = Tiles<ExecSpace, T>::axis_inner;
@@ -39,13 +39,14 @@ struct ColumnBlur {
   static constexpr int chunk = Tiles<ExecSpace, T>::axis_chunk;
   static constexpr int rows = Tiles<ExecSpace, T>::axis_rows;
 
-  Planes<T, Mem> in;                         // four moment planes
-  Planes<T, Mem> out_stats;                  // Statistics: four moment planes
-  OutputView<T, Mem> map;                    // Map: optional (empty View to skip)
-  Planes<T, Mem> partials;                   // Map: optional, see PartialPlanes
+  // Only pointers, extents and PODs (KernelArrays.hpp).
+  PlaneArray<T> in;                          // four moment planes
+  PlaneArray<T> out_stats;                   // Statistics: four moment planes
+  OutputArray<T> map;                        // Map: optional (null data to skip)
+  PlaneArray<T> partials;                    // Map: optional, see PartialPlanes
   PartialPlanes wanted;
-  MapSums<Mem> sums;                         // Map: tile_sums gets one partial sum per team
-  Kokkos::View<const T* [2], Mem> shifts;
+  MapSums sums;                              // Map: tile_sums gets one partial sum per team
+  const T* shifts = nullptr;                         // (NC, 2), Recentring.hpp
   GaussianWindow<T> window;
   AxisPass a;
   Geometry g;
@@ -58,7 +59,7 @@ struct ColumnBlur {
   KOKKOS_FUNCTION void run(const Team& team) const {
     const AxisTilePosition p = axis_tile_position(a, team.league_rank(), a.tile_len, tile_inner);
     const int nc = p.outer / a.outer_per_image;
-    const T s1 = shifts(nc, 0), s2 = shifts(nc, 1);
+    const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
     const OutsideMoments<T> fill(s1, s2);
     const Scratch tile = AxisScratch<ExecSpace, T>::allocate(team, moment_planes, halo_len());
     stage_axis_tile<moment_planes, tile_inner>(team, tile, in, a, p, halo_len(), fill.values);
@@ -83,7 +84,10 @@ struct ColumnBlur {
             sum += evaluate<Taps>(tile, p, j0, i0, s1, s2);
           },
           team_sum);
-      Kokkos::single(Kokkos::PerTeam(team), [&]() { sums.tile_sums(team.league_rank()) = team_sum; });
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        sums.tile_sums[team.league_rank()] = team_sum;
+        if (team.league_rank() == 0) sums.invalidate_results();  // until sum_map writes them (Reduction.hpp)
+      });
     }
   }
 
@@ -153,8 +157,7 @@ void column_blur(const ExecSpace& exec, const Options& opts, ColumnBlur<ExecSpac
   with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
     auto policy = make_team_policy<min_teams>(exec, k.a.league_size(), k.a.tile_len, K::tile_inner, K::scratch_level,
                                               k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});
-    Kokkos::parallel_for(Output == ColumnOutput::Map ? "kssim::column_blur_map" : "kssim::column_blur_stats",
-                         policy, kernel);
+    launch(Output == ColumnOutput::Map ? "kssim::column_blur_map" : "kssim::column_blur_stats", policy, kernel);
   });
 }
 

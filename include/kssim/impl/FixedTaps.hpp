@@ -38,7 +38,7 @@ struct FixedTaps {
 // on this backend, else with Taps = 0.
 template <class ExecSpace, class Kernel, class Launch>
 void with_fixed_taps(int window_size, const Kernel& kernel, const Launch& launch) {
-  if constexpr (is_gpu_space_v<ExecSpace>) {
+  if constexpr (gpu_code_paths_v<ExecSpace>) {
     if (window_size == 11) return launch(FixedTaps<11, Kernel>{kernel});  // the standard SSIM window
     if (window_size == 7) return launch(FixedTaps<7, Kernel>{kernel});
   }

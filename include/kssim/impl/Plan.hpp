@@ -12,7 +12,7 @@
 #include <kssim/impl/Recentring.hpp>
 #include <kssim/impl/Reduction.hpp>
 #include <kssim/impl/RowBlur.hpp>
-#include <kssim/impl/Views.hpp>
+#include <kssim/impl/KernelArrays.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <stdexcept>
@@ -29,13 +29,19 @@ Geometry row_pitched(Geometry g) {
   return g;
 }
 
+// Defined in SelfCheck.hpp (included at the end of this file): the first-use check of the pipeline.
+template <class ExecSpace, class T>
+void ensure_self_checked(const ExecSpace& exec);
+
 template <class ExecSpace, class T>
 class Plan {
  public:
   using Mem = typename ExecSpace::memory_space;
 
-  Plan(const ExecSpace& exec, const Geometry& g, const Options& opts, PartialPlanes wanted)
+  // `self_check` is false only for the self-check's own plan.
+  Plan(const ExecSpace& exec, const Geometry& g, const Options& opts, PartialPlanes wanted, bool self_check = true)
       : g_(row_pitched<ExecSpace, T>(g)), opts_(opts), wanted_(wanted) {
+    if (self_check) ensure_self_checked<ExecSpace, T>(exec);
     window_ = make_gaussian_window<T>(opts.window_size, opts.sigma);
     reversed_ = window_.reversed();
     c1_ = T((opts.k1 * opts.data_range) * (opts.k1 * opts.data_range));
@@ -60,15 +66,15 @@ class Plan {
     const AxisPass& last = g.volumetric ? depth_ : column_;
 
     shifts_ = Kokkos::View<T* [2], Mem>(Kokkos::view_alloc(exec, "kssim::shifts"), g.images());
-    row_stats_ = Planes<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::row_stats"),
-                                moment_planes, g_.row_plane_size());
+    row_stats_ = PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::row_stats"),
+                                    moment_planes, g_.row_plane_size());
     if (g.volumetric)
-      column_stats_ = Planes<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::column_stats"),
-                                     moment_planes, g.column_plane_size());
+      column_stats_ = PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::column_stats"),
+                                         moment_planes, g.column_plane_size());
     if (wanted.any())
-      partials_ = Planes<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::partials"),
-                                 wanted.count(), g.volumetric ? g.map_size() : g_.padded_map_size());
-    sums_ = MapSums<Mem>(exec, g.images(), last.tiles_per_outer() * last.outer_per_image, double(g.map_size()));
+      partials_ = PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::partials"),
+                                     wanted.count(), g.volumetric ? g.map_size() : g_.padded_map_size());
+    sums_ = MapSumStore<Mem>(exec, g.images(), last.tiles_per_outer() * last.outer_per_image, double(g.map_size()));
   }
 
   const Geometry& geometry() const { return g_; }
@@ -79,81 +85,18 @@ class Plan {
   Kokkos::View<const double*, Mem> image_sums() const { return sums_.image_sums; }
 
   // Forward stages. `map` may be empty. Partial derivatives are written when the plan wants gradients.
-  void forward(const ExecSpace& exec, const InputView<T, Mem>& x, const InputView<T, Mem>& y,
-               const OutputView<T, Mem>& map) const {
-    compute_shifts(exec, g_, x, y, shifts_);
-    row_blur(exec, opts_, RowBlur<ExecSpace, T>{x, y, shifts_, row_stats_, window_, g_});
-    using MapPass = ColumnBlur<ExecSpace, T, ColumnOutput::Map>;
-    MapPass last{};
-    if (g_.volumetric) {
-      ColumnBlur<ExecSpace, T, ColumnOutput::Statistics> k{};
-      k.in = row_stats_;
-      k.out_stats = column_stats_;
-      k.shifts = shifts_;
-      k.window = window_;
-      k.a = column_;
-      k.g = g_;
-      column_blur(exec, opts_, k);
-      last.in = column_stats_;
-      last.a = depth_;
-    } else {
-      last.in = row_stats_;
-      last.a = column_;
-    }
-    last.map = map;
-    last.partials = partials_;
-    last.wanted = wanted_;
-    last.sums = sums_;
-    last.shifts = shifts_;
-    last.window = window_;
-    last.g = g_;
-    last.c1 = c1_;
-    last.c2 = c2_;
-    column_blur(exec, opts_, last);
-    sum_map(exec, sums_);
-  }
+  void forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const OutputArray<T>& map) const;
 
   // Backward stages: d(upstream * mean)/dx and /dy from the partials of the last forward(). `scale` is a host
   // factor, `upstream` an optional device factor; grad1 / grad2 may be empty.
-  void backward(const ExecSpace& exec, const InputView<T, Mem>& x, const InputView<T, Mem>& y,
-                const OutputView<T, Mem>& grad1, const OutputView<T, Mem>& grad2, double scale,
-                const Kokkos::View<const double, Mem>& upstream, bool accumulate) const {
-    const bool want1 = grad1.data() != nullptr, want2 = grad2.data() != nullptr;
-    if (!want1 && !want2) return;
-    if ((want1 && !wanted_.image1) || (want2 && !wanted_.image2))
-      throw std::invalid_argument("kssim: backward asked for a gradient this object was not set up to compute");
-    if (wanted_.count() == 4)
-      backward_planes<4>(exec, x, y, grad1, grad2, scale, upstream, accumulate);
-    else
-      backward_planes<3>(exec, x, y, grad1, grad2, scale, upstream, accumulate);
-  }
+  void backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const OutputArray<T>& grad1,
+                const OutputArray<T>& grad2, double scale, const double* upstream, bool accumulate) const;
 
  private:
   template <int K>
-  void backward_planes(const ExecSpace& exec, const InputView<T, Mem>& x, const InputView<T, Mem>& y,
-                       const OutputView<T, Mem>& grad1, const OutputView<T, Mem>& grad2, double scale,
-                       const Kokkos::View<const double, Mem>& upstream, bool accumulate) const {
-    Planes<T, Mem> column_side = partials_;
-    if (g_.volumetric) {
-      adjoint_column(exec, opts_, AdjointColumn<ExecSpace, T, K>{partials_, column_stats_, reversed_, adjoint_depth_});
-      column_side = column_stats_;
-    }
-    adjoint_column(exec, opts_, AdjointColumn<ExecSpace, T, K>{column_side, row_stats_, reversed_, adjoint_column_});
-    AdjointRow<ExecSpace, T, K> k{};
-    k.in = row_stats_;
-    k.wanted = wanted_;
-    k.x = x;
-    k.y = y;
-    k.grad1 = grad1;
-    k.grad2 = grad2;
-    k.shifts = shifts_;
-    k.upstream = upstream;
-    k.scale = scale / double(g_.map_size());
-    k.accumulate = accumulate;
-    k.window = reversed_;
-    k.g = g_;
-    adjoint_row(exec, opts_, k);
-  }
+  void backward_planes(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
+                       const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale, const double* upstream,
+                       bool accumulate) const;
 
   Geometry g_;
   Options opts_;
@@ -161,9 +104,92 @@ class Plan {
   GaussianWindow<T> window_{}, reversed_{};
   T c1_ = 0, c2_ = 0;
   AxisPass column_, adjoint_column_, depth_, adjoint_depth_;
-  Kokkos::View<T* [2], Mem> shifts_;
-  Planes<T, Mem> row_stats_, column_stats_, partials_;
-  MapSums<Mem> sums_;
+  Kokkos::View<T* [2], Mem> shifts_;  // (NC, 2): LayoutRight, so shifts_.data()[2 nc + k]
+  PlaneStore<T, Mem> row_stats_, column_stats_, partials_;
+  MapSumStore<Mem> sums_;
 };
 
+// The stage sequences, defined outside the class so that kssim/Instantiate.hpp can compile them (and every
+// kernel) once per (execution space, value type) in a program with many translation units.
+template <class ExecSpace, class T>
+void Plan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
+                                 const OutputArray<T>& map) const {
+  compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
+  row_blur(exec, opts_, RowBlur<ExecSpace, T>{x, y, shifts_.data(), plane_array(row_stats_), window_, g_});
+  using MapPass = ColumnBlur<ExecSpace, T, ColumnOutput::Map>;
+  MapPass last{};
+  if (g_.volumetric) {
+    ColumnBlur<ExecSpace, T, ColumnOutput::Statistics> k{};
+    k.in = plane_array(row_stats_);
+    k.out_stats = plane_array(column_stats_);
+    k.shifts = shifts_.data();
+    k.window = window_;
+    k.a = column_;
+    k.g = g_;
+    column_blur(exec, opts_, k);
+    last.in = plane_array(column_stats_);
+    last.a = depth_;
+  } else {
+    last.in = plane_array(row_stats_);
+    last.a = column_;
+  }
+  last.map = map;
+  last.partials = plane_array(partials_);
+  last.wanted = wanted_;
+  last.sums = sums_.arrays;
+  last.shifts = shifts_.data();
+  last.window = window_;
+  last.g = g_;
+  last.c1 = c1_;
+  last.c2 = c2_;
+  column_blur(exec, opts_, last);
+  sum_map(exec, sums_.arrays);
+}
+
+template <class ExecSpace, class T>
+void Plan<ExecSpace, T>::backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
+                                  const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale,
+                                  const double* upstream, bool accumulate) const {
+  const bool want1 = grad1.data() != nullptr, want2 = grad2.data() != nullptr;
+  if (!want1 && !want2) return;
+  if ((want1 && !wanted_.image1) || (want2 && !wanted_.image2))
+    throw std::invalid_argument("kssim: backward asked for a gradient this object was not set up to compute");
+  if (wanted_.count() == 4)
+    backward_planes<4>(exec, x, y, grad1, grad2, scale, upstream, accumulate);
+  else
+    backward_planes<3>(exec, x, y, grad1, grad2, scale, upstream, accumulate);
+}
+
+template <class ExecSpace, class T>
+template <int K>
+void Plan<ExecSpace, T>::backward_planes(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
+                                         const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale,
+                                         const double* upstream, bool accumulate) const {
+  // The adjoint passes reuse the forward statistics planes as their outputs.
+  PlaneArray<T> column_side = plane_array(partials_);
+  if (g_.volumetric) {
+    adjoint_column(exec, opts_,
+                   AdjointColumn<ExecSpace, T, K>{column_side, plane_array(column_stats_), reversed_, adjoint_depth_});
+    column_side = plane_array(column_stats_);
+  }
+  adjoint_column(exec, opts_,
+                 AdjointColumn<ExecSpace, T, K>{column_side, plane_array(row_stats_), reversed_, adjoint_column_});
+  AdjointRow<ExecSpace, T, K> k{};
+  k.in = plane_array(row_stats_);
+  k.wanted = wanted_;
+  k.x = x;
+  k.y = y;
+  k.grad1 = grad1;
+  k.grad2 = grad2;
+  k.shifts = shifts_.data();
+  k.upstream = upstream;
+  k.scale = scale / double(g_.map_size());
+  k.accumulate = accumulate;
+  k.window = reversed_;
+  k.g = g_;
+  adjoint_row(exec, opts_, k);
+}
+
 }  // namespace kssim::impl
+
+#include <kssim/impl/SelfCheck.hpp>  // defines ensure_self_checked (it builds Plans itself)

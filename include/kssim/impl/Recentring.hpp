@@ -15,7 +15,8 @@
 // probed samples is finite gets the shift 0.
 
 #include <kssim/impl/Geometry.hpp>
-#include <kssim/impl/Views.hpp>
+#include <kssim/impl/KernelArrays.hpp>
+#include <kssim/impl/Launch.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -58,16 +59,15 @@ KOKKOS_INLINE_FUNCTION typename View::non_const_value_type recentring_sample(con
   return T(0);
 }
 
+// shifts[2 nc] and shifts[2 nc + 1]: the shifts of slice nc of x and of y.
 template <class ExecSpace, class T>
-void compute_shifts(const ExecSpace& exec, const Geometry& g, const InputView<T, typename ExecSpace::memory_space>& x,
-                    const InputView<T, typename ExecSpace::memory_space>& y,
-                    const Kokkos::View<T* [2], typename ExecSpace::memory_space>& shifts) {
+void compute_shifts(const ExecSpace& exec, const Geometry& g, const InputArray<T>& x, const InputArray<T>& y,
+                    T* shifts) {
   const int channels = g.c;
-  Kokkos::parallel_for(
-      "kssim::recentring_shifts", Kokkos::RangePolicy<ExecSpace>(exec, 0, 2 * g.images()), KOKKOS_LAMBDA(int k) {
-        const int nc = k / 2, n = nc / channels, c = nc % channels;
-        shifts(nc, k % 2) = recentring_sample(k % 2 ? y : x, n, c, g);
-      });
+  launch("kssim::recentring_shifts", Kokkos::RangePolicy<ExecSpace>(exec, 0, 2 * g.images()), KOKKOS_LAMBDA(int k) {
+    const int nc = k / 2, n = nc / channels, c = nc % channels;
+    shifts[k] = recentring_sample(k % 2 ? y : x, n, c, g);
+  });
 }
 
 }  // namespace kssim::impl

@@ -8,6 +8,7 @@
 // the slices one after the other. Counting in the map pass itself, to save this kernel's launch, made
 // every map-pass team wait for a memory fence and an atomic: 13 us more in the map pass at 1920x1080.)
 
+#include <kssim/impl/Launch.hpp>
 #include <kssim/impl/Tiles.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -15,40 +16,70 @@
 
 namespace kssim::impl {
 
-template <class Mem>
+// The arrays of the mean, as kernels see them (plain pointers: KernelArrays.hpp's rule).
+// "Never a plausible number from work that did not happen": tile sums read NaN until a map pass writes
+// them (sum_map sets them back to NaN once summed), and the map pass sets the total, mean and slice sums to
+// NaN before sum_map overwrites them. So if the map pass did not run, or sum_map did not, the mean reads
+// NaN instead of 0 or a previous call's value.
 struct MapSums {
-  Kokkos::View<double*, Mem> tile_sums;   // one per team of the map pass, slice by slice
-  Kokkos::View<unsigned*, Mem> done;      // slices summed so far; zero between calls
-  Kokkos::View<double*, Mem> image_sums;  // per (n, c) slice
-  Kokkos::View<double, Mem> total, mean;
+  double* tile_sums = nullptr;   // one per team of the map pass, slice by slice
+  unsigned* done = nullptr;      // slices summed so far; zero between calls
+  double* image_sums = nullptr;  // per (n, c) slice
+  double* total = nullptr;
+  double* mean = nullptr;
+  int images = 0;
   int tiles_per_image = 1;
   double map_size = 1;  // map pixels, for the mean
 
+  // Called by one thread of the map pass before any sum_map of this call.
+  KOKKOS_INLINE_FUNCTION void invalidate_results() const {
+    const double nan = Kokkos::Experimental::quiet_NaN_v<double>;
+    *total = nan;
+    *mean = nan;
+    for (int i = 0; i < images; ++i) image_sums[i] = nan;
+  }
+};
+
+// The memory behind MapSums.
+template <class Mem>
+struct MapSumStore {
+  Kokkos::View<double*, Mem> tile_sums;
+  Kokkos::View<unsigned*, Mem> done;
+  Kokkos::View<double*, Mem> image_sums;
+  Kokkos::View<double, Mem> total, mean;
+  MapSums arrays;
+
   template <class ExecSpace>
-  MapSums(const ExecSpace& exec, int images, int tiles_per_image_, double map_size_)
-      : tile_sums(Kokkos::view_alloc(exec, "kssim::tile_sums"), std::size_t(images) * tiles_per_image_),
+  MapSumStore(const ExecSpace& exec, int images, int tiles_per_image, double map_size)
+      : tile_sums(Kokkos::view_alloc(exec, "kssim::tile_sums"), std::size_t(images) * tiles_per_image),
         done(Kokkos::view_alloc(exec, "kssim::done"), 1),
         image_sums(Kokkos::view_alloc(exec, "kssim::image_sums"), images),
         total(Kokkos::view_alloc(exec, "kssim::total")),
         mean(Kokkos::view_alloc(exec, "kssim::mean")),
-        tiles_per_image(tiles_per_image_),
-        map_size(map_size_) {}
-  MapSums() = default;
+        arrays{tile_sums.data(), done.data(), image_sums.data(), total.data(), mean.data(), images, tiles_per_image,
+               map_size} {
+    const double nan = Kokkos::Experimental::quiet_NaN_v<double>;
+    Kokkos::deep_copy(exec, tile_sums, nan);
+    Kokkos::deep_copy(exec, image_sums, nan);
+    Kokkos::deep_copy(exec, total, nan);
+    Kokkos::deep_copy(exec, mean, nan);
+  }
+  MapSumStore() = default;
 };
 
 // Sums the tile sums of the last map pass into image_sums, total and mean.
 template <class ExecSpace>
-void sum_map(const ExecSpace& exec, const MapSums<typename ExecSpace::memory_space>& s) {
+void sum_map(const ExecSpace& exec, const MapSums& s) {
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Team = typename Policy::member_type;
-  const int images = int(s.image_sums.extent(0)), tiles = s.tiles_per_image;
+  const int images = s.images, tiles = s.tiles_per_image;
   // GPUs: up to 1024 threads per slice, each adding groups of 4 consecutive sums (4 loads in flight per
   // iteration: the reduction loop is not unrolled, and one dependent load per iteration made 8 slow).
   constexpr int group = 4;
-  const int vector = is_gpu_space_v<ExecSpace> ? Kokkos::min(32, Policy::vector_length_max()) : 1;
+  const int vector = gpu_code_paths_v<ExecSpace> ? Kokkos::min(32, Policy::vector_length_max()) : 1;
   const auto body = KOKKOS_LAMBDA(const Team& team) {
     const int nc = team.league_rank();
-    const double* first = s.tile_sums.data() + std::size_t(nc) * tiles;
+    double* first = s.tile_sums + std::size_t(nc) * tiles;
     double slice = 0;
     Kokkos::parallel_reduce(
         Kokkos::TeamVectorRange(team, (tiles + group - 1) / group),
@@ -58,27 +89,31 @@ void sum_map(const ExecSpace& exec, const MapSums<typename ExecSpace::memory_spa
           acc += ((v[0] + v[1]) + v[2]) + v[3];
         },
         slice);
+    team.team_barrier();  // every thread has read its sums: mark them consumed (see MapSums)
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, tiles),
+                         [&](int t) { first[t] = Kokkos::Experimental::quiet_NaN_v<double>; });
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      s.image_sums(nc) = slice;
+      s.image_sums[nc] = slice;
       Kokkos::memory_fence();  // this slice's sum is visible before the slice counts itself done
-      if (Kokkos::atomic_fetch_add(&s.done(0), 1u) != unsigned(images - 1)) return;
+      if (Kokkos::atomic_fetch_add(s.done, 1u) != unsigned(images - 1)) return;
       Kokkos::memory_fence();  // every other slice's sum is visible now
       // Volatile loads read other teams' sums from memory, past this multiprocessor's cache (atomic
       // loads of doubles go through Kokkos' lock table on some backends: 0.5 us each on an H200).
-      const volatile double* sums = s.image_sums.data();
+      const volatile double* sums = s.image_sums;
       double sum = 0;
       for (int i = 0; i < images; ++i) sum += sums[i];
-      s.total() = sum;
-      s.mean() = sum / s.map_size;
-      s.done(0) = 0;
+      *s.total = sum;
+      *s.mean = sum / s.map_size;
+      *s.done = 0;
     });
   };
   int threads = 1;
-  if constexpr (is_gpu_space_v<ExecSpace>) {
+  if constexpr (gpu_code_paths_v<ExecSpace>) {
     const int wanted = Kokkos::max(1, Kokkos::min(1024, (tiles + group - 1) / group) / vector);
     threads = Kokkos::min(wanted, Policy(exec, images, 1, vector).team_size_max(body, Kokkos::ParallelForTag()));
   }
-  Kokkos::parallel_for("kssim::sum_map", Policy(exec, images, threads, vector), body);
+  threads = Kokkos::min(threads, Policy(exec, images, 1, vector).team_size_max(body, Kokkos::ParallelForTag()));
+  launch("kssim::sum_map", Policy(exec, images, threads, vector), body);
 }
 
 }  // namespace kssim::impl

@@ -9,7 +9,8 @@
 #include <kssim/impl/Geometry.hpp>
 #include <kssim/impl/LocalMoments.hpp>
 #include <kssim/impl/Tiles.hpp>
-#include <kssim/impl/Views.hpp>
+#include <kssim/impl/KernelArrays.hpp>
+#include <kssim/impl/Launch.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -17,7 +18,6 @@ namespace kssim::impl {
 
 template <class ExecSpace, class T>
 struct RowBlur {
-  using Mem = typename ExecSpace::memory_space;
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = typename RowScratch<ExecSpace, T>::Scratch;
   static constexpr int tile_rows = Tiles<ExecSpace, T>::row_rows;
@@ -25,9 +25,10 @@ struct RowBlur {
   static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
   static constexpr int chunk = Tiles<ExecSpace, T>::row_chunk;
 
-  InputView<T, Mem> x, y;
-  Kokkos::View<const T* [2], Mem> shifts;
-  Planes<T, Mem> stats;  // (4, NC*D*H*Wo)
+  // Only pointers, extents and PODs (KernelArrays.hpp).
+  InputArray<T> x, y;
+  const T* shifts = nullptr;       // (NC, 2), Recentring.hpp
+  PlaneArray<T> stats;     // (4, NC*D*H*Wo)
   GaussianWindow<T> window;
   Geometry g;
   int col_tiles = 0;
@@ -50,7 +51,7 @@ struct RowBlur {
       const int r = row0 + i;
       if (r >= nrows) return;
       const int nc = r / slice_rows;
-      const T s1 = shifts(nc, 0), s2 = shifts(nc, 1);
+      const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
       const T* xrow = row_pointer(x, x_rows, r);
       const T* yrow = row_pointer(y, y_rows, r);
       const std::size_t xs = x.stride(4), ys = y.stride(4);
@@ -133,7 +134,7 @@ void row_blur(const ExecSpace& exec, const Options& opts, RowBlur<ExecSpace, T> 
   with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
     auto policy = make_team_policy(exec, k.league_size(), k.tile_rows, k.tile_cols, k.scratch_level,
                                    k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});
-    Kokkos::parallel_for("kssim::row_blur", policy, kernel);
+    launch("kssim::row_blur", policy, kernel);
   });
 }
 

@@ -16,11 +16,24 @@ template <class ExecSpace>
 inline constexpr bool is_gpu_space_v =
     !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
 
+// Which kernel variants run: the GPU variants (tile shapes, 128-bit staging, compile-time tap counts,
+// shared-centre moments, register blocking, multi-thread sums) on GPU execution spaces, the host variants
+// elsewhere. Tests define KSSIM_TEST_GPU_CODE_PATHS to run the GPU variants on host backends too, so that
+// CI (which has no GPU) checks them against the float64 reference (CTest label gpu_paths). Never defined
+// in production builds.
+template <class ExecSpace>
+inline constexpr bool gpu_code_paths_v =
+#if defined(KSSIM_TEST_GPU_CODE_PATHS)
+    true;
+#else
+    is_gpu_space_v<ExecSpace>;
+#endif
+
 // GPU tiles are sized for coalesced 128-byte row segments and scratch well under 48 KiB per team for
 // the largest window; host tiles are long along the contiguous axis so the inner loops vectorise.
 template <class ExecSpace, class T>
 struct Tiles {
-  static constexpr bool gpu = is_gpu_space_v<ExecSpace>;
+  static constexpr bool gpu = gpu_code_paths_v<ExecSpace>;
   // Row passes (along W, the contiguous axis): rows x output columns per team.
   static constexpr int row_rows = gpu ? 8 : 4;
   static constexpr int row_cols = gpu ? int(512 / sizeof(T)) : 256;
@@ -32,7 +45,7 @@ struct Tiles {
   static constexpr int axis_inner = gpu ? int(128 / sizeof(T)) : 256;
   // GPU tiles live in level-0 scratch (shared memory). Host backends cap level 0 at 32 KiB per team, while
   // both levels are plain cache-resident memory there, so the longer host tiles use level 1.
-  static constexpr int scratch_level = gpu ? 0 : 1;
+  static constexpr int scratch_level = is_gpu_space_v<ExecSpace> ? 0 : 1;
   // Consecutive outputs each vector lane computes. Hosts: a fixed-size innermost loop over consecutive
   // outputs is what the compiler vectorises (two 256-bit vectors). GPUs: in float row passes four, so
   // that each staged sample is loaded once for all the outputs whose windows cover it (the loops unroll
@@ -120,7 +133,7 @@ auto make_team_policy(const ExecSpace& exec, int league, int tile_rows, int tile
   using Policy = std::conditional_t<
       MinTeams == 1, Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>,
       Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>, Kokkos::LaunchBounds<max_team_threads, MinTeams>>>;
-  constexpr bool gpu = is_gpu_space_v<ExecSpace>;
+  constexpr bool gpu = gpu_code_paths_v<ExecSpace>;
   const int vmax = Policy::vector_length_max();
   int vector = opts.vector_length ? opts.vector_length : (gpu ? std::min(vmax, tile_inner) : 1);
   if (vector > vmax)
@@ -133,7 +146,9 @@ auto make_team_policy(const ExecSpace& exec, int league, int tile_rows, int tile
                                 " bytes of team scratch, more than this backend offers (" +
                                 std::to_string(probe.scratch_size_max(scratch_level)) + "); use a smaller window");
   const int tmax = probe.team_size_max(functor, tag);
-  int team = opts.team_size ? opts.team_size : (gpu ? std::clamp(max_team_threads / vector, 1, tile_rows) : 1);
+  // The default never exceeds what the backend allows (host backends with GPU code paths: a few threads).
+  int team = opts.team_size ? opts.team_size
+                            : (gpu ? std::clamp(std::min(max_team_threads / vector, tile_rows), 1, tmax) : 1);
   if (team > tmax)
     throw std::invalid_argument("kssim: team_size " + std::to_string(team) + " exceeds this kernel's maximum " +
                                 std::to_string(tmax) + " on this backend");

@@ -1,0 +1,22 @@
+#pragma once
+// kssim is header-only, so every translation unit that calls it compiles its kernels again (with a GPU
+// compiler, about a minute per (execution space, value type)). A program with many translation units can
+// compile them once instead:
+//
+//   // in every translation unit that calls kssim, e.g. through a project header:
+//   KSSIM_EXTERN_INSTANTIATION(Kokkos::Cuda, float)
+//   // in exactly one .cpp file:
+//   KSSIM_INSTANTIATE(Kokkos::Cuda, float)
+//
+// Both are optional; results are identical either way. Every translation unit of the program must be
+// compiled with the same kssim definitions.
+
+#include <kssim/impl/Plan.hpp>
+
+#define KSSIM_EXTERN_INSTANTIATION(ExecSpace, T)     \
+  extern template class kssim::impl::Plan<ExecSpace, T>; \
+  extern template void kssim::impl::run_self_check<ExecSpace, T>(const ExecSpace&, kssim::impl::SelfCheckFault);
+
+#define KSSIM_INSTANTIATE(ExecSpace, T)       \
+  template class kssim::impl::Plan<ExecSpace, T>; \
+  template void kssim::impl::run_self_check<ExecSpace, T>(const ExecSpace&, kssim::impl::SelfCheckFault);
