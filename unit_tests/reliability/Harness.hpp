@@ -84,7 +84,11 @@ Guarded<Exec, T, L, Rank> make_guarded(const std::string& label, const Shape& s)
       g.parent = typename Guarded<Exec, T, L, Rank>::Parent(label, s.n, s.c, s.d, s.h, s.w);
     g.view = g.parent;
   }
-  Kokkos::deep_copy(g.parent, std::numeric_limits<T>::quiet_NaN());
+  // Filled on the host and copied: Kokkos' device fill kernel holds a View, which the mdspan-based View
+  // under nvcc misreads (include/kssim/impl/KernelArrays.hpp).
+  auto host = Kokkos::create_mirror_view(g.parent);
+  Kokkos::deep_copy(host, std::numeric_limits<T>::quiet_NaN());
+  Kokkos::deep_copy(g.parent, host);
   return g;
 }
 
@@ -319,7 +323,8 @@ RunResult run_case(const Case& cs, const std::vector<double>& x, const std::vect
       kssim::SSIM<Exec, T, Rank> loss(exec, extents, opts, kssim::Gradients::Image2);
       loss.forward(ca, cb);
       Kokkos::View<double, Mem> upstream("upstream");
-      Kokkos::deep_copy(upstream, 2.0);
+      const double two = 2.0;  // host-staged: Kokkos' fill kernel holds a View (KernelArrays.hpp)
+      Kokkos::deep_copy(upstream, Kokkos::View<const double, Kokkos::HostSpace>(&two));
       auto g2 = make_guarded<Exec, T, L, Rank>("g2", s);
       loss.backward(upstream, GView{}, g2.view);
       check_value("SSIM::forward() value", loss.value_on_host(), ref.mean, map_pixels);

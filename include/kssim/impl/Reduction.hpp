@@ -58,11 +58,14 @@ struct MapSumStore {
         mean(Kokkos::view_alloc(exec, "kssim::mean")),
         arrays{tile_sums.data(), done.data(), image_sums.data(), total.data(), mean.data(), images, tiles_per_image,
                map_size} {
-    const double nan = Kokkos::Experimental::quiet_NaN_v<double>;
-    Kokkos::deep_copy(exec, tile_sums, nan);
-    Kokkos::deep_copy(exec, image_sums, nan);
-    Kokkos::deep_copy(exec, total, nan);
-    Kokkos::deep_copy(exec, mean, nan);
+    // NaN everywhere, with a kssim kernel: Kokkos' own deep_copy(view, value) dispatches a functor that holds
+    // a View, and with the mdspan-based View under nvcc that one wrote out of bounds (KernelArrays.hpp).
+    const MapSums a = arrays;
+    const int count = Kokkos::max(images * tiles_per_image, images);
+    launch("kssim::invalidate_sums", Kokkos::RangePolicy<ExecSpace>(exec, 0, count), KOKKOS_LAMBDA(const int i) {
+      if (i < a.images * a.tiles_per_image) a.tile_sums[i] = Kokkos::Experimental::quiet_NaN_v<double>;
+      if (i == 0) a.invalidate_results();
+    });
   }
   MapSumStore() = default;
 };
