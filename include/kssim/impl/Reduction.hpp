@@ -40,6 +40,17 @@ struct MapSums {
   }
 };
 
+// Every array of s to NaN, with a kssim kernel: Kokkos' own deep_copy(view, value) dispatches a functor
+// that holds a View, and with the mdspan-based View under nvcc that one wrote out of bounds (KernelArrays.hpp).
+template <class ExecSpace>
+void invalidate_all(const ExecSpace& exec, const MapSums& s) {
+  const int count = Kokkos::max(s.images * s.tiles_per_image, s.images);
+  launch("kssim::invalidate_sums", Kokkos::RangePolicy<ExecSpace>(exec, 0, count), KOKKOS_LAMBDA(const int i) {
+    if (i < s.images * s.tiles_per_image) s.tile_sums[i] = Kokkos::Experimental::quiet_NaN_v<double>;
+    if (i == 0) s.invalidate_results();
+  });
+}
+
 // The memory behind MapSums.
 template <class Mem>
 struct MapSumStore {
@@ -58,14 +69,7 @@ struct MapSumStore {
         mean(Kokkos::view_alloc(exec, "kssim::mean")),
         arrays{tile_sums.data(), done.data(), image_sums.data(), total.data(), mean.data(), images, tiles_per_image,
                map_size} {
-    // NaN everywhere, with a kssim kernel: Kokkos' own deep_copy(view, value) dispatches a functor that holds
-    // a View, and with the mdspan-based View under nvcc that one wrote out of bounds (KernelArrays.hpp).
-    const MapSums a = arrays;
-    const int count = Kokkos::max(images * tiles_per_image, images);
-    launch("kssim::invalidate_sums", Kokkos::RangePolicy<ExecSpace>(exec, 0, count), KOKKOS_LAMBDA(const int i) {
-      if (i < a.images * a.tiles_per_image) a.tile_sums[i] = Kokkos::Experimental::quiet_NaN_v<double>;
-      if (i == 0) a.invalidate_results();
-    });
+    invalidate_all(exec, arrays);
   }
   MapSumStore() = default;
 };
