@@ -188,9 +188,9 @@ RunResult run_case(const Case& cs, const std::vector<double>& x, const std::vect
                    const ReferenceResult& ref) {
   using Mem = typename Exec::memory_space;
   RunResult r;
-  const double slack = std::is_same_v<T, float> ? cs.float_slack : 1.0;
+  const double slack = std::is_same_v<T, float> ? cs.float_slack : cs.double_slack;
   const double vtol = slack * kssim_test::value_tolerance<T>(), gtol = slack * kssim_test::gradient_tolerance<T>();
-  const double map_tol = 20 * vtol;  // per pixel, as in unit_tests/SSIMChecks.hpp
+  const double map_tol = slack * kssim_test::map_tolerance<T>();  // per pixel, as in unit_tests/SSIMChecks.hpp
   const Shape& s = cs.shape;
   const Shape& ms = ref.map_shape;
   const double grad_floor =

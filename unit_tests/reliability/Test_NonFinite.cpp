@@ -150,7 +150,7 @@ void check_scenario(const Scenario& sc) {
   }
   EXPECT_EQ(missing_nan, 0) << "map pixels covering a non-finite pixel that are not NaN";
   EXPECT_EQ(wrong_nan, 0) << "non-finite map pixels outside the footprint";
-  EXPECT_LE(err, 20 * value_tolerance<T>()) << "map error outside the footprint";
+  EXPECT_LE(err, map_tolerance<T>()) << "map error outside the footprint";
 
   // Per-image and per-channel means: NaN for the affected slices only.
   const PerSliceMeans got = per_slice_means(exec, a, b, opts);
@@ -254,7 +254,7 @@ void check_far_from_zero(const Scenario& sc) {
     ++finite;
   }
   EXPECT_GT(finite, 100);  // enough of the map is outside the footprint to check
-  EXPECT_LE(err, 20 * value_tolerance<T>()) << "map error outside the footprint";
+  EXPECT_LE(err, map_tolerance<T>()) << "map error outside the footprint";
 }
 
 TYPED_TEST(NonFinite, NaNRecentringSampleFarFromZero) {

@@ -269,8 +269,8 @@ void print_summary(const Summary& s) {
   }
   std::cout << "(cases: runs of case x layout; known: failed runs of cases marked KNOWN BUG, left out of the\n"
                " worst columns; value: max abs error of the means; map: max abs error per pixel; grad: max\n"
-               " relative L2 error. Tolerances: value 1e-6 float / 1e-12 double, map 20x value, grad 1e-5 float /\n"
-               " 1e-10 double.)\n";
+               " relative L2 error. Tolerances: value 1e-6 float / 3e-13 double, map 2e-5 / 1.5e-12, grad 1e-5 float /\n"
+               " 2e-11 double; cases may carry a measured slack.)\n";
 }
 
 }  // namespace
