@@ -67,6 +67,7 @@ struct Layout {
   png_uint_32 width, height;
   int bit_depth, channels;
   std::size_t row_bytes;
+  bool gray_palette;  // a palette whose every entry is gray: decoded to RGB, returned as gray
 };
 
 bool read_header(Reader& r, Layout& layout) {
@@ -76,7 +77,18 @@ bool read_header(Reader& r, Layout& layout) {
   png_read_info(r.png, r.info);
   const int color_type = png_get_color_type(r.png, r.info);
   const int depth = png_get_bit_depth(r.png, r.info);
-  if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(r.png);
+  layout.gray_palette = false;
+  if (color_type == PNG_COLOR_TYPE_PALETTE) {
+    png_colorp palette = nullptr;
+    int entries = 0;
+    if (png_get_PLTE(r.png, r.info, &palette, &entries) && entries > 0) {
+      layout.gray_palette = true;
+      for (int i = 0; i < entries; ++i)
+        layout.gray_palette = layout.gray_palette && palette[i].red == palette[i].green &&
+                              palette[i].green == palette[i].blue;
+    }
+    png_set_palette_to_rgb(r.png);
+  }
   if (color_type == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(r.png);
   png_set_interlace_handling(r.png);
   png_read_update_info(r.png, r.info);
@@ -147,18 +159,35 @@ bool looks_like_png(std::span<const std::byte> bytes) {
   return bytes.size() >= 8 && png_sig_cmp(reinterpret_cast<png_const_bytep>(bytes.data()), 0, 8) == 0;
 }
 
-Image decode_png(std::span<const std::byte> bytes) {
+namespace {
+
+void open_reader(Reader& r, std::span<const std::byte> bytes, Layout& layout) {
   if (!looks_like_png(bytes)) fail("missing the PNG signature");
-  Reader r;
   r.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &r.errors, on_error, on_warning);
   if (!r.png) throw Error("cannot initialise libpng");
   r.info = png_create_info_struct(r.png);
   if (!r.info) throw Error("cannot initialise libpng");
   r.source = ReadSource{reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), 0};
   png_set_read_fn(r.png, &r.source, on_read);
-
-  Layout layout{};
   if (!read_header(r, layout) || r.errors.crc_warning) fail(r.errors.message);
+}
+
+int channels_out(const Layout& layout) { return layout.gray_palette ? layout.channels - 2 : layout.channels; }
+
+}  // namespace
+
+ImageInfo png_info(std::span<const std::byte> bytes) {
+  Reader r;
+  Layout layout{};
+  open_reader(r, bytes, layout);
+  if (layout.channels < 1 || layout.channels > 4) fail("unexpected channel count");
+  return ImageInfo{int(layout.width), int(layout.height), channels_out(layout), false};
+}
+
+Image decode_png(std::span<const std::byte> bytes) {
+  Reader r;
+  Layout layout{};
+  open_reader(r, bytes, layout);
   if (layout.bit_depth != 8 && layout.bit_depth != 16) fail("unexpected bit depth after expansion");
   if (layout.channels < 1 || layout.channels > 4) fail("unexpected channel count");
   const std::size_t raw = layout.row_bytes * layout.height;
@@ -177,18 +206,21 @@ Image decode_png(std::span<const std::byte> bytes) {
   Image image;
   image.width = int(layout.width);
   image.height = int(layout.height);
-  image.channels = layout.channels;
+  image.channels = channels_out(layout);
   image.max_value = layout.bit_depth == 16 ? 65535 : 255;
   image.samples.resize(image.sample_count());
-  const std::size_t per_row = std::size_t(layout.width) * std::size_t(layout.channels);
+  // A gray palette decoded to RGB(A) keeps R (= G = B) and alpha: source sample s goes to output k.
+  const std::size_t in_channels = std::size_t(layout.channels), out_channels = std::size_t(image.channels);
+  const std::size_t pixels_per_row = std::size_t(layout.width);
   for (std::size_t y = 0; y < layout.height; ++y) {
     const unsigned char* row = rows[y];
-    std::uint16_t* dst = image.samples.data() + y * per_row;
-    if (layout.bit_depth == 16) {
-      for (std::size_t k = 0; k < per_row; ++k) dst[k] = std::uint16_t((row[2 * k] << 8) | row[2 * k + 1]);
-    } else {
-      for (std::size_t k = 0; k < per_row; ++k) dst[k] = row[k];
-    }
+    std::uint16_t* dst = image.samples.data() + y * pixels_per_row * out_channels;
+    for (std::size_t x = 0; x < pixels_per_row; ++x)
+      for (std::size_t k = 0; k < out_channels; ++k) {
+        const std::size_t s = x * in_channels + (k == 0 || out_channels == in_channels ? k : k + 2);
+        dst[x * out_channels + k] =
+            layout.bit_depth == 16 ? std::uint16_t((row[2 * s] << 8) | row[2 * s + 1]) : std::uint16_t(row[s]);
+      }
   }
   return image;
 }
