@@ -23,9 +23,11 @@ ImageInfo png_info(std::span<const std::byte> bytes);
 Image decode_png(std::span<const std::byte> bytes);
 
 // Encodes an image with max_value 255 (8-bit) or 65535 (16-bit) and 1 to 4 channels, with optional tEXt
-// chunks (keyword, text; keywords of 1 to 79 Latin-1 characters).
+// chunks (keyword, text; keywords of 1 to 79 Latin-1 characters). `fast` trades file size for speed
+// (zlib level 1, the Sub filter on every row).
 std::vector<std::byte> encode_png(const Image& image,
-                                  const std::vector<std::pair<std::string, std::string>>& text = {});
+                                  const std::vector<std::pair<std::string, std::string>>& text = {},
+                                  bool fast = false);
 
 // True when `bytes` starts with the PNG signature.
 bool looks_like_png(std::span<const std::byte> bytes);
