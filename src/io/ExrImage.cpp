@@ -3,6 +3,7 @@
 #include "io/Error.hpp"
 
 #include <ImfChannelList.h>
+#include <ImfContextInit.h>
 #include <ImfFrameBuffer.h>
 #include <ImfHeader.h>
 #include <ImfIO.h>
@@ -39,6 +40,24 @@ class SpanStream : public Imf::IStream {
   std::size_t position_ = 0;
 };
 
+// The core library reports errors through a callback (by default: printed on stderr) before the C++ layer
+// throws: keep the first message of the current decode for io::Error instead.
+thread_local char core_message[256];
+
+void on_core_error(exr_const_context_t, exr_result_t, const char* message) {
+  if (core_message[0] == '\0' && message) {
+    std::strncpy(core_message, message, sizeof core_message - 1);
+    core_message[sizeof core_message - 1] = '\0';
+  }
+}
+
+Imf::ContextInitializer quiet_reader(SpanStream& stream) {
+  Imf::ContextInitializer init;
+  init.setInputStream(&stream);
+  init.setErrorHandler(on_core_error).silentHeaderParse(true).disableChunkReconstruction(true);
+  return init;
+}
+
 struct Channels {
   const char* names[4];  // colour channels, then alpha if any
   int count;             // 1 to 4, as Image::channels
@@ -67,7 +86,7 @@ struct Opened {
   Channels channels;
   int width, height;
   explicit Opened(std::span<const std::byte> bytes)
-      : stream(bytes), file(stream, 0), channels(channels_of(file.header())) {
+      : stream(bytes), file("input", quiet_reader(stream), 0), channels(channels_of(file.header())) {
     const Imath::Box2i w = file.header().dataWindow();
     const std::int64_t wide = std::int64_t(w.max.x) - w.min.x + 1, high = std::int64_t(w.max.y) - w.min.y + 1;
     if (wide <= 0 || high <= 0) fail("empty data window");
@@ -80,6 +99,7 @@ struct Opened {
 // Runs `body`, turning the library's exceptions (Iex, std) into io::Error.
 template <class F>
 auto guarded(F body) {
+  core_message[0] = '\0';
   try {
     return body();
   } catch (const Error&) {
@@ -87,7 +107,7 @@ auto guarded(F body) {
   } catch (const std::bad_alloc&) {
     throw;
   } catch (const std::exception& e) {
-    fail(e.what());
+    fail(core_message[0] ? std::string(core_message) : std::string(e.what()));
   }
 }
 
