@@ -192,10 +192,10 @@ CompareOutcome run_compare(const CompareOptions& o) {
   check_outputs(o);
 
   // 2. Headers only: formats, dtypes, shapes and channel axes of every input before any is decoded.
-  Input a = probe_input("A", o.a, o.dims, o.channel_axis);
+  Input a = probe_input("A", o.a, o.dims, o.channel_axis, true);
   std::vector<Input> bs;
   for (std::size_t k = 0; k < o.b.size(); ++k)
-    bs.push_back(probe_input(several ? "B" + std::to_string(k + 1) : "B", o.b[k], o.dims, o.channel_axis));
+    bs.push_back(probe_input(several ? "B" + std::to_string(k + 1) : "B", o.b[k], o.dims, o.channel_axis, !several));
   const std::vector<int> extents = normalized_extents(a, o.dims);
   for (const Input& b : bs) {
     normalized_extents(b, o.dims);

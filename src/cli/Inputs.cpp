@@ -22,7 +22,8 @@ std::vector<std::byte> read_input(const Input& input) {
 
 }  // namespace
 
-Input probe_input(const std::string& name, const std::string& path, int dims, const std::string& channel_axis) {
+Input probe_input(const std::string& name, const std::string& path, int dims, const std::string& channel_axis,
+                  bool keep) {
   Input in;
   in.path = path;
   in.label = name + " '" + path + "'";
@@ -37,7 +38,7 @@ Input probe_input(const std::string& name, const std::string& path, int dims, co
                      " image; give .npy arrays of shape (D, H, W), (C, D, H, W) or (N, C, D, H, W)");
   if (!in.info.is_image()) in.axis = channel_axis_of(in.label, in.info.shape, dims, channel_axis);
   in.shape = channels_first_shape(in.info.shape, dims, in.axis);
-  if (path == io::stdin_path) in.kept = std::move(bytes);
+  if (keep || path == io::stdin_path) in.kept = std::move(bytes);
   return in;
 }
 
@@ -60,10 +61,21 @@ io::LoadedArray load_input(Input& input, int dims) {
   loaded.array = channels_first(std::move(loaded.array), dims, input.axis);
   std::visit(
       [&](const auto& values) {
-        for (std::size_t i = 0; i < values.size(); ++i)
-          if (!std::isfinite(values[i]))
-            throw UsageError(input.label + " contains NaN or infinite values (first at flat index " +
-                             std::to_string(i) + ")");
+        using T = typename std::decay_t<decltype(values)>::value_type;
+        T low = values.empty() ? T(0) : values[0], high = low;
+        bool finite = true;
+        for (const T v : values) {  // one pass: finiteness (NaN fails both comparisons below) and range
+          finite &= bool(std::isfinite(v));
+          low = v < low ? v : low;
+          high = v > high ? v : high;
+        }
+        if (!finite) {
+          const auto bad = std::find_if(values.begin(), values.end(), [](T v) { return !std::isfinite(v); });
+          throw UsageError(input.label + " contains NaN or infinite values (first at flat index " +
+                           std::to_string(bad - values.begin()) + ")");
+        }
+        input.low = double(low);
+        input.high = double(high);
       },
       loaded.array.values);
   return loaded;
@@ -89,12 +101,7 @@ std::vector<int> normalized_extents(const Input& input, int dims) {
 }
 
 std::optional<std::string> data_range_warning(const Input& input, const io::LoadedArray& loaded, double data_range) {
-  const auto [lo, hi] = std::visit(
-      [](const auto& v) {
-        const auto [mn, mx] = std::minmax_element(v.begin(), v.end());
-        return std::pair<double, double>(mn == v.end() ? 0.0 : double(*mn), mx == v.end() ? 0.0 : double(*mx));
-      },
-      loaded.array.values);
+  const double lo = input.low, hi = input.high;
   const double span = hi - lo;
   const std::string values = input.label + " has values from " + number_text(lo) + " to " + number_text(hi) + " (a span of " +
                              number_text(span) + ")";

@@ -19,14 +19,18 @@ struct Input {
   io::ArrayInfo info;                  // from the header
   ChannelAxis axis = ChannelAxis::First;
   std::vector<std::size_t> shape;      // channel-first
-  std::vector<std::byte> kept;         // the bytes of the standard input (it cannot be read twice)
+  std::vector<std::byte> kept;         // the bytes read by probe_input, until load_input uses them
+  double low = 0, high = 0;            // the values' range, set by load_input
 };
 
-// Reads and probes an input; throws io::Error or UsageError (ambiguous channel axis).
-Input probe_input(const std::string& name, const std::string& path, int dims, const std::string& channel_axis);
+// Reads and probes an input; throws io::Error or UsageError (ambiguous channel axis). The bytes are kept for
+// load_input when `keep` (or when they come from the standard input, which cannot be read twice); otherwise
+// load_input reads the file again (`kssim compare REF D1 ... D1000` holds one decoded D at a time).
+Input probe_input(const std::string& name, const std::string& path, int dims, const std::string& channel_axis,
+                  bool keep);
 
 // Decodes an input into kssim's layout (channel-first, same dtype) and checks that its content matches its
-// header's promise and that every value is finite; throws io::Error or UsageError.
+// header's promise and that every value is finite (and notes their range); throws io::Error or UsageError.
 io::LoadedArray load_input(Input& input, int dims);
 
 // kssim's rank-4/5 extents for an input's channel-first shape, or a UsageError.

@@ -250,12 +250,17 @@ Image decode_png(std::span<const std::byte> bytes) {
   for (std::size_t y = 0; y < layout.height; ++y) {
     const unsigned char* row = rows[y];
     std::uint16_t* dst = image.samples.data() + y * pixels_per_row * out_channels;
-    for (std::size_t x = 0; x < pixels_per_row; ++x)
-      for (std::size_t k = 0; k < out_channels; ++k) {
-        const std::size_t s = x * in_channels + (k == 0 || out_channels == in_channels ? k : k + 2);
-        dst[x * out_channels + k] =
-            layout.bit_depth == 16 ? std::uint16_t((row[2 * s] << 8) | row[2 * s + 1]) : std::uint16_t(row[s]);
+    if (out_channels == in_channels) {  // the common case, kept a tight loop
+      const std::size_t n = pixels_per_row * in_channels;
+      if (layout.bit_depth == 16) {
+        for (std::size_t k = 0; k < n; ++k) dst[k] = std::uint16_t((row[2 * k] << 8) | row[2 * k + 1]);
+      } else {
+        for (std::size_t k = 0; k < n; ++k) dst[k] = row[k];
       }
+      continue;
+    }
+    for (std::size_t x = 0; x < pixels_per_row; ++x)  // gray palette: 8 bits, R then alpha
+      for (std::size_t k = 0; k < out_channels; ++k) dst[x * out_channels + k] = row[x * in_channels + (k == 0 ? 0 : 3)];
   }
   return image;
 }
