@@ -9,16 +9,30 @@
 
 namespace kssim::io {
 
+void for_each_piece(std::size_t count, std::size_t pieces,
+                    const std::function<void(std::size_t, std::size_t, std::size_t)>& body) {
+  pieces = std::max<std::size_t>(1, pieces);
+  const std::size_t size = (count + pieces - 1) / pieces;
+  auto run = [&](std::size_t i) {
+    const std::size_t begin = std::min(count, i * size);
+    body(i, begin, std::min(count, begin + size));
+  };
+  std::vector<std::jthread> pool;
+  for (std::size_t i = 1; i < pieces; ++i) pool.emplace_back(run, i);
+  run(0);
+}  // the jthreads join here
+
 std::vector<unsigned char> zlib_compress_parallel(std::span<const unsigned char> data, int level, unsigned threads) {
   const std::size_t min_piece = std::size_t(1) << 20;
   const std::size_t pieces = std::max<std::size_t>(1, std::min<std::size_t>(threads, data.size() / min_piece));
-  const std::size_t piece = (data.size() + pieces - 1) / pieces;
   std::vector<std::vector<unsigned char>> out(pieces);
   std::vector<uLong> checksums(pieces);
+  std::vector<std::size_t> lengths(pieces);
   std::vector<char> failed(pieces, 0);
-  auto compress = [&](std::size_t i) {
-    const std::size_t begin = std::min(data.size(), i * piece), end = std::min(data.size(), begin + piece);
+  for_each_piece(data.size(), pieces, [&](std::size_t i, std::size_t begin, std::size_t end) {
     const bool last = i + 1 == pieces;
+    lengths[i] = end - begin;
+    checksums[i] = adler32(adler32(0, nullptr, 0), data.data() + begin, uInt(end - begin));
     z_stream z{};
     if (deflateInit2(&z, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {  // -15: raw deflate
       failed[i] = 1;
@@ -33,22 +47,13 @@ std::vector<unsigned char> zlib_compress_parallel(std::span<const unsigned char>
     if (status != (last ? Z_STREAM_END : Z_OK) || z.avail_in != 0) failed[i] = 1;
     out[i].resize(z.total_out);
     deflateEnd(&z);
-    checksums[i] = adler32(adler32(0, nullptr, 0), data.data() + begin, uInt(end - begin));
-  };
-  {
-    std::vector<std::jthread> pool;
-    for (std::size_t i = 1; i < pieces; ++i) pool.emplace_back(compress, i);
-    compress(0);
-  }  // joined
+  });
   if (std::count(failed.begin(), failed.end(), 1) > 0) throw Error("zlib compression failed");
   std::vector<unsigned char> stream = {0x78, 0x01};  // deflate, 32 KiB window; FCHECK makes it a multiple of 31
   uLong checksum = checksums[0];
   for (std::size_t i = 0; i < pieces; ++i) {
     stream.insert(stream.end(), out[i].begin(), out[i].end());
-    if (i > 0) {
-      const std::size_t begin = std::min(data.size(), i * piece), end = std::min(data.size(), begin + piece);
-      checksum = adler32_combine(checksum, checksums[i], z_off_t(end - begin));
-    }
+    if (i > 0) checksum = adler32_combine(checksum, checksums[i], z_off_t(lengths[i]));
   }
   for (int k = 3; k >= 0; --k) stream.push_back(static_cast<unsigned char>((checksum >> (8 * k)) & 0xff));
   return stream;

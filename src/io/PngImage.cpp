@@ -172,17 +172,31 @@ bool write_compressed(Writer& w, const Image& image, png_textp text, int text_co
   return true;
 }
 
-// Rows with PNG's Sub filter (type 1): each byte minus the byte of the same sample one pixel to the left.
-std::vector<unsigned char> sub_filtered(const std::vector<unsigned char>& pixels, std::size_t row_bytes,
-                                        std::size_t height, std::size_t pixel_bytes) {
+// The image's rows as PNG data with the Sub filter (type 1) on each: filter byte 1, then each byte minus the
+// byte of the same sample one pixel to the left; rows shared among `threads` threads.
+std::vector<unsigned char> sub_filtered(const Image& image, unsigned threads) {
+  const bool wide = image.max_value > 255;
+  const std::size_t per_row = std::size_t(image.width) * std::size_t(image.channels);
+  const std::size_t row_bytes = per_row * (wide ? 2 : 1), pixel_bytes = std::size_t(image.channels) * (wide ? 2 : 1);
+  const std::size_t height = std::size_t(image.height);
   std::vector<unsigned char> out((row_bytes + 1) * height);
-  for (std::size_t y = 0; y < height; ++y) {
-    const unsigned char* src = pixels.data() + y * row_bytes;
-    unsigned char* dst = out.data() + y * (row_bytes + 1);
-    dst[0] = 1;
-    for (std::size_t k = 0; k < row_bytes; ++k)
-      dst[1 + k] = static_cast<unsigned char>(src[k] - (k >= pixel_bytes ? src[k - pixel_bytes] : 0));
-  }
+  for_each_piece(height, threads, [&](std::size_t, std::size_t y0, std::size_t y1) {
+    for (std::size_t y = y0; y < y1; ++y) {
+      const std::uint16_t* src = image.samples.data() + y * per_row;
+      unsigned char* dst = out.data() + y * (row_bytes + 1);
+      dst[0] = 1;
+      unsigned char* bytes = dst + 1;
+      if (wide) {
+        for (std::size_t k = 0; k < per_row; ++k) {
+          bytes[2 * k] = static_cast<unsigned char>(src[k] >> 8);
+          bytes[2 * k + 1] = static_cast<unsigned char>(src[k] & 0xff);
+        }
+      } else {
+        for (std::size_t k = 0; k < per_row; ++k) bytes[k] = static_cast<unsigned char>(src[k]);
+      }
+      for (std::size_t k = row_bytes; k-- > pixel_bytes;) bytes[k] = static_cast<unsigned char>(bytes[k] - bytes[k - pixel_bytes]);
+    }
+  });
   return out;
 }
 
@@ -276,8 +290,8 @@ std::vector<std::byte> encode_png(const Image& image, const std::vector<std::pai
   const bool wide = image.max_value > 255;
   const std::size_t per_row = std::size_t(image.width) * std::size_t(image.channels);
   const std::size_t row_bytes = per_row * (wide ? 2 : 1);
-  std::vector<unsigned char> pixels(row_bytes * std::size_t(image.height));
-  for (std::size_t k = 0; k < image.samples.size(); ++k) {
+  std::vector<unsigned char> pixels(fast ? 0 : row_bytes * std::size_t(image.height));  // the fast path filters
+  for (std::size_t k = 0; k < pixels.size() / (wide ? 2 : 1); ++k) {
     if (wide) {
       pixels[2 * k] = static_cast<unsigned char>(image.samples[k] >> 8);
       pixels[2 * k + 1] = static_cast<unsigned char>(image.samples[k] & 0xff);
@@ -285,7 +299,7 @@ std::vector<std::byte> encode_png(const Image& image, const std::vector<std::pai
       pixels[k] = static_cast<unsigned char>(image.samples[k]);
     }
   }
-  std::vector<png_bytep> rows(std::size_t(image.height));
+  std::vector<png_bytep> rows(fast ? 0 : std::size_t(image.height));
   for (std::size_t y = 0; y < rows.size(); ++y) rows[y] = pixels.data() + y * row_bytes;
 
   std::vector<std::string> keys, values;  // owned copies: png_text takes non-const char*
@@ -312,10 +326,8 @@ std::vector<std::byte> encode_png(const Image& image, const std::vector<std::pai
   png_set_write_fn(w.png, &w.sink, on_write, on_flush);
   bool written;
   if (fast) {
-    const std::size_t pixel_bytes = std::size_t(image.channels) * (wide ? 2 : 1);
-    const std::vector<unsigned char> stream = zlib_compress_parallel(
-        sub_filtered(pixels, row_bytes, std::size_t(image.height), pixel_bytes), 1,
-        std::max(1u, std::thread::hardware_concurrency()));
+    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    const std::vector<unsigned char> stream = zlib_compress_parallel(sub_filtered(image, threads), 1, threads);
     written = write_compressed(w, image, chunks.data(), int(chunks.size()), stream);
   } else {
     written = write_all(w, image, rows.data(), chunks.data(), int(chunks.size()));
