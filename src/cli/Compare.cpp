@@ -113,11 +113,14 @@ void check_outputs(const CompareOptions& o) {
     throw UsageError("--map-legend draws a colour bar into a PNG map: it needs --map FILE.png");
 }
 
-void check_same_kind(const Input& a, const Input& b) {
+// Same dtype, and same shape; an image (always (1, C, H, W)) may also meet an array of the same extents
+// without the leading unit axis, e.g. a PNG and an (H, W, 3) array read with --channel-axis last.
+void check_same_kind(const Input& a, const Input& b, int dims) {
   if (a.info.dtype != b.info.dtype)
     throw UsageError("A and B must have the same dtype: " + a.label + " is " + io::dtype_name(a.info.dtype) + ", " +
                      b.label + " is " + io::dtype_name(b.info.dtype));
-  if (a.shape != b.shape)
+  const bool image_involved = a.info.is_image() || b.info.is_image();
+  if (a.shape != b.shape && !(image_involved && normalized_extents(a, dims) == normalized_extents(b, dims)))
     throw UsageError("A and B must have the same shape: " + a.label + " is " + io::shape_string(a.info.shape) + ", " +
                      b.label + " is " + io::shape_string(b.info.shape) +
                      (a.info.shape != a.shape || b.info.shape != b.shape ? " (channel-first: " +
@@ -199,7 +202,7 @@ CompareOutcome run_compare(const CompareOptions& o) {
   const std::vector<int> extents = normalized_extents(a, o.dims);
   for (const Input& b : bs) {
     normalized_extents(b, o.dims);
-    check_same_kind(a, b);
+    check_same_kind(a, b, o.dims);
   }
   check_size(extents, a, opts, o.dims);
   const std::vector<int> map_ext = map_extents(extents, opts);

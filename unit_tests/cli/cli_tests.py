@@ -860,6 +860,9 @@ def group_channels(ctx):
     ctx.check(ctx.ok("compare", arr_a, arr_b, "--channel-axis", "last") ==
               ctx.ok("compare", ctx.save_bytes("img_a.png", encode_png(img_a)), ctx.save_bytes("img_b.png", encode_png(img_b))),
               "PNG and channel-last array agree")
+    ctx.check(ctx.ok("compare", ctx.path("img_a.png"), arr_b, "--channel-axis", "last") ==
+              ctx.ok("compare", ctx.path("img_a.png"), ctx.path("img_b.png")), "a PNG against a channel-last array")
+    ctx.fails("a PNG against an (H, W, 3) array without --channel-axis", "compare", ctx.path("img_a.png"), arr_b)
     ctx.fails("bad --channel-axis", "compare", pa, pb, "--channel-axis", "middle")
 
 
