@@ -5,6 +5,7 @@
 #include "cli/Inputs.hpp"
 #include "cli/MapOutput.hpp"
 #include "cli/NumberText.hpp"
+#include "cli/Report.hpp"
 #include "cli/UsageError.hpp"
 #include "io/Error.hpp"
 #include "io/File.hpp"
@@ -12,8 +13,6 @@
 #include "io/Npy.hpp"
 
 #include <kssim/Options.hpp>
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -175,12 +174,6 @@ std::string not_finite_message(const Options& opts) {
          "squares overflow); rescale them or use float64";
 }
 
-nlohmann::ordered_json input_json(const Input& in) {
-  nlohmann::ordered_json j = {{"path", in.path}, {"format", io::format_name(in.info.format)}};
-  if (in.info.alpha) j["alpha"] = "ignored";
-  return j;
-}
-
 }  // namespace
 
 CompareOutcome run_compare(const CompareOptions& o) {
@@ -209,6 +202,9 @@ CompareOutcome run_compare(const CompareOptions& o) {
   const bool map_png = !o.map.empty() && lower_extension(o.map) == ".png";
   const bool map_mean = o.map_channels == "mean";
   if (map_png) check_renderable(map_ext, map_mean, o.map_legend);
+  std::vector<int> map_ext_out = map_ext;
+  if (map_mean) map_ext_out[1] = 1;
+  const std::vector<std::size_t> map_shape = layout_shape(map_ext_out, a, o.dims);  // in A's layout
 
   // 3. A, decoded once; then each B in turn, compared with it. Nothing is printed until every pair succeeded,
   // so a bad B keeps the error contract (nothing on stdout).
@@ -237,9 +233,6 @@ CompareOutcome run_compare(const CompareOptions& o) {
     if (below) outcome.status = 1;
 
     // The files of a single pair, in A's layout.
-    std::vector<int> map_ext_out = map_ext;
-    if (map_mean) map_ext_out[1] = 1;
-    const std::vector<std::size_t> map_shape = layout_shape(map_ext_out, a, o.dims);
     if (r.map) {
       io::Array map = map_mean ? mean_over_channels(*r.map) : std::move(*r.map);
       if (map_png) {
@@ -253,55 +246,8 @@ CompareOutcome run_compare(const CompareOptions& o) {
     if (r.grad_a) files.push_back({o.grad_a, io::encode_npy(in_layout_of(std::move(*r.grad_a), a, o.dims))});
     if (r.grad_b) files.push_back({o.grad_b, io::encode_npy(in_layout_of(std::move(*r.grad_b), b, o.dims))});
 
-    if (!o.json) {
-      text += number_text(r.mean) + (several ? "  " + b.path : std::string()) + "\n";
-      for (std::size_t n = 0; n < r.per_image.size(); ++n)
-        text += "image " + std::to_string(n) + ": " + number_text(r.per_image[n]) + "\n";
-      const std::size_t channels = std::size_t(extents[1]);
-      for (std::size_t k = 0; k < r.per_channel.size(); ++k)
-        text += (extents[0] > 1 ? "image " + std::to_string(k / channels) + " " : std::string()) + "channel " +
-                std::to_string(k % channels) + ": " + number_text(r.per_channel[k]) + "\n";
-      if (r.timing)
-        text += "timing: repeat=" + std::to_string(r.timing->repeat) + " median_s=" + number_text(r.timing->median_s) +
-                " min_s=" + number_text(r.timing->min_s) + "\n";
-      continue;
-    }
-    nlohmann::ordered_json j;
-    j["ssim"] = r.mean;
-    j["shape"] = a.info.shape;
-    j["dtype"] = io::dtype_name(a.info.dtype);
-    j["dims"] = o.dims;
-    j["channel_axis"] = a.axis == ChannelAxis::Last ? "last" : "first";
-    j["padding"] = o.padding;
-    j["window"] = opts.window_size;
-    j["sigma"] = opts.sigma;
-    j["k1"] = opts.k1;
-    j["k2"] = opts.k2;
-    j["data_range"] = opts.data_range;
-    j["map_shape"] = map_shape;
-    j["backend"] = r.backend;
-    j["inputs"] = {{"a", input_json(a)}, {"b", input_json(b)}};
-    nlohmann::ordered_json outputs = nlohmann::ordered_json::object();
-    if (!o.map.empty()) outputs["map"] = o.map;
-    if (!o.grad_a.empty()) outputs["grad_a"] = o.grad_a;
-    if (!o.grad_b.empty()) outputs["grad_b"] = o.grad_b;
-    j["outputs"] = outputs;
-    if (o.per_image) j["per_image"] = r.per_image;
-    if (o.per_channel) {
-      nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-      const std::size_t channels = std::size_t(extents[1]);
-      for (std::size_t n = 0; n < std::size_t(extents[0]); ++n)
-        rows.push_back(std::vector<double>(r.per_channel.begin() + std::ptrdiff_t(n * channels),
-                                           r.per_channel.begin() + std::ptrdiff_t((n + 1) * channels)));
-      j["per_channel"] = rows;
-    }
-    if (o.threshold) {
-      j["threshold"] = *o.threshold;
-      j["below_threshold"] = below;
-    }
-    if (r.timing)
-      j["timing"] = {{"repeat", r.timing->repeat}, {"median_s", r.timing->median_s}, {"min_s", r.timing->min_s}};
-    text += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    const PairReport report{a, b, r, extents, map_shape, below, several};
+    text += o.json ? json_report(report, o, opts) : plain_report(report);
   }
 
   // 4. The files, all or nothing; then stdout.
