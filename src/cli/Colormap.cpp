@@ -1,8 +1,11 @@
 #include "cli/Colormap.hpp"
 
 #include "io/Error.hpp"
+#include "io/Pieces.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <thread>
 #include <stdexcept>
 
 namespace kssim::cli {
@@ -72,20 +75,21 @@ io::Image render_map(const io::Array& map) {
   std::visit(
       [&](const auto& values) {
         // Slices are contiguous in C order; slice k sits in grid row k / columns, column k % columns. Rows of
-        // tiles are independent: with OpenMP (the host backends' builds) they are shared among the threads.
-        const long long rows = static_cast<long long>(grid[0] * grid[1] * h);
-#pragma omp parallel for schedule(static)
-        for (long long ky = 0; ky < rows; ++ky) {
-          const std::size_t k = std::size_t(ky) / h, y = std::size_t(ky) % h;
-          const std::size_t x0 = (k % grid[1]) * (w + gutter_pixels), y0 = (k / grid[1]) * (h + gutter_pixels);
-          std::uint16_t* p = image.samples.data() + ((y0 + y) * size[0] + x0) * 3;
-          for (std::size_t x = 0; x < w; ++x, p += 3) {
-            const Rgb c = ssim_color(double(values[(k * h + y) * w + x]));
-            p[0] = c.r;
-            p[1] = c.g;
-            p[2] = c.b;
+        // tiles are independent: they are shared among the cores (a 4K RGB map has 25 million pixels).
+        auto paint = [&](std::size_t, std::size_t begin, std::size_t end) {
+          for (std::size_t ky = begin; ky < end; ++ky) {
+            const std::size_t k = ky / h, y = ky % h;
+            const std::size_t x0 = (k % grid[1]) * (w + gutter_pixels), y0 = (k / grid[1]) * (h + gutter_pixels);
+            std::uint16_t* p = image.samples.data() + ((y0 + y) * size[0] + x0) * 3;
+            for (std::size_t x = 0; x < w; ++x, p += 3) {
+              const Rgb c = ssim_color(double(values[(k * h + y) * w + x]));
+              p[0] = c.r;
+              p[1] = c.g;
+              p[2] = c.b;
+            }
           }
-        }
+        };
+        io::for_each_piece(grid[0] * grid[1] * h, std::max(1u, std::thread::hardware_concurrency()), paint);
       },
       map.values);
   return image;

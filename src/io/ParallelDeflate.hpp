@@ -6,7 +6,6 @@
 // few hundred bytes per piece.
 
 #include <cstddef>
-#include <functional>
 #include <span>
 #include <vector>
 
@@ -15,10 +14,5 @@ namespace kssim::io {
 // Compresses `data` at zlib `level` (0 to 9) with up to `threads` threads (at least 1; pieces of less than
 // 1 MiB are not worth a thread). Throws io::Error if zlib fails.
 std::vector<unsigned char> zlib_compress_parallel(std::span<const unsigned char> data, int level, unsigned threads);
-
-// Calls body(piece, begin, end) for `pieces` contiguous pieces of [0, count), each on its own thread (the
-// first on the caller's), and returns when all are done.
-void for_each_piece(std::size_t count, std::size_t pieces,
-                    const std::function<void(std::size_t, std::size_t, std::size_t)>& body);
 
 }  // namespace kssim::io

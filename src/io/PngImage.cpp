@@ -2,6 +2,7 @@
 
 #include "io/Error.hpp"
 #include "io/ParallelDeflate.hpp"
+#include "io/Pieces.hpp"
 
 #include <png.h>
 
