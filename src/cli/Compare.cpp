@@ -1,46 +1,29 @@
 #include "cli/Compare.hpp"
 
-#include "cli/Colormap.hpp"
+#include "cli/ChannelAxis.hpp"
 #include "cli/Compute.hpp"
+#include "cli/Inputs.hpp"
+#include "cli/MapOutput.hpp"
+#include "cli/NumberText.hpp"
+#include "cli/Report.hpp"
 #include "cli/UsageError.hpp"
 #include "io/Error.hpp"
 #include "io/File.hpp"
 #include "io/Load.hpp"
 #include "io/Npy.hpp"
-#include "io/PngImage.hpp"
 
 #include <kssim/Options.hpp>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
-#include <climits>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <set>
-
-#ifndef KSSIM_VERSION
-#define KSSIM_VERSION "unknown"
-#endif
 
 namespace kssim::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string format_double(double v) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.17g", v);
-  return buffer;
-}
-
-std::string number_text(double v) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%g", v);
-  return buffer;
-}
 
 Options validated_options(const CompareOptions& o) {
   Options opts;
@@ -57,6 +40,12 @@ Options validated_options(const CompareOptions& o) {
   if (o.padding != "valid" && o.padding != "same")
     throw UsageError("unknown --padding '" + o.padding + "' (expected valid or same)");
   if (o.dims != 2 && o.dims != 3) throw UsageError("--dims must be 2 or 3, got " + std::to_string(o.dims));
+  if (!o.channel_axis.empty() && o.channel_axis != "first" && o.channel_axis != "last")
+    throw UsageError("unknown --channel-axis '" + o.channel_axis + "' (expected first or last)");
+  if (o.map_channels != "all" && o.map_channels != "mean")
+    throw UsageError("unknown --map-channels '" + o.map_channels + "' (expected all or mean)");
+  if (o.threshold && !std::isfinite(*o.threshold))
+    throw UsageError("--threshold must be a finite number, got " + number_text(*o.threshold));
   if (o.repeat_given && (o.repeat < 1 || o.repeat > 1000000))
     throw UsageError("--repeat must be from 1 to 1000000, got " + std::to_string(o.repeat));
   opts.window_size = o.window;
@@ -97,6 +86,8 @@ void check_output_path(const std::string& option, const std::string& path, std::
     throw UsageError(option + " '" + path + "': the directory '" + dir.string() + "' does not exist");
 }
 
+// Outputs: valid paths, distinct, and none of them the same file as an input (compared as files, so that
+// links and other spellings of the path are caught): writing it would destroy the input.
 void check_outputs(const CompareOptions& o) {
   std::set<fs::path> seen;
   auto add = [&](const std::string& option, const std::string& path, std::initializer_list<const char*> exts) {
@@ -106,179 +97,163 @@ void check_outputs(const CompareOptions& o) {
     fs::path key = fs::weakly_canonical(fs::path(path), ec);
     if (ec) key = fs::absolute(fs::path(path), ec).lexically_normal();
     if (!seen.insert(key).second) throw UsageError(option + " '" + path + "' names a file already used for another output");
+    std::vector<std::string> inputs = o.b;
+    inputs.insert(inputs.begin(), o.a);
+    for (const std::string& input : inputs) {
+      std::error_code eq;
+      if (input != io::stdin_path.string() && fs::equivalent(fs::path(path), fs::path(input), eq) && !eq)
+        throw UsageError(option + " '" + path + "' is the input '" + input + "': writing it would overwrite the input");
+    }
   };
   add("--map", o.map, {".npy", ".png"});
   add("--grad-a", o.grad_a, {".npy"});
   add("--grad-b", o.grad_b, {".npy"});
+  if (o.map_legend && (o.map.empty() || lower_extension(o.map) != ".png"))
+    throw UsageError("--map-legend draws a colour bar into a PNG map: it needs --map FILE.png");
 }
 
-io::LoadedArray load_input(const char* which, const std::string& path) {
-  std::vector<std::byte> bytes;
-  try {
-    bytes = io::read_file(path);
-  } catch (const io::Error& e) {
-    throw io::Error(std::string(which) + ": " + e.what());
-  }
-  try {
-    return io::load_array(bytes);
-  } catch (const io::Error& e) {
-    throw io::Error(std::string(which) + " '" + path + "': " + e.what());
-  }
+// Same dtype, and same shape; an image (always (1, C, H, W)) may also meet an array of the same extents
+// without the leading unit axis, e.g. a PNG and an (H, W, 3) array read with --channel-axis last.
+void check_same_kind(const Input& a, const Input& b, int dims) {
+  if (a.info.dtype != b.info.dtype)
+    throw UsageError("A and B must have the same dtype: " + a.label + " is " + io::dtype_name(a.info.dtype) + ", " +
+                     b.label + " is " + io::dtype_name(b.info.dtype));
+  const bool image_involved = a.info.is_image() || b.info.is_image();
+  if (a.shape != b.shape && !(image_involved && normalized_extents(a, dims) == normalized_extents(b, dims)))
+    throw UsageError("A and B must have the same shape: " + a.label + " is " + io::shape_string(a.info.shape) + ", " +
+                     b.label + " is " + io::shape_string(b.info.shape) +
+                     (a.info.shape != a.shape || b.info.shape != b.shape ? " (channel-first: " +
+                          io::shape_string(a.shape) + " and " + io::shape_string(b.shape) + ")" : std::string()));
 }
 
-// The rank-4/5 extents kssim sees for an input of the given shape, or a UsageError.
-std::vector<int> normalized_extents(const char* which, const std::string& path, const io::LoadedArray& in, int dims) {
-  const auto& shape = in.array.shape;
-  if (dims == 3 && in.is_image())
-    throw UsageError(std::string("--dims 3 needs volumes, but ") + which + " '" + path + "' is a 2D " +
-                     (in.format == io::Format::Png ? "PNG" : "PGM/PPM") + " image; give .npy arrays of shape (D, H, W), (C, D, H, W) or "
-                     "(N, C, D, H, W)");
-  const std::size_t target = dims == 2 ? 4 : 5;
-  if (shape.size() < target - 2 || shape.size() > target)
-    throw UsageError(std::string(which) + " '" + path + "' has shape " + io::shape_string(shape) + "; with --dims " +
-                     std::to_string(dims) + " arrays must be " +
-                     (dims == 2 ? "(H, W), (C, H, W) or (N, C, H, W)" : "(D, H, W), (C, D, H, W) or (N, C, D, H, W)"));
-  std::vector<int> e(target - shape.size(), 1);
-  for (std::size_t s : shape) {
-    if (s == 0) throw UsageError(std::string(which) + " '" + path + "' is empty: shape " + io::shape_string(shape));
-    if (s > std::size_t(INT_MAX)) throw UsageError(std::string(which) + " '" + path + "' is too large");
-    e.push_back(int(s));
-  }
-  return e;
-}
-
-void check_finite(const char* which, const std::string& path, const io::Array& a) {
-  std::visit(
-      [&](const auto& values) {
-        for (std::size_t i = 0; i < values.size(); ++i)
-          if (!std::isfinite(values[i]))
-            throw UsageError(std::string(which) + " '" + path + "' contains NaN or infinite values (first at flat index " +
-                             std::to_string(i) + ")");
-      },
-      a.values);
-}
-
-std::vector<std::size_t> with_shape_of(const std::vector<std::size_t>& input_shape, const std::vector<int>& extents,
-                                       const std::vector<int>& new_extents) {
-  // The trailing input axes keep their position; the leading axes the input lacked were 1.
-  std::vector<std::size_t> s(input_shape.size());
-  const std::size_t offset = extents.size() - input_shape.size();
-  for (std::size_t i = 0; i < s.size(); ++i) s[i] = std::size_t(new_extents[i + offset]);
-  return s;
-}
-
-io::Array reshaped(io::Array array, std::vector<std::size_t> shape) {
-  array.shape = std::move(shape);
-  return array;
-}
-
-}  // namespace
-
-std::string run_compare(const CompareOptions& o) {
-  // 1. Everything that does not need the inputs.
-  const Options opts = validated_options(o);
-  check_outputs(o);
-
-  // 2. The inputs.
-  const io::LoadedArray a = load_input("A", o.a);
-  const io::LoadedArray b = load_input("B", o.b);
-  const std::vector<int> extents = normalized_extents("A", o.a, a, o.dims);
-  normalized_extents("B", o.b, b, o.dims);
-  if (a.array.dtype() != b.array.dtype())
-    throw UsageError(std::string("A and B must have the same dtype: A '") + o.a + "' is " +
-                     io::dtype_name(a.array.dtype()) + ", B '" + o.b + "' is " + io::dtype_name(b.array.dtype()));
-  if (a.array.shape != b.array.shape)
-    throw UsageError("A and B must have the same shape: A '" + o.a + "' is " + io::shape_string(a.array.shape) +
-                     ", B '" + o.b + "' is " + io::shape_string(b.array.shape));
+void check_size(const std::vector<int>& extents, const Input& a, const Options& opts, int dims) {
   std::size_t elements = 1;
   for (int e : extents) elements *= std::size_t(e);
   if (elements > (std::size_t(1) << 30)) throw UsageError("the inputs have more than 2^30 elements");
   if (opts.padding == Padding::Valid) {
     for (std::size_t i = 2; i < extents.size(); ++i)
       if (extents[i] < opts.window_size)
-        throw UsageError("the inputs of shape " + io::shape_string(a.array.shape) + " are smaller than the " +
+        throw UsageError("the inputs of shape " + io::shape_string(a.info.shape) + " are smaller than the " +
                          std::to_string(opts.window_size) + "-pixel window along an axis; valid padding needs every " +
-                         (o.dims == 2 ? "H and W" : "D, H and W") + " >= --window (use a smaller --window or --padding same)");
+                         (dims == 2 ? "H and W" : "D, H and W") + " >= --window (use a smaller --window or --padding same)" +
+                         (a.axis == ChannelAxis::First && !a.info.is_image() && a.info.shape.size() > std::size_t(dims)
+                              ? "; if the channels are the last axis, give --channel-axis last"
+                              : ""));
   }
-  check_finite("A", o.a, a.array);
-  check_finite("B", o.b, b.array);
+}
 
+// The shape `extents` had before the leading unit axes were added (the input's own rank).
+std::vector<std::size_t> with_rank_of(const std::vector<std::size_t>& input_shape, const std::vector<int>& extents) {
+  std::vector<std::size_t> s(input_shape.size());
+  const std::size_t offset = extents.size() - input_shape.size();
+  for (std::size_t i = 0; i < s.size(); ++i) s[i] = std::size_t(extents[i + offset]);
+  return s;
+}
+
+// The shape of an array of kssim's extents `ext` in the layout of input `like` (its rank and channel axis).
+std::vector<std::size_t> layout_shape(const std::vector<int>& ext, const Input& like, int dims) {
+  std::vector<std::size_t> s = with_rank_of(like.shape, ext);
+  if (like.axis == ChannelAxis::Last && s.size() >= std::size_t(dims) + 1) {
+    const std::size_t first = s.size() - std::size_t(dims) - 1;
+    std::rotate(s.begin() + std::ptrdiff_t(first), s.begin() + std::ptrdiff_t(first) + 1, s.end());
+  }
+  return s;
+}
+
+// An array of kssim's extents given back in the layout of input `like`.
+io::Array in_layout_of(io::Array array, const Input& like, int dims) {
+  array.shape = with_rank_of(like.shape, std::vector<int>(array.shape.begin(), array.shape.end()));
+  return channels_last(std::move(array), dims, like.axis);
+}
+
+std::string not_finite_message(const Options& opts) {
+  if (opts.k1 == 0 || opts.k2 == 0)
+    return "the SSIM is NaN although both inputs are finite: with --k1 0 or --k2 0 a window in which both inputs "
+           "are flat divides 0 by 0; use positive --k1 and --k2";
+  return "the SSIM is not finite although both inputs are finite: the values are too large for the dtype (their "
+         "squares overflow); rescale them or use float64";
+}
+
+}  // namespace
+
+CompareOutcome run_compare(const CompareOptions& o) {
+  // 1. Everything that does not need the inputs.
+  const Options opts = validated_options(o);
+  if (o.b.empty()) throw UsageError("give at least one input B to compare with A");
+  const bool several = o.b.size() > 1;
+  if (several && (!o.map.empty() || !o.grad_a.empty() || !o.grad_b.empty()))
+    throw UsageError("--map, --grad-a and --grad-b write one pair's results: give a single B with them");
+  std::size_t from_stdin = std::count(o.b.begin(), o.b.end(), io::stdin_path.string()) + (o.a == io::stdin_path.string());
+  if (from_stdin > 1) throw UsageError("only one input can be read from the standard input ('-')");
+  check_outputs(o);
+
+  // 2. Headers only: formats, dtypes, shapes and channel axes of every input before any is decoded.
+  Input a = probe_input("A", o.a, o.dims, o.channel_axis, true);
+  std::vector<Input> bs;
+  for (std::size_t k = 0; k < o.b.size(); ++k)
+    bs.push_back(probe_input(several ? "B" + std::to_string(k + 1) : "B", o.b[k], o.dims, o.channel_axis, !several));
+  const std::vector<int> extents = normalized_extents(a, o.dims);
+  for (const Input& b : bs) {
+    normalized_extents(b, o.dims);
+    check_same_kind(a, b, o.dims);
+  }
+  check_size(extents, a, opts, o.dims);
   const std::vector<int> map_ext = map_extents(extents, opts);
-  const std::vector<std::size_t> map_shape = with_shape_of(a.array.shape, extents, map_ext);
   const bool map_png = !o.map.empty() && lower_extension(o.map) == ".png";
-  if (map_png) {
-    const auto size = rendered_size(std::vector<std::size_t>(map_ext.begin(), map_ext.end()));
-    if (size[0] > (1u << 20) || size[1] > (1u << 20) || size[0] * size[1] > (1u << 28))
-      throw UsageError("--map: the map is too large to render as PNG; write it as .npy");
-  }
+  const bool map_mean = o.map_channels == "mean";
+  if (map_png) check_renderable(map_ext, map_mean, o.map_legend);
+  std::vector<int> map_ext_out = map_ext;
+  if (map_mean) map_ext_out[1] = 1;
+  const std::vector<std::size_t> map_shape = layout_shape(map_ext_out, a, o.dims);  // in A's layout
 
-  // 3. The computation.
-  ComputeRequest request;
-  request.a = &a.array;
-  request.b = &b.array;
-  request.extents = extents;
-  request.options = opts;
-  request.want_map = !o.map.empty();
-  request.want_per_image = o.per_image;
-  request.want_grad_a = !o.grad_a.empty();
-  request.want_grad_b = !o.grad_b.empty();
-  request.repeat = o.repeat_given ? o.repeat : 0;
-  ComputeResult result = compute(request);
-
-  // 4. The files, all or nothing.
+  // 3. A, decoded once; then each B in turn, compared with it. Nothing is printed until every pair succeeded,
+  // so a bad B keeps the error contract (nothing on stdout).
+  CompareOutcome outcome;
+  const io::LoadedArray a_loaded = load_input(a, o.dims);
+  if (auto w = data_range_warning(a, a_loaded, opts.data_range)) outcome.warnings.push_back(*w);
+  ComputeSession session(opts);
   std::vector<io::OutputFile> files;
-  if (result.map) {
-    if (map_png) {
-      const std::string description = "SSIM map of '" + o.a + "' and '" + o.b + "' (map shape " +
-                                      io::shape_string(map_shape) + "). " + colormap_legend();
-      files.push_back({o.map, io::encode_png(render_map(*result.map), {{"Title", "kssim SSIM map"},
-                                                                       {"Description", description},
-                                                                       {"Software", "kssim " KSSIM_VERSION}})});
-    } else {
-      files.push_back({o.map, io::encode_npy(reshaped(std::move(*result.map), map_shape))});
-    }
-  }
-  if (result.grad_a) files.push_back({o.grad_a, io::encode_npy(reshaped(std::move(*result.grad_a), a.array.shape))});
-  if (result.grad_b) files.push_back({o.grad_b, io::encode_npy(reshaped(std::move(*result.grad_b), a.array.shape))});
-  io::write_files(files);
+  std::string text;
+  for (Input& b : bs) {
+    const io::LoadedArray b_loaded = load_input(b, o.dims);
+    if (auto w = data_range_warning(b, b_loaded, opts.data_range)) outcome.warnings.push_back(*w);
+    ComputeRequest request;
+    request.a = &a_loaded.array;
+    request.b = &b_loaded.array;
+    request.extents = extents;
+    request.want_map = !o.map.empty();
+    request.want_per_image = o.per_image;
+    request.want_per_channel = o.per_channel;
+    request.want_grad_a = !o.grad_a.empty();
+    request.want_grad_b = !o.grad_b.empty();
+    request.repeat = o.repeat_given ? o.repeat : 0;
+    ComputeResult r = session.compute(request);
+    if (!std::isfinite(r.mean)) throw UsageError(not_finite_message(opts));
+    const bool below = o.threshold && r.mean < *o.threshold;
+    if (below) outcome.status = 1;
 
-  // 5. stdout.
-  if (!o.json) {
-    std::string out = format_double(result.mean) + "\n";
-    for (std::size_t n = 0; n < result.per_image.size(); ++n)
-      out += "image " + std::to_string(n) + ": " + format_double(result.per_image[n]) + "\n";
-    if (result.timing)
-      out += "timing: repeat=" + std::to_string(result.timing->repeat) +
-             " median_s=" + format_double(result.timing->median_s) + " min_s=" + format_double(result.timing->min_s) +
-             "\n";
-    return out;
+    // The files of a single pair, in A's layout.
+    if (r.map) {
+      io::Array map = map_mean ? mean_over_channels(*r.map) : std::move(*r.map);
+      if (map_png) {
+        const std::string description = "SSIM map of '" + o.a + "' and '" + b.path + "' (map shape " +
+                                        io::shape_string(map_shape) + "). " + map_description(map_mean, opts);
+        files.push_back({o.map, encode_map_png(map, description, o.map_legend)});
+      } else {
+        files.push_back({o.map, io::encode_npy(in_layout_of(std::move(map), a, o.dims))});
+      }
+    }
+    if (r.grad_a) files.push_back({o.grad_a, io::encode_npy(in_layout_of(std::move(*r.grad_a), a, o.dims))});
+    if (r.grad_b) files.push_back({o.grad_b, io::encode_npy(in_layout_of(std::move(*r.grad_b), b, o.dims))});
+
+    const PairReport report{a, b, r, extents, map_shape, below, several};
+    text += o.json ? json_report(report, o, opts) : plain_report(report);
   }
-  nlohmann::ordered_json j;
-  j["ssim"] = result.mean;
-  j["shape"] = a.array.shape;
-  j["dtype"] = io::dtype_name(a.array.dtype());
-  j["dims"] = o.dims;
-  j["padding"] = o.padding;
-  j["window"] = opts.window_size;
-  j["sigma"] = opts.sigma;
-  j["k1"] = opts.k1;
-  j["k2"] = opts.k2;
-  j["data_range"] = opts.data_range;
-  j["map_shape"] = map_shape;
-  j["backend"] = result.backend;
-  j["inputs"] = {{"a", {{"path", o.a}, {"format", io::format_name(a.format)}}},
-                 {"b", {{"path", o.b}, {"format", io::format_name(b.format)}}}};
-  nlohmann::ordered_json outputs = nlohmann::ordered_json::object();
-  if (!o.map.empty()) outputs["map"] = o.map;
-  if (!o.grad_a.empty()) outputs["grad_a"] = o.grad_a;
-  if (!o.grad_b.empty()) outputs["grad_b"] = o.grad_b;
-  j["outputs"] = outputs;
-  if (o.per_image) j["per_image"] = result.per_image;
-  if (result.timing)
-    j["timing"] = {{"repeat", result.timing->repeat},
-                   {"median_s", result.timing->median_s},
-                   {"min_s", result.timing->min_s}};
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+
+  // 4. The files, all or nothing; then stdout.
+  io::write_files(files);
+  outcome.out = std::move(text);
+  return outcome;
 }
 
 }  // namespace kssim::cli

@@ -1,12 +1,15 @@
 #pragma once
 // The parsed command line of `kssim compare`, before validation.
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace kssim::cli {
 
 struct CompareOptions {
-  std::string a, b;               // input files
+  std::string a;                  // the reference input
+  std::vector<std::string> b;     // one or more inputs compared with A, each on its own
   std::string padding = "valid";  // "valid" or "same"
   int window = 11;
   double sigma = 1.5;
@@ -14,9 +17,14 @@ struct CompareOptions {
   double k2 = 0.03;
   double data_range = 1.0;
   int dims = 2;
+  std::string channel_axis;       // "", "first" or "last"
   bool json = false;
   bool per_image = false;
+  bool per_channel = false;
+  std::optional<double> threshold;  // exit status 1 when an SSIM is below it
   std::string map;     // empty: no map
+  std::string map_channels = "all";  // "all" (one tile per channel) or "mean"
+  bool map_legend = false;
   std::string grad_a;  // empty: no gradient
   std::string grad_b;
   bool repeat_given = false;

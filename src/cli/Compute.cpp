@@ -4,14 +4,23 @@
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <stdexcept>
 
 namespace kssim::cli {
-namespace {
 
 using Exec = Kokkos::DefaultExecutionSpace;
 using Mem = Exec::memory_space;
+
+// Kokkos is initialised first and finalised last; `cache` (device Views, the SSIM object) in between.
+struct ComputeSession::State {
+  Kokkos::ScopeGuard kokkos{Kokkos::InitializationSettings().set_disable_warnings(true)};
+  Options options;
+  std::shared_ptr<void> cache;  // a Kernels<T, Rank>::Cache for the last A
+};
+
+namespace {
 
 template <class T, int Rank>
 struct DataType;
@@ -40,11 +49,21 @@ struct Kernels {
   using HostOutput = Kokkos::View<typename DataType<T, Rank>::type, Kokkos::LayoutRight, Kokkos::HostSpace,
                                   Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
-  static DeviceView upload(const char* label, const io::Array& array, const std::vector<int>& extents) {
+  // What stays on the device between requests that share A.
+  struct Cache {
+    const io::Array* a;
+    std::vector<int> extents;
+    DeviceView a_device, b_device;
+    kssim::SSIM<Exec, T, Rank> ssim;
+  };
+
+  static DeviceView allocate(const char* label, const std::vector<int>& extents) {
+    return DeviceView(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), layout_of<Rank>(extents));
+  }
+
+  static void upload(const DeviceView& device, const io::Array& array, const std::vector<int>& extents) {
     const auto& values = std::get<std::vector<T>>(array.values);
-    DeviceView device(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), layout_of<Rank>(extents));
     Kokkos::deep_copy(device, HostInput(values.data(), layout_of<Rank>(extents)));
-    return device;
   }
 
   static io::Array download(const DeviceView& device, const std::vector<int>& extents) {
@@ -53,42 +72,62 @@ struct Kernels {
     return io::Array(to_shape(extents), std::move(values));
   }
 
-  static ComputeResult run(const ComputeRequest& r) {
+  static Cache& cache_for(ComputeSession::State& s, const ComputeRequest& r, const Exec& exec) {
+    auto* c = static_cast<Cache*>(s.cache.get());
+    if (c && c->a == r.a && c->extents == r.extents) return *c;
+    s.cache.reset();  // free the previous A's device memory first
+    std::array<int, Rank> e{};
+    std::copy(r.extents.begin(), r.extents.end(), e.begin());
+    auto fresh = std::make_shared<Cache>(Cache{r.a, r.extents, allocate("kssim_cli::a", r.extents),
+                                               allocate("kssim_cli::b", r.extents),
+                                               kssim::SSIM<Exec, T, Rank>(exec, e, s.options, Gradients::None)});
+    upload(fresh->a_device, *r.a, r.extents);
+    s.cache = fresh;
+    return *fresh;
+  }
+
+  static ComputeResult run(ComputeSession::State& s, const ComputeRequest& r) {
     Exec exec;
     ComputeResult out;
     out.backend = backend_name();
-    const DeviceView a = upload("kssim_cli::a", *r.a, r.extents);
-    const DeviceView b = upload("kssim_cli::b", *r.b, r.extents);
+    Cache& c = cache_for(s, r, exec);
+    const DeviceView& a = c.a_device;
+    const DeviceView& b = c.b_device;
+    upload(b, *r.b, r.extents);
+    const Options& opts = s.options;
+
+    // One forward pass gives the mean, and the map when one is wanted (the same kernels either way: the mean
+    // does not depend on --map, which cli.e2e.values checks).
+    DeviceView map;
+    if (r.want_map) map = allocate("kssim_cli::map", map_extents(r.extents, opts));
+    c.ssim.forward(a, b, map);
+    out.mean = c.ssim.value_on_host();
+
     const bool want_grad = r.want_grad_a || r.want_grad_b;
     DeviceView grad_a, grad_b;  // empty unless wanted
-    if (r.want_grad_a)
-      grad_a = DeviceView(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kssim_cli::grad_a"),
-                          layout_of<Rank>(r.extents));
-    if (r.want_grad_b)
-      grad_b = DeviceView(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kssim_cli::grad_b"),
-                          layout_of<Rank>(r.extents));
-
-    // The timed unit: forward, plus backward when a gradient is wanted.
+    if (r.want_grad_a) grad_a = allocate("kssim_cli::grad_a", r.extents);
+    if (r.want_grad_b) grad_b = allocate("kssim_cli::grad_b", r.extents);
+    // The timed unit: forward, plus backward when a gradient is wanted. The reported mean is always the
+    // forward's above, so that it does not depend on whether gradients are requested (ssim_grad's own mean
+    // can differ from it in the last float32 digits).
     auto once = [&]() -> double {
-      return want_grad ? kssim::ssim_grad(exec, a, b, grad_a, grad_b, r.options) : kssim::ssim(exec, a, b, r.options);
+      return want_grad ? kssim::ssim_grad(exec, a, b, grad_a, grad_b, opts) : kssim::ssim(exec, a, b, opts);
     };
-    // The reported mean always comes from kssim::ssim, so that it does not depend on whether gradients are
-    // requested (ssim_grad's own mean can differ from it in the last float32 digits).
-    out.mean = kssim::ssim(exec, a, b, r.options);
     if (want_grad) once();  // the gradients; also the warm-up of the timed runs
 
-    if (r.want_map) {
-      const std::vector<int> me = map_extents(r.extents, r.options);
-      DeviceView map(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kssim_cli::map"), layout_of<Rank>(me));
-      kssim::ssim_map(exec, a, b, map, r.options);
-      exec.fence("kssim_cli: map");
-      out.map = download(map, me);
-    }
+    if (r.want_map) out.map = download(map, map_extents(r.extents, opts));
     if (r.want_per_image) {
       Kokkos::View<double*, Mem> per_image("kssim_cli::per_image", r.extents[0]);
-      kssim::ssim_per_image(exec, a, b, per_image, r.options);
+      kssim::ssim_per_image(exec, a, b, per_image, opts);
       auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), per_image);
       out.per_image.assign(host.data(), host.data() + host.size());
+    }
+    if (r.want_per_channel) {
+      Kokkos::View<double**, Kokkos::LayoutRight, Mem> per_channel("kssim_cli::per_channel", r.extents[0],
+                                                                    r.extents[1]);
+      kssim::ssim_per_channel(exec, a, b, per_channel, opts);
+      auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), per_channel);
+      out.per_channel.assign(host.data(), host.data() + host.size());
     }
     if (r.want_grad_a) out.grad_a = download(grad_a, r.extents);
     if (r.want_grad_b) out.grad_b = download(grad_b, r.extents);
@@ -113,9 +152,9 @@ struct Kernels {
 };
 
 template <class T>
-ComputeResult run_typed(const ComputeRequest& r) {
-  if (r.extents.size() == 4) return Kernels<T, 4>::run(r);
-  if (r.extents.size() == 5) return Kernels<T, 5>::run(r);
+ComputeResult run_typed(ComputeSession::State& s, const ComputeRequest& r) {
+  if (r.extents.size() == 4) return Kernels<T, 4>::run(s, r);
+  if (r.extents.size() == 5) return Kernels<T, 5>::run(s, r);
   throw std::invalid_argument("kssim: images must be rank 4 or 5");
 }
 
@@ -130,12 +169,19 @@ std::vector<int> map_extents(const std::vector<int>& extents, const Options& opt
   return m;
 }
 
-ComputeResult compute(const ComputeRequest& request) {
+ComputeSession::ComputeSession(const Options& options) : state_(std::make_unique<State>()) {
+  state_->options = options;
+}
+
+ComputeSession::~ComputeSession() {
+  if (state_) state_->cache.reset();  // device memory before Kokkos::finalize
+}
+
+ComputeResult ComputeSession::compute(const ComputeRequest& request) {
   if (!request.a || !request.b || request.a->dtype() != request.b->dtype())
     throw std::invalid_argument("kssim: both inputs must be given and share a dtype");
-  Kokkos::ScopeGuard kokkos(Kokkos::InitializationSettings().set_disable_warnings(true));
-  if (request.a->dtype() == io::DType::Float32) return run_typed<float>(request);
-  return run_typed<double>(request);
+  if (request.a->dtype() == io::DType::Float32) return run_typed<float>(*state_, request);
+  return run_typed<double>(*state_, request);
 }
 
 }  // namespace kssim::cli

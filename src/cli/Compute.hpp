@@ -6,6 +6,7 @@
 
 #include <kssim/Options.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,9 +17,9 @@ struct ComputeRequest {
   const io::Array* a = nullptr;  // both of extents `extents` in C order and of the same dtype
   const io::Array* b = nullptr;
   std::vector<int> extents;      // (N, C, H, W) or (N, C, D, H, W)
-  Options options;
   bool want_map = false;
   bool want_per_image = false;
+  bool want_per_channel = false;
   bool want_grad_a = false;
   bool want_grad_b = false;
   int repeat = 0;                // timed runs after the first (which doubles as the warm-up); 0: no timing
@@ -35,6 +36,7 @@ struct ComputeResult {
   double mean = 0;
   std::optional<io::Array> map;           // (N, C, Ho, Wo) or (N, C, Do, Ho, Wo)
   std::vector<double> per_image;          // N values when requested
+  std::vector<double> per_channel;        // N x C values (n-major) when requested
   std::optional<io::Array> grad_a, grad_b;  // shaped like `extents`
   std::optional<Timing> timing;
 };
@@ -45,8 +47,23 @@ const char* backend_name();
 // The map's extents for images of `extents` (rank 4 or 5) under `options`.
 std::vector<int> map_extents(const std::vector<int>& extents, const Options& options);
 
-// Initialises Kokkos for the duration of the call (warnings off) and runs the request. The caller validates
-// first; kssim's own std::invalid_argument is passed through.
-ComputeResult compute(const ComputeRequest& request);
+// Kokkos, initialised (warnings off) for the session's lifetime, and the state kept between requests: when
+// consecutive requests share the same A (same Array object) and extents, A is copied to the device once and
+// one kssim::SSIM object (its workspace allocated once) serves them all: `kssim compare REF D1 D2 ...`.
+class ComputeSession {
+ public:
+  explicit ComputeSession(const Options& options);
+  ~ComputeSession();
+  ComputeSession(const ComputeSession&) = delete;
+  ComputeSession& operator=(const ComputeSession&) = delete;
+
+  // Runs one request. The caller validates first; kssim's own std::invalid_argument is passed through.
+  ComputeResult compute(const ComputeRequest& request);
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace kssim::cli

@@ -7,10 +7,11 @@ namespace kssim::cli {
 
 // The description printed above the options of `kssim compare --help`.
 std::string compare_description();
-// Inputs, outputs, colormap, exit status and examples, printed below the options of `kssim compare --help`
-// (and of `kssim --help`).
+// Inputs, outputs, colormap, exit status and examples, printed below the options of `kssim compare --help`.
 std::string compare_footer();
 // The short description of the tool for `kssim --help`.
 std::string main_description();
+// CLI11's help with trailing spaces removed and runs of blank lines folded into one.
+std::string tidy_help(const std::string& help);
 
 }  // namespace kssim::cli

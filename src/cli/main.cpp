@@ -21,7 +21,8 @@
 
 namespace {
 
-// Usage and input errors: one line on stderr, status 2. Messages are folded onto one line.
+// Errors: one line on stderr (status 2 for usage and input errors, 3 for internal ones). Messages are folded
+// onto one line.
 int report(const std::string& message, int status) {
   std::string line;
   bool space = false;
@@ -46,7 +47,7 @@ int main(int argc, char** argv) {
   CLI::App app(kssim::cli::main_description(), "kssim");
   app.set_version_flag("--version", "kssim " KSSIM_VERSION);
   app.require_subcommand(1);
-  app.footer("Run 'kssim compare --help' for the details below, with examples.");
+  app.footer("Run 'kssim compare --help' for the options, input formats, outputs and exit status, with examples.");
   app.get_formatter()->column_width(32);
 #if CLI11_VERSION_MAJOR > 2 || (CLI11_VERSION_MAJOR == 2 && CLI11_VERSION_MINOR >= 5)
   app.get_formatter()->enable_footer_formatting(false);  // the help text is laid out by hand
@@ -56,8 +57,13 @@ int main(int argc, char** argv) {
   CLI::App* compare = app.add_subcommand("compare", "Compare two images or arrays with SSIM");
   compare->description(kssim::cli::compare_description());
   compare->footer(kssim::cli::compare_footer());
-  compare->add_option("A", o.a, "First input: .npy array or PNG/PGM/PPM image")->required()->type_name("FILE");
-  compare->add_option("B", o.b, "Second input, same shape and dtype as A")->required()->type_name("FILE");
+  compare->add_option("A", o.a, "Reference input: .npy array or image (PNG, PGM/PPM, JPEG, TIFF, WebP, OpenEXR, PFM); - reads stdin")
+      ->required()
+      ->type_name("FILE");
+  compare->add_option("B", o.b, "Input(s) compared with A, each on its own: same shape and dtype as A")
+      ->required()
+      ->expected(1, -1)
+      ->type_name("FILE");
   compare->add_option("--padding", o.padding, "valid (map where the window fits) or same (zero padding)")
       ->type_name("valid|same")
       ->capture_default_str();
@@ -71,9 +77,18 @@ int main(int argc, char** argv) {
   compare->add_option("--dims", o.dims, "2: images (N, C, H, W); 3: volumes (N, C, D, H, W)")
       ->type_name("2|3")
       ->capture_default_str();
-  compare->add_flag("--json", o.json, "Print one JSON object instead of the bare mean");
+  compare->add_option("--channel-axis", o.channel_axis, "Where a .npy array's channels are: first (C, H, W) or last (H, W, C)")
+      ->type_name("first|last");
+  compare->add_flag("--json", o.json, "Print one JSON object per pair instead of the bare mean");
   compare->add_flag("--per-image", o.per_image, "Also report the mean SSIM of each image n");
+  compare->add_flag("--per-channel", o.per_channel, "Also report the mean SSIM of each channel c (of each image n)");
+  compare->add_option("--threshold", o.threshold, "Exit with status 1 when an SSIM is below T (results still printed)")
+      ->type_name("T");
   compare->add_option("--map", o.map, "Write the SSIM map: .npy (values) or .png (colormap)")->type_name("FILE");
+  compare->add_option("--map-channels", o.map_channels, "all (one map per channel) or mean (their mean)")
+      ->type_name("all|mean")
+      ->capture_default_str();
+  compare->add_flag("--map-legend", o.map_legend, "Draw a colour bar with its scale under a --map .png");
   compare->add_option("--grad-a", o.grad_a, "Write d(mean SSIM)/dA as .npy")->type_name("FILE.npy");
   compare->add_option("--grad-b", o.grad_b, "Write d(mean SSIM)/dB as .npy")->type_name("FILE.npy");
   CLI::Option* repeat = compare->add_option("--repeat", o.repeat, "Time N runs after a warm-up (median, min)")
@@ -82,14 +97,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
-    if (app.get_subcommands().empty()) {
-      std::cout << app.help() << "\n" << compare->help("kssim", CLI::AppFormatMode::Sub);
-    } else {
-      std::cout << app.help();
-    }
+    // `kssim --help` is the short overview; `kssim compare --help` the whole reference.
+    std::cout << kssim::cli::tidy_help(app.help());
     return 0;
   } catch (const CLI::CallForAllHelp&) {
-    std::cout << app.help("", CLI::AppFormatMode::All);
+    std::cout << kssim::cli::tidy_help(app.help("", CLI::AppFormatMode::All));
     return 0;
   } catch (const CLI::CallForVersion&) {
     std::cout << "kssim " KSSIM_VERSION "\n";
@@ -107,9 +119,10 @@ int main(int argc, char** argv) {
   o.repeat_given = repeat->count() > 0;
 
   try {
-    const std::string out = kssim::cli::run_compare(o);
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    return std::fflush(stdout) == 0 ? 0 : 1;
+    const kssim::cli::CompareOutcome outcome = kssim::cli::run_compare(o);
+    for (const std::string& w : outcome.warnings) std::fprintf(stderr, "kssim: warning: %s\n", w.c_str());
+    std::fwrite(outcome.out.data(), 1, outcome.out.size(), stdout);
+    return std::fflush(stdout) == 0 ? outcome.status : 3;
   } catch (const kssim::cli::UsageError& e) {
     return report(e.what(), 2);
   } catch (const kssim::io::Error& e) {
@@ -117,8 +130,8 @@ int main(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     return report(e.what(), 2);
   } catch (const std::bad_alloc&) {
-    return report("out of memory", 1);
+    return report("out of memory", 3);
   } catch (const std::exception& e) {
-    return report(std::string("internal error: ") + e.what(), 1);
+    return report(std::string("internal error: ") + e.what(), 3);
   }
 }

@@ -31,23 +31,29 @@ std::filesystem::path temporary_name(const std::filesystem::path& target) {
   return tmp;
 }
 
+std::vector<std::byte> read_all(std::FILE* f, const std::string& name) {
+  std::vector<std::byte> bytes;
+  std::byte buffer[1 << 16];
+  errno = 0;
+  for (;;) {
+    const std::size_t got = std::fread(buffer, 1, sizeof buffer, f);
+    bytes.insert(bytes.end(), buffer, buffer + got);
+    if (got < sizeof buffer) break;
+  }
+  if (std::ferror(f)) throw Error("cannot read " + name + ": " + reason(errno));
+  return bytes;
+}
+
 }  // namespace
 
 std::vector<std::byte> read_file(const std::filesystem::path& path) {
+  if (path == stdin_path) return read_all(stdin, "the standard input");
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw Error("cannot read '" + path.string() + "': it is a directory");
   errno = 0;
   FilePtr f(std::fopen(path.string().c_str(), "rb"));
   if (!f) throw Error("cannot open '" + path.string() + "': " + reason(errno));
-  std::vector<std::byte> bytes;
-  std::byte buffer[1 << 16];
-  for (;;) {
-    const std::size_t got = std::fread(buffer, 1, sizeof buffer, f.get());
-    bytes.insert(bytes.end(), buffer, buffer + got);
-    if (got < sizeof buffer) break;
-  }
-  if (std::ferror(f.get())) throw Error("cannot read '" + path.string() + "': " + reason(errno));
-  return bytes;
+  return read_all(f.get(), "'" + path.string() + "'");
 }
 
 void write_files(const std::vector<OutputFile>& files) {

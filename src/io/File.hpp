@@ -8,7 +8,11 @@
 
 namespace kssim::io {
 
-// The whole content of a regular file; throws io::Error naming the path and the reason.
+// The path that stands for the standard input.
+inline const std::filesystem::path stdin_path = "-";
+
+// The whole content of a regular file, or of the standard input for "-"; throws io::Error naming the path
+// and the reason.
 std::vector<std::byte> read_file(const std::filesystem::path& path);
 
 struct OutputFile {

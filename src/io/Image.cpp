@@ -5,6 +5,36 @@
 #include <string>
 
 namespace kssim::io {
+namespace {
+
+// Interleaved (H, W, channels) samples to planar (1, C, H, W) float32, alpha (the last channel of 2 or 4)
+// dropped; `value` converts one sample.
+template <class Sample, class Convert>
+Array planar(int width, int height, int channels, const std::vector<Sample>& samples, Convert value) {
+  const std::size_t h = std::size_t(height), w = std::size_t(width);
+  const int color = (channels == 2 || channels == 4) ? channels - 1 : channels;
+  std::vector<float> values(std::size_t(color) * h * w);
+  for (int c = 0; c < color; ++c)
+    for (std::size_t y = 0; y < h; ++y)
+      for (std::size_t x = 0; x < w; ++x)
+        values[(std::size_t(c) * h + y) * w + x] = value(samples[(y * w + x) * std::size_t(channels) + std::size_t(c)]);
+  return Array({1, std::size_t(color), h, w}, std::move(values));
+}
+
+}  // namespace
+
+void check_image_size(const char* format, std::uint64_t width, std::uint64_t height, std::uint64_t channels) {
+  if (width == 0 || height == 0)
+    throw Error(std::string(format) + ": the image has an invalid size " + std::to_string(width) + "x" +
+                std::to_string(height));
+  if (channels < 1 || channels > 4)
+    throw Error(std::string(format) + ": unsupported number of channels " + std::to_string(channels) +
+                " (1 gray, 2 gray + alpha, 3 RGB or 4 RGBA)");
+  if (width > max_image_samples || height > max_image_samples || width * height > max_image_samples / channels)
+    throw Error(std::string(format) + ": the image is too large (" + std::to_string(width) + "x" +
+                std::to_string(height) + "x" + std::to_string(channels) + " samples; the limit is " +
+                std::to_string(max_image_samples) + ")");
+}
 
 void check_image(const Image& image) {
   if (image.width <= 0 || image.height <= 0)
@@ -20,17 +50,16 @@ void check_image(const Image& image) {
 
 Array image_to_array(const Image& image) {
   check_image(image);
-  const std::size_t h = std::size_t(image.height), w = std::size_t(image.width);
-  const int channels = image.color_channels();
-  std::vector<float> values(std::size_t(channels) * h * w);
   const double max = double(image.max_value);
-  for (int c = 0; c < channels; ++c)
-    for (std::size_t y = 0; y < h; ++y)
-      for (std::size_t x = 0; x < w; ++x) {
-        const std::uint16_t s = image.samples[(y * w + x) * std::size_t(image.channels) + std::size_t(c)];
-        values[(std::size_t(c) * h + y) * w + x] = float(double(s) / max);
-      }
-  return Array({1, std::size_t(channels), h, w}, std::move(values));
+  return planar(image.width, image.height, image.channels, image.samples,
+                [max](std::uint16_t s) { return float(double(s) / max); });
+}
+
+Array image_to_array(const FloatImage& image) {
+  if (image.width <= 0 || image.height <= 0 || image.channels < 1 || image.channels > 4 ||
+      image.samples.size() != image.sample_count())
+    throw Error("float image has an inconsistent size");
+  return planar(image.width, image.height, image.channels, image.samples, [](float s) { return s; });
 }
 
 }  // namespace kssim::io

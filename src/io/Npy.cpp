@@ -176,7 +176,14 @@ bool looks_like_npy(std::span<const std::byte> bytes) {
   return bytes.size() >= magic.size() && std::memcmp(bytes.data(), magic.data(), magic.size()) == 0;
 }
 
-Array parse_npy(std::span<const std::byte> bytes) {
+namespace {
+
+struct Located {
+  Header header;
+  std::size_t data_start;
+};
+
+Located locate(std::span<const std::byte> bytes) {
   if (!looks_like_npy(bytes)) fail("missing the \\x93NUMPY magic string");
   if (bytes.size() < 8) fail("truncated before the format version");
   const int major = std::to_integer<int>(bytes[6]), minor = std::to_integer<int>(bytes[7]);
@@ -192,11 +199,22 @@ Array parse_npy(std::span<const std::byte> bytes) {
   for (char c : text)
     if (static_cast<unsigned char>(c) >= 0x80 || (c < 0x20 && c != '\n' && c != '\t' && c != '\r'))
       fail("the header contains non-ASCII or control characters");
-  const Header h = parse_header(text);
+  return {parse_header(text), header_start + header_len};
+}
 
+}  // namespace
+
+NpyInfo npy_info(std::span<const std::byte> bytes) {
+  Located l = locate(bytes);
+  return {l.header.dtype, std::move(l.header.shape)};
+}
+
+Array parse_npy(std::span<const std::byte> bytes) {
+  const Located l = locate(bytes);
+  const Header& h = l.header;
   const std::size_t count = element_count(h.shape);
   const std::size_t item = dtype_size(h.dtype);
-  const std::span<const std::byte> data = bytes.subspan(header_start + header_len);
+  const std::span<const std::byte> data = bytes.subspan(l.data_start);
   if (count > data.size() / item)
     fail("truncated: the header announces " + shape_string(h.shape) + " " + dtype_name(h.dtype) + " (" +
          (count > SIZE_MAX / item ? std::string("too many") : std::to_string(count * item)) + " bytes of data), got " +

@@ -15,6 +15,13 @@ namespace kssim::io {
 // that the file holds all the data its header announces, so it is safe to fuzz.
 Array parse_npy(std::span<const std::byte> bytes);
 
+// The dtype and shape from the header alone (the data is not checked).
+struct NpyInfo {
+  DType dtype;
+  std::vector<std::size_t> shape;
+};
+NpyInfo npy_info(std::span<const std::byte> bytes);
+
 // Serialises `array` as a version 1.0 .npy file (2.0 if the header would not fit), C order, little-endian.
 std::vector<std::byte> encode_npy(const Array& array);
 

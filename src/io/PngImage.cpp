@@ -1,10 +1,14 @@
 #include "io/PngImage.hpp"
 
 #include "io/Error.hpp"
+#include "io/ParallelDeflate.hpp"
+#include "io/Pieces.hpp"
 
 #include <png.h>
 
+#include <algorithm>
 #include <csetjmp>
+#include <thread>
 #include <cstring>
 
 // libpng reports errors by longjmp. Every function below that calls into libpng after setjmp holds only
@@ -67,6 +71,7 @@ struct Layout {
   png_uint_32 width, height;
   int bit_depth, channels;
   std::size_t row_bytes;
+  bool gray_palette;  // a palette whose every entry is gray: decoded to RGB, returned as gray
 };
 
 bool read_header(Reader& r, Layout& layout) {
@@ -76,7 +81,18 @@ bool read_header(Reader& r, Layout& layout) {
   png_read_info(r.png, r.info);
   const int color_type = png_get_color_type(r.png, r.info);
   const int depth = png_get_bit_depth(r.png, r.info);
-  if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(r.png);
+  layout.gray_palette = false;
+  if (color_type == PNG_COLOR_TYPE_PALETTE) {
+    png_colorp palette = nullptr;
+    int entries = 0;
+    if (png_get_PLTE(r.png, r.info, &palette, &entries) && entries > 0) {
+      layout.gray_palette = true;
+      for (int i = 0; i < entries; ++i)
+        layout.gray_palette = layout.gray_palette && palette[i].red == palette[i].green &&
+                              palette[i].green == palette[i].blue;
+    }
+    png_set_palette_to_rgb(r.png);
+  }
   if (color_type == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(r.png);
   png_set_interlace_handling(r.png);
   png_read_update_info(r.png, r.info);
@@ -126,17 +142,63 @@ struct Writer {
   ~Writer() { png_destroy_write_struct(&png, info ? &info : nullptr); }
 };
 
-bool write_all(Writer& w, const Image& image, png_bytepp rows, png_textp text, int text_count) {
-  if (setjmp(png_jmpbuf(w.png))) return false;
+void set_header(Writer& w, const Image& image, png_textp text, int text_count) {
   static const int color_types[] = {PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
                                     PNG_COLOR_TYPE_RGB_ALPHA};
   png_set_IHDR(w.png, w.info, png_uint_32(image.width), png_uint_32(image.height), image.max_value > 255 ? 16 : 8,
                color_types[image.channels - 1], PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
                PNG_FILTER_TYPE_DEFAULT);
   if (text_count > 0) png_set_text(w.png, w.info, text, text_count);
+}
+
+bool write_all(Writer& w, const Image& image, png_bytepp rows, png_textp text, int text_count) {
+  if (setjmp(png_jmpbuf(w.png))) return false;
+  set_header(w, image, text, text_count);
   png_set_rows(w.png, w.info, rows);
   png_write_png(w.png, w.info, PNG_TRANSFORM_IDENTITY, nullptr);
   return true;
+}
+
+// The fast path: libpng writes the signature, IHDR and text chunks; the image data is a zlib stream of
+// Sub-filtered rows made by zlib_compress_parallel, written as IDAT chunks of at most 1 MiB, then IEND.
+bool write_compressed(Writer& w, const Image& image, png_textp text, int text_count,
+                      const std::vector<unsigned char>& stream) {
+  if (setjmp(png_jmpbuf(w.png))) return false;
+  set_header(w, image, text, text_count);
+  png_write_info(w.png, w.info);
+  static const png_byte idat[5] = "IDAT", iend[5] = "IEND";
+  for (std::size_t at = 0; at < stream.size(); at += std::size_t(1) << 20)
+    png_write_chunk(w.png, idat, stream.data() + at, std::min(stream.size() - at, std::size_t(1) << 20));
+  png_write_chunk(w.png, iend, nullptr, 0);
+  return true;
+}
+
+// The image's rows as PNG data with the Sub filter (type 1) on each: filter byte 1, then each byte minus the
+// byte of the same sample one pixel to the left; rows shared among `threads` threads.
+std::vector<unsigned char> sub_filtered(const Image& image, unsigned threads) {
+  const bool wide = image.max_value > 255;
+  const std::size_t per_row = std::size_t(image.width) * std::size_t(image.channels);
+  const std::size_t row_bytes = per_row * (wide ? 2 : 1), pixel_bytes = std::size_t(image.channels) * (wide ? 2 : 1);
+  const std::size_t height = std::size_t(image.height);
+  std::vector<unsigned char> out((row_bytes + 1) * height);
+  for_each_piece(height, threads, [&](std::size_t, std::size_t y0, std::size_t y1) {
+    for (std::size_t y = y0; y < y1; ++y) {
+      const std::uint16_t* src = image.samples.data() + y * per_row;
+      unsigned char* dst = out.data() + y * (row_bytes + 1);
+      dst[0] = 1;
+      unsigned char* bytes = dst + 1;
+      if (wide) {
+        for (std::size_t k = 0; k < per_row; ++k) {
+          bytes[2 * k] = static_cast<unsigned char>(src[k] >> 8);
+          bytes[2 * k + 1] = static_cast<unsigned char>(src[k] & 0xff);
+        }
+      } else {
+        for (std::size_t k = 0; k < per_row; ++k) bytes[k] = static_cast<unsigned char>(src[k]);
+      }
+      for (std::size_t k = row_bytes; k-- > pixel_bytes;) bytes[k] = static_cast<unsigned char>(bytes[k] - bytes[k - pixel_bytes]);
+    }
+  });
+  return out;
 }
 
 [[noreturn]] void fail(const std::string& what) { throw Error("invalid PNG file: " + what); }
@@ -147,18 +209,35 @@ bool looks_like_png(std::span<const std::byte> bytes) {
   return bytes.size() >= 8 && png_sig_cmp(reinterpret_cast<png_const_bytep>(bytes.data()), 0, 8) == 0;
 }
 
-Image decode_png(std::span<const std::byte> bytes) {
+namespace {
+
+void open_reader(Reader& r, std::span<const std::byte> bytes, Layout& layout) {
   if (!looks_like_png(bytes)) fail("missing the PNG signature");
-  Reader r;
   r.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &r.errors, on_error, on_warning);
   if (!r.png) throw Error("cannot initialise libpng");
   r.info = png_create_info_struct(r.png);
   if (!r.info) throw Error("cannot initialise libpng");
   r.source = ReadSource{reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), 0};
   png_set_read_fn(r.png, &r.source, on_read);
-
-  Layout layout{};
   if (!read_header(r, layout) || r.errors.crc_warning) fail(r.errors.message);
+}
+
+int channels_out(const Layout& layout) { return layout.gray_palette ? layout.channels - 2 : layout.channels; }
+
+}  // namespace
+
+ImageInfo png_info(std::span<const std::byte> bytes) {
+  Reader r;
+  Layout layout{};
+  open_reader(r, bytes, layout);
+  if (layout.channels < 1 || layout.channels > 4) fail("unexpected channel count");
+  return ImageInfo{int(layout.width), int(layout.height), channels_out(layout), false};
+}
+
+Image decode_png(std::span<const std::byte> bytes) {
+  Reader r;
+  Layout layout{};
+  open_reader(r, bytes, layout);
   if (layout.bit_depth != 8 && layout.bit_depth != 16) fail("unexpected bit depth after expansion");
   if (layout.channels < 1 || layout.channels > 4) fail("unexpected channel count");
   const std::size_t raw = layout.row_bytes * layout.height;
@@ -177,23 +256,32 @@ Image decode_png(std::span<const std::byte> bytes) {
   Image image;
   image.width = int(layout.width);
   image.height = int(layout.height);
-  image.channels = layout.channels;
+  image.channels = channels_out(layout);
   image.max_value = layout.bit_depth == 16 ? 65535 : 255;
   image.samples.resize(image.sample_count());
-  const std::size_t per_row = std::size_t(layout.width) * std::size_t(layout.channels);
+  // A gray palette decoded to RGB(A) keeps R (= G = B) and alpha: source sample s goes to output k.
+  const std::size_t in_channels = std::size_t(layout.channels), out_channels = std::size_t(image.channels);
+  const std::size_t pixels_per_row = std::size_t(layout.width);
   for (std::size_t y = 0; y < layout.height; ++y) {
     const unsigned char* row = rows[y];
-    std::uint16_t* dst = image.samples.data() + y * per_row;
-    if (layout.bit_depth == 16) {
-      for (std::size_t k = 0; k < per_row; ++k) dst[k] = std::uint16_t((row[2 * k] << 8) | row[2 * k + 1]);
-    } else {
-      for (std::size_t k = 0; k < per_row; ++k) dst[k] = row[k];
+    std::uint16_t* dst = image.samples.data() + y * pixels_per_row * out_channels;
+    if (out_channels == in_channels) {  // the common case, kept a tight loop
+      const std::size_t n = pixels_per_row * in_channels;
+      if (layout.bit_depth == 16) {
+        for (std::size_t k = 0; k < n; ++k) dst[k] = std::uint16_t((row[2 * k] << 8) | row[2 * k + 1]);
+      } else {
+        for (std::size_t k = 0; k < n; ++k) dst[k] = row[k];
+      }
+      continue;
     }
+    for (std::size_t x = 0; x < pixels_per_row; ++x)  // gray palette: 8 bits, R then alpha
+      for (std::size_t k = 0; k < out_channels; ++k) dst[x * out_channels + k] = row[x * in_channels + (k == 0 ? 0 : 3)];
   }
   return image;
 }
 
-std::vector<std::byte> encode_png(const Image& image, const std::vector<std::pair<std::string, std::string>>& text) {
+std::vector<std::byte> encode_png(const Image& image, const std::vector<std::pair<std::string, std::string>>& text,
+                                  bool fast) {
   check_image(image);
   if (image.max_value != 255 && image.max_value != 65535)
     throw Error("PNG images must have a maximum sample value of 255 or 65535");
@@ -203,8 +291,8 @@ std::vector<std::byte> encode_png(const Image& image, const std::vector<std::pai
   const bool wide = image.max_value > 255;
   const std::size_t per_row = std::size_t(image.width) * std::size_t(image.channels);
   const std::size_t row_bytes = per_row * (wide ? 2 : 1);
-  std::vector<unsigned char> pixels(row_bytes * std::size_t(image.height));
-  for (std::size_t k = 0; k < image.samples.size(); ++k) {
+  std::vector<unsigned char> pixels(fast ? 0 : row_bytes * std::size_t(image.height));  // the fast path filters
+  for (std::size_t k = 0; k < pixels.size() / (wide ? 2 : 1); ++k) {
     if (wide) {
       pixels[2 * k] = static_cast<unsigned char>(image.samples[k] >> 8);
       pixels[2 * k + 1] = static_cast<unsigned char>(image.samples[k] & 0xff);
@@ -212,7 +300,7 @@ std::vector<std::byte> encode_png(const Image& image, const std::vector<std::pai
       pixels[k] = static_cast<unsigned char>(image.samples[k]);
     }
   }
-  std::vector<png_bytep> rows(std::size_t(image.height));
+  std::vector<png_bytep> rows(fast ? 0 : std::size_t(image.height));
   for (std::size_t y = 0; y < rows.size(); ++y) rows[y] = pixels.data() + y * row_bytes;
 
   std::vector<std::string> keys, values;  // owned copies: png_text takes non-const char*
@@ -237,8 +325,15 @@ std::vector<std::byte> encode_png(const Image& image, const std::vector<std::pai
   if (!w.info) throw Error("cannot initialise libpng");
   w.sink = WriteSink{&out, false};
   png_set_write_fn(w.png, &w.sink, on_write, on_flush);
-  if (!write_all(w, image, rows.data(), chunks.data(), int(chunks.size())))
-    throw Error(std::string("cannot encode PNG: ") + w.errors.message);
+  bool written;
+  if (fast) {
+    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    const std::vector<unsigned char> stream = zlib_compress_parallel(sub_filtered(image, threads), 1, threads);
+    written = write_compressed(w, image, chunks.data(), int(chunks.size()), stream);
+  } else {
+    written = write_all(w, image, rows.data(), chunks.data(), int(chunks.size()));
+  }
+  if (!written) throw Error(std::string("cannot encode PNG: ") + w.errors.message);
   if (w.sink.failed) throw Error("cannot encode PNG: out of memory");
   return out;
 }

@@ -15,12 +15,19 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 import zlib
 
 import numpy as np
 
+try:  # Pillow writes the JPEG, TIFF and WebP test files (Debian python3-pil, installed by cmake/dev-env)
+    from PIL import Image
+except ImportError:  # pragma: no cover
+    Image = None
+
 sys.dont_write_bytecode = True  # keep the source tree clean of __pycache__
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from float_codecs import exr_bytes, pfm_bytes  # noqa: E402
 from png_codec import chunk, decode_png, encode_png, read_chunks  # noqa: E402
 from ssim_reference import ssim_map  # noqa: E402
 
@@ -67,20 +74,20 @@ class Context:
         return p
 
     # ---- running the tool ----
-    def run(self, *args, cwd=None):
-        r = subprocess.run([self.kssim] + [str(a) for a in args], capture_output=True, text=True, cwd=cwd,
-                           timeout=120)
-        return r.returncode, r.stdout, r.stderr
+    def run(self, *args, cwd=None, stdin=None):
+        r = subprocess.run([self.kssim] + [str(a) for a in args], capture_output=True, cwd=cwd, timeout=120,
+                           input=stdin if stdin is not None else b"")
+        return r.returncode, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")
 
-    def ok(self, *args, cwd=None):
+    def ok(self, *args, cwd=None, stdin=None):
         """Runs a command that must succeed silently on stderr; returns stdout."""
-        rc, out, err = self.run(*args, cwd=cwd)
+        rc, out, err = self.run(*args, cwd=cwd, stdin=stdin)
         self.check(rc == 0, "expected success of %s, got %d: %s" % (" ".join(map(str, args)), rc, err.strip()))
         self.check(err == "", "expected empty stderr for %s, got %r" % (" ".join(map(str, args)), err))
         return out
 
-    def ok_json(self, *args):
-        out = self.ok(*(list(args) + ["--json"]))
+    def ok_json(self, *args, stdin=None):
+        out = self.ok(*(list(args) + ["--json"]), stdin=stdin)
         lines = out.splitlines()
         self.check(len(lines) == 1, "--json must print one line, got %r" % out)
         try:
@@ -89,11 +96,11 @@ class Context:
             self.check(False, "invalid JSON: %r" % out)
             return {}
 
-    def fails(self, label, *args, out_dir=None, cwd=None):
+    def fails(self, label, *args, out_dir=None, cwd=None, stdin=None):
         """Runs a command that must fail as a usage/input error: status 2, one 'kssim: error:' stderr line,
         nothing on stdout, and no files appearing in out_dir (if given)."""
         before = sorted(os.listdir(out_dir)) if out_dir else None
-        rc, out, err = self.run(*args, cwd=cwd)
+        rc, out, err = self.run(*args, cwd=cwd, stdin=stdin)
         self.check(rc == 2, "[%s] expected exit status 2, got %d (stderr %r)" % (label, rc, err))
         self.check(out == "", "[%s] expected empty stdout, got %r" % (label, out))
         lines = err.split("\n")
@@ -153,8 +160,8 @@ def group_values(ctx):
                 plain = ctx.ok("compare", *args).splitlines()
                 ctx.check(len(plain) == 1 and float(plain[0]) == j["ssim"],
                           "plain output %s must be one line with the JSON value: %r" % (tag, plain))
-                ctx.check(len(plain) == 1 and len(plain[0].replace("-", "").replace(".", "").split("e")[0]) >= 16,
-                          "plain output %s must have 17 significant digits: %r" % (tag, plain))
+                ctx.check(len(plain) == 1 and len(plain[0]) <= len(repr(j["ssim"])),
+                          "plain output %s must be the shortest round-trip decimal: %r vs %r" % (tag, plain, j["ssim"]))
     # Volumes.
     for dtype, atol in ((np.float64, 1e-10), (np.float32, 2e-5)):
         for padding in ("valid", "same"):
@@ -413,6 +420,10 @@ def group_json(ctx):
     if len(lines) == 4:
         ctx.check(lines[1].startswith("image 0: ") and lines[2].startswith("image 1: "), "per-image lines %r" % lines)
         ctx.check(lines[3].startswith("timing: repeat=2 median_s="), "timing line %r" % lines[3])
+        # Times print as the shortest decimal that round-trips (no 0.49189420499999997 float noise).
+        for field in lines[3].split()[2:]:
+            text = field.split("=")[1]
+            ctx.check(len(text) <= len(repr(float(text))), "timing field %r is not the shortest round trip" % field)
     # Non-ASCII and odd paths still give valid JSON.
     odd = ctx.save_npy("ünïcode name.npy", a)
     j3 = ctx.ok_json("compare", odd, pb)
@@ -505,7 +516,8 @@ def group_errors(ctx):
     f("no arguments")
     f("unknown subcommand", "frobnicate", A, B)
     f("one positional", "compare", A)
-    f("three positionals", "compare", A, B, B)
+    f("several B with --map", "compare", A, B, B, "--map", os.path.join(d, "m.npy"))
+    ctx.fails("two inputs from stdin", "compare", "-", "-", stdin=b"", out_dir=d)
     expect("unknown option", A, B, "--foo")
     expect("missing option value", A, B, "--window")
     expect("non-numeric window", A, B, "--window", "abc")
@@ -607,13 +619,25 @@ def group_errors(ctx):
 # ------------------------------------------------------------------------------------------------------------
 # help: --help, compare --help, --version.
 def group_help(ctx):
-    for args in (["--help"], ["compare", "--help"], ["-h"], ["compare", "-h"]):
+    words = ("--padding", "--window", "--sigma", "--k1", "--k2", "--data-range", "--dims", "--json", "--per-image",
+             "--per-channel", "--channel-axis", "--threshold", "--map", "--map-channels", "--map-legend", "--grad-a",
+             "--grad-b", "--repeat", "alpha", "ALPHA IS DROPPED", "pale yellow", "EXIT STATUS",
+             "kssim compare reference.png distorted.png", ".npy", "PGM", "PPM", "16-bit", "Fortran", "JPEG", "TIFF",
+             "WebP", "OpenEXR", "PFM", "(H, W, C)", "(w-1)/2", "standard input", "REF D1 D2")
+    for args in (["compare", "--help"], ["compare", "-h"]):
         out = ctx.ok(*args)
-        for word in ("--padding", "--window", "--sigma", "--k1", "--k2", "--data-range", "--dims", "--json",
-                     "--per-image", "--map", "--grad-a", "--grad-b", "--repeat", "alpha", "ALPHA IS DROPPED",
-                     "pale yellow", "Exit status".upper(), "kssim compare reference.png distorted.png", ".npy",
-                     "PGM", "PPM", "16-bit", "Fortran"):
+        for word in words:
             ctx.check(word in out, "%s must mention %r" % (" ".join(args), word))
+        for code in ("0  success", "1  with --threshold", "2  error", "3  unexpected internal error"):
+            ctx.check(code in out, "%s must document exit status %r" % (" ".join(args), code))
+    for args in (["--help"], ["-h"], ["compare", "--help"]):
+        out = ctx.ok(*args)
+        ctx.check("\n\n\n" not in out and not out.startswith("\n"), "%s prints runs of blank lines" % " ".join(args))
+        ctx.check(all(line == line.rstrip() for line in out.splitlines()), "%s has trailing spaces" % " ".join(args))
+    # The top-level help is the overview: it names the command and where the details are, not all of them.
+    top = ctx.ok("--help")
+    ctx.check("compare" in top and "kssim compare --help" in top, "kssim --help must point to compare --help")
+    ctx.check("--window" not in top and "EXIT STATUS" not in top, "kssim --help must not repeat compare's help")
     version = ctx.ok("--version")
     ctx.check(version.startswith("kssim "), "--version: %r" % version)
 
@@ -643,6 +667,384 @@ def group_samples(ctx):
         ctx.check(diff is not None and diff.max() <= 1 and np.count_nonzero(diff) <= 16,
                   "make_samples.py must reproduce %s" % name)
 
+# ------------------------------------------------------------------------------------------------------------
+# formats: JPEG, TIFF, WebP (written by Pillow), OpenEXR and PFM (float_codecs.py), stdin, gray palettes,
+# and the "alpha": "ignored" note; each loads exactly like the equivalent array.
+def pil_bytes(ctx, name, samples, **save):
+    p = ctx.path(name)
+    Image.fromarray(samples).save(p, **save)
+    return p
+
+
+def pil_samples(path):
+    return np.asarray(Image.open(path))
+
+
+def group_formats(ctx):
+    g = rng(71)
+    h, w = 21, 23
+    base = g.integers(0, 256, size=(h, w, 3)).astype(np.uint8)
+    other = np.clip(base.astype(int) + g.integers(-40, 40, size=base.shape), 0, 255).astype(np.uint8)
+    # JPEG: kssim's samples are libjpeg-turbo's, as Pillow decodes them.
+    for mode, tag in (("RGB", "color"), ("L", "gray")):
+        sa = base if mode == "RGB" else base[..., 0]
+        sb = other if mode == "RGB" else other[..., 0]
+        fa = pil_bytes(ctx, "ja.jpg", sa, quality=70)
+        fb = pil_bytes(ctx, "jb.jpg", sb, quality=40)
+        compare_with_arrays(ctx, "JPEG %s" % tag, fa, fb, image_as_array(pil_samples(fa), 255, False),
+                            image_as_array(pil_samples(fb), 255, False), "jpeg")
+    # TIFF: 8-bit gray/RGB/RGBA, 16-bit gray, 32-bit float, several compressions.
+    for compression in (None, "tiff_lzw", "tiff_adobe_deflate", "packbits"):
+        kw = {"compression": compression} if compression else {}
+        fa = pil_bytes(ctx, "ta.tif", base, **kw)
+        fb = pil_bytes(ctx, "tb.tif", other, **kw)
+        compare_with_arrays(ctx, "TIFF RGB %s" % compression, fa, fb, image_as_array(base, 255, False),
+                            image_as_array(other, 255, False), "tiff")
+    fa = pil_bytes(ctx, "ta_gray.tif", base[..., 1])
+    fb = pil_bytes(ctx, "tb_gray.tif", other[..., 1])
+    compare_with_arrays(ctx, "TIFF gray", fa, fb, image_as_array(base[..., 1], 255, False),
+                        image_as_array(other[..., 1], 255, False), "tiff")
+    alpha = g.integers(0, 256, size=(h, w, 1)).astype(np.uint8)
+    fa = pil_bytes(ctx, "ta_rgba.tif", np.concatenate([base, alpha], 2))
+    fb = pil_bytes(ctx, "tb_rgba.tif", np.concatenate([other, 255 - alpha], 2))
+    compare_with_arrays(ctx, "TIFF RGBA", fa, fb, image_as_array(base, 255, False), image_as_array(other, 255, False),
+                        "tiff")
+    j = ctx.ok_json("compare", fa, fb)
+    ctx.check(j.get("inputs", {}).get("a", {}).get("alpha") == "ignored", "TIFF RGBA: alpha ignored in JSON: %r" % j)
+    s16a = g.integers(0, 65536, size=(h, w)).astype(np.uint16)
+    s16b = np.clip(s16a.astype(int) + g.integers(-4000, 4000, size=s16a.shape), 0, 65535).astype(np.uint16)
+    fa, fb = pil_bytes(ctx, "t16a.tif", s16a), pil_bytes(ctx, "t16b.tif", s16b)
+    compare_with_arrays(ctx, "TIFF 16-bit gray", fa, fb, image_as_array(s16a, 65535, False),
+                        image_as_array(s16b, 65535, False), "tiff")
+    fa_f = g.random((h, w)).astype(np.float32) * 4.0
+    fb_f = np.clip(fa_f + 0.2 * g.standard_normal(fa_f.shape), 0, 4).astype(np.float32)
+    ta, tb = pil_bytes(ctx, "tfa.tif", fa_f), pil_bytes(ctx, "tfb.tif", fb_f)
+    na, nb = ctx.save_npy("tfa.npy", fa_f[None, None]), ctx.save_npy("tfb.npy", fb_f[None, None])
+    j_t = ctx.ok_json("compare", ta, tb, "--data-range", 4, "--window", 7)
+    j_n = ctx.ok_json("compare", na, nb, "--data-range", 4, "--window", 7)
+    ctx.check(j_t.get("ssim") == j_n.get("ssim") and j_t.get("shape") == [1, 1, h, w],
+              "float TIFF keeps its values: %r vs %r" % (j_t.get("ssim"), j_n.get("ssim")))
+    # WebP: lossless equals the PNG; lossy equals what libwebp (through Pillow) decodes.
+    fa = pil_bytes(ctx, "wa.webp", base, lossless=True)
+    fb = pil_bytes(ctx, "wb.webp", other, lossless=True)
+    compare_with_arrays(ctx, "WebP lossless", fa, fb, image_as_array(base, 255, False),
+                        image_as_array(other, 255, False), "webp")
+    fa = pil_bytes(ctx, "wa_lossy.webp", base, quality=60)
+    fb = pil_bytes(ctx, "wb_lossy.webp", np.concatenate([other, alpha], 2), quality=60)
+    j = ctx.ok_json("compare", fa, fb)
+    ctx.check(j.get("inputs", {}).get("b", {}).get("alpha") == "ignored" and "alpha" not in j["inputs"]["a"],
+              "WebP alpha note: %r" % j.get("inputs"))
+    compare_with_arrays(ctx, "WebP lossy", fa, ctx.save_bytes("wb_rgb.png", encode_png(pil_samples(fb)[..., :3])),
+                        image_as_array(pil_samples(fa), 255, False), image_as_array(pil_samples(fb)[..., :3], 255, False),
+                        "webp")
+    # OpenEXR (float and half, RGB and Y, + A) and PFM (RGB, gray, either byte order): values as stored.
+    fa3 = g.random((h, w, 3)).astype(np.float32)
+    fb3 = np.clip(fa3 + 0.1 * g.standard_normal(fa3.shape), 0, 1).astype(np.float32)
+    chw = lambda x: (x.transpose(2, 0, 1) if x.ndim == 3 else x[None])[None]  # noqa: E731
+    for half in (False, True):
+        ea = ctx.save_bytes("ea.exr", exr_bytes({"R": fa3[..., 0], "G": fa3[..., 1], "B": fa3[..., 2]}, half))
+        eb = ctx.save_bytes("eb.exr", exr_bytes({"R": fb3[..., 0], "G": fb3[..., 1], "B": fb3[..., 2],
+                                                 "A": np.ones((h, w))}, half))
+        ra, rb = (fa3.astype(np.float16).astype(np.float32), fb3.astype(np.float16).astype(np.float32)) if half \
+            else (fa3, fb3)
+        compare_with_arrays(ctx, "OpenEXR RGB %s" % ("half" if half else "float"), ea, eb, chw(ra), chw(rb), "exr")
+    ya = ctx.save_bytes("ya.exr", exr_bytes({"Y": fa3[..., 0]}))
+    yb = ctx.save_bytes("yb.exr", exr_bytes({"Y": fb3[..., 0]}))
+    compare_with_arrays(ctx, "OpenEXR Y", ya, yb, chw(fa3[..., 0]), chw(fb3[..., 0]), "exr")
+    for little in (True, False):
+        pa = ctx.save_bytes("pa.pfm", pfm_bytes(fa3, little))
+        pb = ctx.save_bytes("pb.pfm", pfm_bytes(fb3, little))
+        compare_with_arrays(ctx, "PFM RGB %s" % ("LE" if little else "BE"), pa, pb, chw(fa3), chw(fb3), "pfm")
+    pa = ctx.save_bytes("pa1.pfm", pfm_bytes(fa3[..., 2]))
+    pb = ctx.save_bytes("pb1.pfm", pfm_bytes(fb3[..., 2]))
+    compare_with_arrays(ctx, "PFM gray", pa, pb, chw(fa3[..., 2]), chw(fb3[..., 2]), "pfm")
+    # '-' reads the standard input, as A or as B.
+    fa = ctx.save_bytes("sa.png", encode_png(base))
+    fb = ctx.save_bytes("sb.png", encode_png(other))
+    direct = ctx.ok("compare", fa, fb)
+    ctx.check(ctx.ok("compare", "-", fb, stdin=open(fa, "rb").read()) == direct, "A from stdin")
+    ctx.check(ctx.ok("compare", fa, "-", stdin=open(fb, "rb").read()) == direct, "B from stdin")
+    j = ctx.ok_json("compare", "-", fb, stdin=open(fa, "rb").read())
+    ctx.check(j.get("inputs", {}).get("a", {}).get("path") == "-", "stdin path in JSON")
+    ctx.fails("empty stdin", "compare", "-", fb, stdin=b"")
+    # A palette whose colours are all gray loads as one channel, equal to the gray image.
+    gray_palette = np.repeat(np.arange(0, 256, 17)[:, None], 3, 1)
+    ia, ib = g.integers(0, 16, size=(h, w)), g.integers(0, 16, size=(h, w))
+    pa = ctx.save_bytes("gp_a.png", encode_png(ia, 8, color_type=3, palette=gray_palette))
+    pb = ctx.save_bytes("gp_b.png", encode_png(ib, 8, color_type=3, palette=gray_palette))
+    compare_with_arrays(ctx, "PNG gray palette", pa, pb, image_as_array(ia * 17, 255, False),
+                        image_as_array(ib * 17, 255, False), "png")
+    # RGB PNG: no alpha note; RGBA: "ignored".
+    j = ctx.ok_json("compare", fa, ctx.save_bytes("sb_rgba.png", encode_png(np.concatenate([other, alpha], 2))))
+    ctx.check("alpha" not in j["inputs"]["a"] and j["inputs"]["b"].get("alpha") == "ignored", "PNG alpha note %r" % j)
+
+    # Bad files of the new formats: the error contract.
+    d = ctx.fresh_dir("formats_err")
+    ref_png = ctx.save_bytes("ref.png", encode_png(base))
+    bad = lambda label, data: ctx.fails(label, "compare", ctx.save_bytes("bad.bin", data), ref_png,  # noqa: E731
+                                        "--map", os.path.join(d, "m.png"), out_dir=d)
+    jpeg = open(pil_bytes(ctx, "good.jpg", base), "rb").read()
+    bad("truncated JPEG", jpeg[: len(jpeg) // 2])
+    bad("JPEG without its end", jpeg[:-2] + b"\0\0")
+    Image.fromarray(base).convert("CMYK").save(ctx.path("cmyk.jpg"))
+    bad("CMYK JPEG", open(ctx.path("cmyk.jpg"), "rb").read())
+    tif = open(pil_bytes(ctx, "good.tif", base), "rb").read()
+    bad("truncated TIFF", tif[: len(tif) // 2])
+    frames = [Image.fromarray(base), Image.fromarray(other)]
+    frames[0].save(ctx.path("pages.tif"), save_all=True, append_images=frames[1:])
+    bad("multi-page TIFF", open(ctx.path("pages.tif"), "rb").read())
+    Image.fromarray(base).convert("P").save(ctx.path("pal.tif"))
+    bad("palette TIFF", open(ctx.path("pal.tif"), "rb").read())
+    Image.fromarray(base[..., 0] > 128).save(ctx.path("bits.tif"))
+    bad("1-bit TIFF", open(ctx.path("bits.tif"), "rb").read())
+    webp = open(pil_bytes(ctx, "good.webp", base, quality=50), "rb").read()
+    bad("truncated WebP", webp[: len(webp) // 2])
+    bad("corrupt WebP frame start code", webp[:23] + b"\0\0\0" + webp[26:])  # VP8's 9d 01 2a
+    exr = exr_bytes({"R": fa3[..., 0], "G": fa3[..., 1], "B": fa3[..., 2]})
+    bad("truncated OpenEXR", exr[: len(exr) - 100])
+    bad("OpenEXR without colour channels", exr_bytes({"Z": fa3[..., 0]}))
+    pfm = pfm_bytes(fa3)
+    bad("truncated PFM", pfm[:-1])
+    bad("PFM with trailing bytes", pfm + b"\0")
+    bad("PFM with a zero scale", pfm.replace(b"-1.0", b"0.0"))
+    bad("PFM with a bad size", b"PF\n0 3\n-1.0\n")
+
+
+# ------------------------------------------------------------------------------------------------------------
+# channels: --channel-axis first|last and the refusal of ambiguous shapes.
+def group_channels(ctx):
+    d = ctx.fresh_dir("chan_out")
+    a, b = pair((2, 3, 20, 22), np.float64, seed=81)
+    hwc_a, hwc_b = a[0].transpose(1, 2, 0).copy(), b[0].transpose(1, 2, 0).copy()  # (H, W, 3)
+    pa, pb = ctx.save_npy("hwc_a.npy", hwc_a), ctx.save_npy("hwc_b.npy", hwc_b)
+    ref = ctx.ok_json("compare", ctx.save_npy("chw_a.npy", a[0]), ctx.save_npy("chw_b.npy", b[0]), "--per-channel")
+    err = ctx.fails("ambiguous (H, W, 3)", "compare", pa, pb, "--map", os.path.join(d, "m.npy"), out_dir=d)
+    ctx.check("--channel-axis" in err, "the ambiguity error must name --channel-axis: %r" % err)
+    m, ga = ctx.path("hwc_map.npy"), ctx.path("hwc_ga.npy")
+    j = ctx.ok_json("compare", pa, pb, "--channel-axis", "last", "--map", m, "--grad-a", ga, "--per-channel")
+    ctx.check(j.get("ssim") == ref.get("ssim"), "channel-last SSIM %r vs channel-first %r" % (j.get("ssim"), ref.get("ssim")))
+    ctx.check(j.get("per_channel") == ref.get("per_channel"), "per-channel means must follow the channels")
+    ctx.check(j.get("shape") == [20, 22, 3] and j.get("channel_axis") == "last", "JSON shape %r" % j.get("shape"))
+    ctx.check(j.get("map_shape") == [10, 12, 3], "channel-last map_shape %r" % j.get("map_shape"))
+    ref_map = ssim_map(a[:1], b[:1])[0].transpose(1, 2, 0)
+    got = np.load(m)
+    ctx.check(got.shape == ref_map.shape and close(got, ref_map, 1e-10), "channel-last map file")
+    ctx.check(np.load(ga).shape == hwc_a.shape, "channel-last gradient shape %s" % (np.load(ga).shape,))
+    # (N, H, W, C).
+    nhwc_a, nhwc_b = a.transpose(0, 2, 3, 1).copy(), b.transpose(0, 2, 3, 1).copy()
+    j = ctx.ok_json("compare", ctx.save_npy("nhwc_a.npy", nhwc_a), ctx.save_npy("nhwc_b.npy", nhwc_b), "--channel-axis", "last")
+    full = ctx.ok_json("compare", ctx.save_npy("nchw_a.npy", a), ctx.save_npy("nchw_b.npy", b))
+    ctx.check(j.get("ssim") == full.get("ssim"), "(N, H, W, C) with --channel-axis last")
+    # Volumes: (D, H, W, C) with --dims 3.
+    va, vb = pair((2, 9, 10, 11), np.float64, seed=82)
+    j3 = ctx.ok_json("compare", ctx.save_npy("dhwc_a.npy", va.transpose(1, 2, 3, 0).copy()),
+                     ctx.save_npy("dhwc_b.npy", vb.transpose(1, 2, 3, 0).copy()), "--dims", 3, "--window", 3,
+                     "--channel-axis", "last")
+    r3 = ctx.ok_json("compare", ctx.save_npy("cdhw_a.npy", va), ctx.save_npy("cdhw_b.npy", vb), "--dims", 3,
+                     "--window", 3)
+    ctx.check(j3.get("ssim") == r3.get("ssim"), "(D, H, W, C) with --dims 3 --channel-axis last")
+    # --channel-axis first reads an ambiguous shape as kssim's own layout.
+    amb_a, amb_b = pair((12, 20, 3), np.float64, seed=83)
+    j = ctx.ok_json("compare", ctx.save_npy("amb_a.npy", amb_a), ctx.save_npy("amb_b.npy", amb_b), "--channel-axis",
+                    "first", "--padding", "same", "--window", 3)
+    ctx.check(j.get("channel_axis") == "first" and j.get("map_shape") == [12, 20, 3], "explicit first %r" % j)
+    # Unambiguous shapes need no option; (H, W) has no channel axis either way.
+    ctx.ok("compare", ctx.save_npy("c3.npy", a[0]), ctx.save_npy("c3b.npy", b[0]))
+    hw = ctx.save_npy("hw.npy", a[0, 0])
+    ctx.check(ctx.ok("compare", hw, hw, "--channel-axis", "last") == ctx.ok("compare", hw, hw), "(H, W) ignores the option")
+    # The PNG of the same picture and the channel-last array give the same SSIM.
+    img_a = np.round(hwc_a * 255).astype(np.uint8)
+    img_b = np.round(hwc_b * 255).astype(np.uint8)
+    arr_a = ctx.save_npy("img_hwc_a.npy", (img_a.astype(np.float64) / 255).astype(np.float32))
+    arr_b = ctx.save_npy("img_hwc_b.npy", (img_b.astype(np.float64) / 255).astype(np.float32))
+    ctx.check(ctx.ok("compare", arr_a, arr_b, "--channel-axis", "last") ==
+              ctx.ok("compare", ctx.save_bytes("img_a.png", encode_png(img_a)), ctx.save_bytes("img_b.png", encode_png(img_b))),
+              "PNG and channel-last array agree")
+    ctx.check(ctx.ok("compare", ctx.path("img_a.png"), arr_b, "--channel-axis", "last") ==
+              ctx.ok("compare", ctx.path("img_a.png"), ctx.path("img_b.png")), "a PNG against a channel-last array")
+    ctx.fails("a PNG against an (H, W, 3) array without --channel-axis", "compare", ctx.path("img_a.png"), arr_b)
+    ctx.fails("bad --channel-axis", "compare", pa, pb, "--channel-axis", "middle")
+
+
+# ------------------------------------------------------------------------------------------------------------
+# status: --threshold and exit status 1, NaN results, outputs that are inputs, data-range warnings.
+def group_status(ctx):
+    a, b = pair((1, 1, 24, 24), np.float32, seed=91)
+    pa, pb = ctx.save_npy("sa.npy", a), ctx.save_npy("sb.npy", b)
+    value = float(ctx.ok("compare", pa, pb))
+    for t, code in ((value + 0.01, 1), (value, 0), (value - 0.01, 0)):
+        rc, out, err = ctx.run("compare", pa, pb, "--threshold", repr(t))
+        ctx.check(rc == code and float(out) == value and err == "", "--threshold %r: status %d (expected %d), %r %r" % (t, rc, code, out, err))
+    rc, out, err = ctx.run("compare", pa, pb, "--threshold", repr(value + 0.01), "--json")
+    j = json.loads(out) if rc == 1 else {}
+    ctx.check(rc == 1 and j.get("below_threshold") is True and j.get("threshold") == value + 0.01, "JSON threshold %r" % out)
+    d = ctx.fresh_dir("status_out")
+    m = os.path.join(d, "m.npy")
+    rc, out, err = ctx.run("compare", pa, pb, "--threshold", 2, "--map", m)
+    ctx.check(rc == 1 and os.path.exists(m), "below the threshold the files are still written")
+    ctx.fails("NaN threshold", "compare", pa, pb, "--threshold", "nan")
+    # A NaN SSIM from finite inputs is an error that names the cause.
+    flat = ctx.save_npy("flat.npy", np.full((16, 16), 0.5, np.float32))
+    err = ctx.fails("NaN result with --k2 0", "compare", flat, flat, "--k2", 0)
+    ctx.check("--k2" in err and "NaN" in err, "NaN message %r" % err)
+    # Outputs that are inputs: by the same path, another spelling, a symbolic or a hard link.
+    keep = open(pa, "rb").read()
+    for label, path in (("same path", pa), ("other spelling", os.path.join(ctx.workdir, ".", "sa.npy"))):
+        ctx.fails("--map is input A (%s)" % label, "compare", pa, pb, "--map", path)
+        ctx.check(open(pa, "rb").read() == keep, "input A overwritten (%s)" % label)
+    link = ctx.path("link_to_b.npy")
+    os.symlink(pb, link)
+    ctx.fails("--grad-a is input B through a symbolic link", "compare", pa, pb, "--grad-a", link)
+    hard = ctx.path("hard_a.npy")
+    os.link(pa, hard)
+    ctx.fails("--grad-b is a hard link of input A", "compare", pa, pb, "--grad-b", hard)
+    ctx.check(open(pa, "rb").read() == keep, "input A must be untouched")
+    # Data range: a warning on stderr (one line), the result still printed, status 0.
+    big_a, big_b = (a * 255).astype(np.float32), (b * 255).astype(np.float32)
+    qa, qb = ctx.save_npy("big_a.npy", big_a), ctx.save_npy("big_b.npy", big_b)
+    rc, out, err = ctx.run("compare", qa, qb)
+    lines = err.splitlines()
+    ctx.check(rc == 0 and out and len(lines) == 2 and all(l.startswith("kssim: warning:") for l in lines) and
+              "--data-range" in err, "values above the data range must warn once per input: %r" % err)
+    ctx.ok("compare", qa, qb, "--data-range", 255)
+    tiny = ctx.save_npy("tiny.npy", (a * 0.01).astype(np.float32))
+    rc, out, err = ctx.run("compare", tiny, tiny)
+    ctx.check(rc == 0 and err.startswith("kssim: warning:") and "far below" in err, "tiny span must warn: %r" % err)
+    dark = ctx.save_bytes("dark.png", encode_png(np.full((16, 16), 3, np.uint8)))
+    ctx.ok("compare", dark, dark)  # integer images are normalised: no "far below" warning
+
+
+# ------------------------------------------------------------------------------------------------------------
+# many: kssim compare REF D1 D2 ... (one result per pair, REF's statistics reused) and --per-channel.
+def group_many(ctx):
+    ref, _ = pair((1, 3, 30, 28), np.float32, seed=101)
+    pref = ctx.save_npy("ref.npy", ref)
+    ds = []
+    for k in range(4):
+        _, dk = pair((1, 3, 30, 28), np.float32, seed=101, noise=0.05 * (k + 1))
+        ds.append(ctx.save_npy("d%d.npy" % k, dk))
+    singles = [ctx.ok("compare", pref, dk).strip() for dk in ds]
+    lines = ctx.ok("compare", pref, *ds).splitlines()
+    ctx.check(lines == ["%s  %s" % (v, dk) for v, dk in zip(singles, ds)], "one '<ssim>  <path>' line per pair: %r" % lines)
+    out = ctx.ok("compare", pref, *ds, "--json", "--per-image")
+    objs = [json.loads(l) for l in out.splitlines()]
+    ctx.check([o["inputs"]["b"]["path"] for o in objs] == ds, "one JSON object per line, in order")
+    ctx.check([repr(o["ssim"]) for o in objs] == [repr(float(v)) for v in singles], "JSON values equal single runs")
+    # The same file twice, and stdin among them.
+    twice = ctx.ok("compare", pref, ds[0], ds[0]).splitlines()
+    ctx.check(len(twice) == 2 and twice[0] == twice[1], "repeated B")
+    mixed = ctx.ok("compare", pref, ds[1], "-", stdin=open(ds[2], "rb").read()).splitlines()
+    ctx.check(mixed == ["%s  %s" % (singles[1], ds[1]), "%s  -" % singles[2]], "stdin among the B: %r" % mixed)
+    # A bad B anywhere: nothing printed at all. A shape mismatch is found from the headers.
+    d = ctx.fresh_dir("many_err")
+    ctx.fails("corrupt last B", "compare", pref, ds[0], ds[1], ctx.save_bytes("bad.npy", open(ds[2], "rb").read()[:-8]))
+    ctx.fails("wrong shape among B", "compare", pref, ds[0], ctx.save_npy("small.npy", ref[:, :, :20]), ds[1], out_dir=d)
+    # Threshold over several pairs: status 1 when any is below.
+    rc, out, _ = ctx.run("compare", pref, *ds, "--threshold", repr(float(singles[-1]) + 1e-9))
+    ctx.check(rc == 1 and len(out.splitlines()) == 4, "status 1 when the last pair is below: %d" % rc)
+    # --per-channel: means of each channel's map; their mean is the per-image mean.
+    a, b = pair((2, 3, 20, 21), np.float64, seed=102)
+    pa, pb = ctx.save_npy("pc_a.npy", a), ctx.save_npy("pc_b.npy", b)
+    j = ctx.ok_json("compare", pa, pb, "--per-channel", "--per-image")
+    expect = ssim_map(a, b).mean(axis=(2, 3))
+    got = np.array(j.get("per_channel", []))
+    ctx.check(got.shape == (2, 3) and close(got, expect, 1e-10), "per_channel %r vs %r" % (got, expect))
+    ctx.check(got.shape == (2, 3) and close(got.mean(axis=1), j["per_image"], 1e-12), "per-channel means average to per-image")
+    plain = ctx.ok("compare", pa, pb, "--per-channel").splitlines()
+    ctx.check(len(plain) == 7 and plain[1].startswith("image 0 channel 0: ") and plain[6].startswith("image 1 channel 2: "),
+              "plain per-channel lines %r" % plain)
+    one = ctx.ok("compare", ctx.save_npy("pc1_a.npy", a[:1]), ctx.save_npy("pc1_b.npy", b[:1]), "--per-channel").splitlines()
+    ctx.check(len(one) == 4 and one[1].startswith("channel 0: "), "single image per-channel lines %r" % one)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# cheap: shapes are compared from the headers before anything is decoded (a huge PNG fails at once).
+def group_cheap(ctx):
+    side = 16384  # 2^28 gray samples: decoding would allocate 1.5 GB and take seconds
+    z = zlib.compressobj(9)
+    row = b"\0" * (side + 1)
+    data = b"".join(z.compress(row) for _ in range(side)) + z.flush()
+    big = ctx.save_bytes("big.png", b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 8, 0, 0, 0, 0)) +
+                         chunk(b"IDAT", data) + chunk(b"IEND", b""))
+    small = ctx.save_bytes("small.png", encode_png(np.zeros((64, 64), np.uint8)))
+    for args in ((big, small), (small, big)):
+        start = time.monotonic()
+        err = ctx.fails("huge PNG against a small one", "compare", *args)
+        elapsed = time.monotonic() - start
+        ctx.check("same shape" in err and elapsed < 3, "shape mismatch must be found from the header (%.1f s): %r" % (elapsed, err))
+
+
+# ------------------------------------------------------------------------------------------------------------
+# mapextras: --map-channels mean, --map-legend, and the map PNG written fast.
+def group_mapextras(ctx):
+    a, b = pair((1, 3, 26, 30), np.float64, seed=111, noise=0.4)
+    pa, pb = ctx.save_npy("xa.npy", a), ctx.save_npy("xb.npy", b)
+    m_all, m_mean = ctx.path("all.npy"), ctx.path("mean.npy")
+    ctx.ok("compare", pa, pb, "--map", m_all, "--window", 5)
+    j = ctx.ok_json("compare", pa, pb, "--map", m_mean, "--map-channels", "mean", "--window", 5)
+    full, mean = np.load(m_all), np.load(m_mean)
+    ctx.check(mean.shape == (1, 1, 22, 26) and j.get("map_shape") == [1, 1, 22, 26], "mean map shape %s" % (mean.shape,))
+    ctx.check(mean.shape == (1, 1, 22, 26) and close(mean[:, 0], full.mean(axis=1), 1e-12), "mean map values")
+    png = ctx.path("mean.png")
+    ctx.ok("compare", pa, pb, "--map", png, "--map-channels", "mean", "--window", 5)
+    img, _, _, text = decode_png(open(png, "rb").read())
+    ctx.check(img.shape == (22, 26, 3), "one tile for --map-channels mean: %s" % (img.shape,))
+    ctx.check("(window - 1) / 2" in text.get("Description", "") and "x + 2" in text.get("Description", ""),
+              "the Description says where a valid map sits: %r" % text.get("Description"))
+    # The legend: a strip of 2 + 36 rows under the tiles, at least 200 pixels wide; the bar follows the colormap.
+    leg = ctx.path("legend.png")
+    ctx.ok("compare", pa, pb, "--map", leg, "--map-legend", "--window", 5)
+    img = decode_png(open(leg, "rb").read())[0].astype(int)
+    tiles_w = 3 * 26 + 2 * 2
+    ctx.check(img.shape == (22 + 2 + 36, max(200, tiles_w), 3), "legend size %s" % (img.shape,))
+    if img.shape[0] == 60:
+        bar = img[22 + 2 + 6 + 6]  # the bar's middle row
+        width = img.shape[1] - 24
+        worst = max(np.abs(bar[12 + x] - np.array(colormap(x / (width - 1)))).max() for x in range(0, width, 7))
+        ctx.check(worst <= 1, "legend bar differs from the colormap by %d" % worst)
+        ctx.check((img[22:24] == 128).all(), "gutter between the tiles and the legend")
+        ctx.check((img[22 + 2 + 6 + 12 + 6:, :] == 255).any(), "tick labels are drawn")
+    d = ctx.fresh_dir("legend_err")
+    ctx.fails("--map-legend without a PNG map", "compare", pa, pb, "--map-legend", "--map", os.path.join(d, "m.npy"), out_dir=d)
+    ctx.fails("--map-legend without --map", "compare", pa, pb, "--map-legend")
+    ctx.fails("bad --map-channels", "compare", pa, pb, "--map-channels", "max")
+    # A large map PNG decodes to the same pixels as the default encoder would give (zlib stream in pieces).
+    big_a, big_b = pair((1, 3, 700, 700), np.float32, seed=112, noise=0.3)
+    qa, qb = ctx.save_npy("big_a.npy", big_a), ctx.save_npy("big_b.npy", big_b)
+    mp, mn = ctx.path("big.png"), ctx.path("big.npy")
+    ctx.ok("compare", qa, qb, "--map", mp)
+    ctx.ok("compare", qa, qb, "--map", mn)
+    img = decode_png(open(mp, "rb").read())[0]  # zlib.decompress checks the combined Adler-32
+    values = np.load(mn)
+    ctx.check(img.shape == (690, 3 * 690 + 4, 3), "big map size %s" % (img.shape,))
+    if img.shape == (690, 2074, 3):
+        for y, x in ((0, 0), (345, 100), (689, 689)):
+            ctx.check(tuple(img[y, x]) == colormap(values[0, 0, y, x]) or
+                      np.abs(np.array(img[y, x], int) - colormap(values[0, 0, y, x])).max() <= 1, "big map pixel (%d, %d)" % (y, x))
+
+
+# ------------------------------------------------------------------------------------------------------------
+# identical_inputs_give_exactly_one: issue #15 item 4, end to end. Needs the library change of MapFormula.hpp
+# and LocalMoments.hpp (identical inputs give map pixels of exactly 1): fails until it is merged.
+def group_identical_inputs_give_exactly_one(ctx):
+    g = rng(121)
+    y, x = np.mgrid[0:64, 0:80]
+    photo = np.clip(128 + 90 * np.sin(x / 7.0) * np.cos(y / 11.0) + g.normal(0, 20, (64, 80)), 0, 255).astype(np.uint8)
+    png = ctx.save_bytes("x.png", encode_png(photo))
+    out = ctx.ok("compare", png, png)
+    ctx.check(out == "1\n", "kssim compare x.png x.png must print exactly 1, got %r" % out)
+    j = ctx.ok_json("compare", png, png)
+    ctx.check(j.get("ssim") == 1.0, "JSON ssim of identical inputs must be 1.0, got %r" % j.get("ssim"))
+    for dtype in (np.float32, np.float64):
+        a, _ = pair((2, 3, 40, 36), dtype, seed=122)
+        pa = ctx.save_npy("same_%s.npy" % np.dtype(dtype).name, a)
+        m = ctx.path("same_map.npy")
+        for padding in ("valid", "same"):
+            out = ctx.ok("compare", pa, pa, "--padding", padding, "--map", m)
+            ctx.check(out == "1\n", "%s %s: identical arrays must give exactly 1, got %r" % (np.dtype(dtype).name, padding, out))
+            ctx.check((np.load(m) == 1).all(), "%s %s: every map pixel must be exactly 1" % (np.dtype(dtype).name, padding))
+
+
 
 GROUPS = {
     "values": group_values,
@@ -655,6 +1057,13 @@ GROUPS = {
     "errors": group_errors,
     "help": group_help,
     "samples": group_samples,
+    "formats": group_formats,
+    "channels": group_channels,
+    "status": group_status,
+    "many": group_many,
+    "cheap": group_cheap,
+    "mapextras": group_mapextras,
+    "identical_inputs_give_exactly_one": group_identical_inputs_give_exactly_one,
 }
 
 

@@ -13,8 +13,12 @@ namespace kssim::cli {
   std::abort();
 }
 
+struct ComputeSession::State {};
+
 const char* backend_name() { return "none (fuzz build)"; }
 std::vector<int> map_extents(const std::vector<int>&, const Options&) { unreachable("map_extents()"); }
-ComputeResult compute(const ComputeRequest&) { unreachable("compute()"); }
+ComputeSession::ComputeSession(const Options&) { unreachable("ComputeSession()"); }
+ComputeSession::~ComputeSession() = default;
+ComputeResult ComputeSession::compute(const ComputeRequest&) { unreachable("ComputeSession::compute()"); }
 
 }  // namespace kssim::cli

@@ -1,4 +1,5 @@
-// libFuzzer target: format detection and loading as `kssim compare` does it (.npy, PNG, PGM/PPM by content).
+// libFuzzer target: format detection and loading as `kssim compare` does it (.npy and every image format, by
+// content; the seeds are .npy, PNG and PGM/PPM files: fuzz_formats.cpp starts from the other formats).
 #include "FuzzCommon.hpp"
 #include "io/Error.hpp"
 #include "io/Load.hpp"
@@ -11,7 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (l.is_image()) {
       KSSIM_FUZZ_CHECK(l.array.rank() == 4 && l.array.shape[0] == 1);
       KSSIM_FUZZ_CHECK(l.array.dtype() == DType::Float32);
-      for (float v : std::get<std::vector<float>>(l.array.values)) KSSIM_FUZZ_CHECK(v >= 0.0f && v <= 1.0f);
+      if (l.normalized)  // integer samples divided by their maximum; float images keep their values
+        for (float v : std::get<std::vector<float>>(l.array.values)) KSSIM_FUZZ_CHECK(v >= 0.0f && v <= 1.0f);
     }
   } catch (const Error&) {
   }

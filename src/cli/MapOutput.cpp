@@ -1,0 +1,89 @@
+#include "cli/MapOutput.hpp"
+
+#include "cli/Colormap.hpp"
+#include "cli/MapLegend.hpp"
+#include "cli/UsageError.hpp"
+#include "io/PngImage.hpp"
+
+#include <algorithm>
+
+#ifndef KSSIM_VERSION
+#define KSSIM_VERSION "unknown"
+#endif
+
+namespace kssim::cli {
+namespace {
+
+// Width and height of the PNG: the tiles, widened and extended by the legend strip when wanted.
+std::vector<std::size_t> png_size(const std::vector<std::size_t>& map_shape, bool legend) {
+  std::vector<std::size_t> size = rendered_size(map_shape);
+  if (legend) {
+    size[0] = std::max(size[0], legend_min_width);
+    size[1] += gutter_pixels + legend_height;
+  }
+  return size;
+}
+
+}  // namespace
+
+io::Array mean_over_channels(const io::Array& map) {
+  std::vector<std::size_t> shape = map.shape;
+  const std::size_t n = shape[0], c = shape[1];
+  std::size_t plane = 1;
+  for (std::size_t i = 2; i < shape.size(); ++i) plane *= shape[i];
+  shape[1] = 1;
+  return std::visit(
+      [&](const auto& v) {
+        using T = typename std::decay_t<decltype(v)>::value_type;
+        std::vector<T> out(n * plane);
+        for (std::size_t i = 0; i < n; ++i)
+          for (std::size_t p = 0; p < plane; ++p) {
+            double sum = 0;  // in double, then rounded once
+            for (std::size_t k = 0; k < c; ++k) sum += double(v[(i * c + k) * plane + p]);
+            out[i * plane + p] = T(sum / double(c));
+          }
+        return io::Array(shape, std::move(out));
+      },
+      map.values);
+}
+
+void check_renderable(const std::vector<int>& map_ext, bool mean, bool legend) {
+  std::vector<std::size_t> shape(map_ext.begin(), map_ext.end());
+  if (mean) shape[1] = 1;
+  const auto size = png_size(shape, legend);
+  if (size[0] > (1u << 20) || size[1] > (1u << 20) || size[0] * size[1] > (1u << 28))
+    throw UsageError("--map: the map is too large to render as PNG; write it as .npy");
+}
+
+std::string map_description(bool mean, const Options& options) {
+  std::string d = colormap_legend();
+  if (mean) d += " With --map-channels mean each tile is the mean of the channels' maps.";
+  if (options.padding == Padding::Valid)
+    d += " Valid padding: map pixel (x, y) is the window centred on input pixel (x + " +
+         std::to_string((options.window_size - 1) / 2) + ", y + " + std::to_string((options.window_size - 1) / 2) +
+         "), i.e. the map starts (window - 1) / 2 pixels in from every edge.";
+  else
+    d += " Same padding: map pixel (x, y) is input pixel (x, y).";
+  return d;
+}
+
+std::vector<std::byte> encode_map_png(const io::Array& map, const std::string& description, bool legend) {
+  io::Image image = render_map(map);
+  if (legend) {
+    const auto size = png_size(map.shape, legend);
+    io::Image framed = image;
+    framed.width = int(size[0]);
+    framed.height = int(size[1]);
+    framed.samples.assign(framed.sample_count(), gutter_color.r);  // gray: r = g = b
+    for (std::size_t y = 0; y < std::size_t(image.height); ++y)
+      std::copy_n(image.samples.begin() + std::ptrdiff_t(y * std::size_t(image.width) * 3),
+                  std::size_t(image.width) * 3, framed.samples.begin() + std::ptrdiff_t(y * size[0] * 3));
+    draw_legend(framed, std::size_t(image.height) + gutter_pixels);
+    image = std::move(framed);
+  }
+  return io::encode_png(image,
+                        {{"Title", "kssim SSIM map"}, {"Description", description}, {"Software", "kssim " KSSIM_VERSION}},
+                        true);
+}
+
+}  // namespace kssim::cli
