@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Joins a kssim_perf_tests JSON and a time_fused_ssim.py JSON from the same device run into
-results/h200-vs-fused-ssim.csv (case, shape, kssim_us, fused_ssim_us, ratio = kssim / fused-ssim; float32,
-valid padding, gradient of image 1 for fwd+bwd) and, if matplotlib is available, a plot of time versus size.
+results/h200-vs-fused-ssim.csv (case, padding, shape, kssim_us, fused_ssim_us, ratio = kssim / fused-ssim;
+float32, both paddings, gradient of image 1 for fwd+bwd) and, if matplotlib is available, a plot of time
+versus size (valid padding).
 
   python3 perf_tests/make_comparison.py perf_tests/results/h200-kssim.json perf_tests/results/h200-fused-ssim.json
 """
@@ -20,17 +21,18 @@ for b in json.load(open(kssim_json))["benchmarks"]:
     kssim[(parts[0], parts[1], parts[2], parts[3], parts[4])] = b["us"] if "us" in b else b["real_time"]
 rows = []
 for r in json.load(open(fused_json))["results"]:
-    if r["dtype"] != "float" or r["padding"] != "valid":
+    if r["dtype"] != "float":
         continue
     key = (r["family"], r["mode"], r["dtype"], r["padding"], r["shape"])
     if key in kssim:
-        rows.append((r["mode"], r["shape"], kssim[key], r["fused_ssim_us"]))
+        rows.append((r["mode"], r["padding"], r["shape"], kssim[key], r["fused_ssim_us"]))
 out = here / "results" / "h200-vs-fused-ssim.csv"
 with open(out, "w", newline="") as f:
     w = csv.writer(f)
-    w.writerow(["case", "shape", "kssim_us", "fused_ssim_us", "ratio"])
-    for case, shape, k, fs in rows:
-        w.writerow([case, shape, f"{k:.1f}", f"{fs:.1f}", f"{k / fs:.3f}"])
+    w.writerow(["case", "padding", "shape", "kssim_us", "fused_ssim_us", "ratio"])
+    for case, padding, shape, k, fs in rows:
+        w.writerow([case, padding, shape, f"{k:.1f}", f"{fs:.1f}", f"{k / fs:.3f}"])
+rows = [(case, shape, k, fs) for case, padding, shape, k, fs in rows if padding == "valid"]  # the plot
 print(open(out).read())
 try:
     import matplotlib

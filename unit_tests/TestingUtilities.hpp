@@ -40,39 +40,29 @@ struct Concat<::testing::Types<A...>, ::testing::Types<B...>, Rest...> {
   using type = typename Concat<::testing::Types<A..., B...>, Rest...>::type;
 };
 
-using AllConfigs = typename Concat<
+// One list of every enabled backend, each backend contributing ListFor<ExecSpace>.
+template <template <class> class ListFor>
+using EveryBackend = typename Concat<
 #if defined(KOKKOS_ENABLE_SERIAL)
-    ConfigsFor<Kokkos::Serial>,
+    ListFor<Kokkos::Serial>,
 #endif
 #if defined(KOKKOS_ENABLE_OPENMP)
-    ConfigsFor<Kokkos::OpenMP>,
+    ListFor<Kokkos::OpenMP>,
 #endif
 #if defined(KOKKOS_ENABLE_CUDA)
-    ConfigsFor<Kokkos::Cuda>,
+    ListFor<Kokkos::Cuda>,
 #endif
 #if defined(KOKKOS_ENABLE_HIP)
-    ConfigsFor<Kokkos::HIP>,
+    ListFor<Kokkos::HIP>,
 #endif
     ::testing::Types<>>::type;
+
+using AllConfigs = EveryBackend<ConfigsFor>;
 
 // Every enabled backend with both value types, one layout: for tests where the layout plays no part.
 template <class ExecSpace>
 using SpaceAndTypeFor = ::testing::Types<Config<ExecSpace, float, Kokkos::LayoutRight>, Config<ExecSpace, double, Kokkos::LayoutRight>>;
-
-using SpaceAndTypeConfigs = typename Concat<
-#if defined(KOKKOS_ENABLE_SERIAL)
-    SpaceAndTypeFor<Kokkos::Serial>,
-#endif
-#if defined(KOKKOS_ENABLE_OPENMP)
-    SpaceAndTypeFor<Kokkos::OpenMP>,
-#endif
-#if defined(KOKKOS_ENABLE_CUDA)
-    SpaceAndTypeFor<Kokkos::Cuda>,
-#endif
-#if defined(KOKKOS_ENABLE_HIP)
-    SpaceAndTypeFor<Kokkos::HIP>,
-#endif
-    ::testing::Types<>>::type;
+using SpaceAndTypeConfigs = EveryBackend<SpaceAndTypeFor>;
 
 struct ConfigNames {
   template <class C>
