@@ -62,4 +62,14 @@ Array image_to_array(const FloatImage& image) {
   return planar(image.width, image.height, image.channels, image.samples, [](float s) { return s; });
 }
 
+Image eight_bit_image(const ImageInfo& info, const std::vector<unsigned char>& pixels) {
+  Image image;
+  image.width = info.width;
+  image.height = info.height;
+  image.channels = info.channels;
+  image.max_value = 255;
+  image.samples.assign(pixels.begin(), pixels.end());
+  return image;
+}
+
 }  // namespace kssim::io

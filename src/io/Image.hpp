@@ -54,6 +54,9 @@ inline constexpr std::uint64_t max_image_samples = KSSIM_IO_MAX_SAMPLES;
 // sample count is at most max_image_samples. The readers call it before allocating the pixels.
 void check_image_size(const char* format, std::uint64_t width, std::uint64_t height, std::uint64_t channels);
 
+// An 8-bit image of the size `info` announces from its decoded, interleaved samples (JPEG, WebP).
+Image eight_bit_image(const ImageInfo& info, const std::vector<unsigned char>& pixels);
+
 // Throws io::Error unless the image is consistent: positive size, 1 to 4 channels, max_value in [1, 65535],
 // the right number of samples, none above max_value.
 void check_image(const Image& image);

@@ -103,13 +103,7 @@ Image decode_jpeg(std::span<const std::byte> bytes) {
   std::vector<unsigned char> pixels(row_bytes * std::size_t(info.height));
   if (!read_pixels(d, pixels.data(), row_bytes)) fail(d.errors.message);
   if (int(d.cinfo.output_components) != info.channels) fail("unexpected number of output components");
-  Image image;
-  image.width = info.width;
-  image.height = info.height;
-  image.channels = info.channels;
-  image.max_value = 255;
-  image.samples.assign(pixels.begin(), pixels.end());
-  return image;
+  return eight_bit_image(info, pixels);
 }
 
 }  // namespace kssim::io

@@ -60,13 +60,7 @@ Image decode_webp(std::span<const std::byte> bytes) {
   const VP8StatusCode s = WebPDecode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), &config);
   WebPFreeDecBuffer(&config.output);  // frees nothing of ours (external memory), but is the documented pairing
   if (s != VP8_STATUS_OK) fail(status_text(s));
-  Image image;
-  image.width = info.width;
-  image.height = info.height;
-  image.channels = info.channels;
-  image.max_value = 255;
-  image.samples.assign(pixels.begin(), pixels.end());
-  return image;
+  return eight_bit_image(info, pixels);
 }
 
 }  // namespace kssim::io
