@@ -4,4 +4,5 @@
 #include <kssim/Functions.hpp>
 #include <kssim/Options.hpp>
 #include <kssim/SSIM.hpp>
+#include <kssim/Ssimulacra2.hpp>
 #include <kssim/ViewChecks.hpp>

@@ -3,6 +3,7 @@
 #include "cli/Compare.hpp"
 #include "cli/CompareOptions.hpp"
 #include "cli/HelpText.hpp"
+#include "cli/Ssimulacra2Command.hpp"
 #include "cli/UsageError.hpp"
 #include "io/Error.hpp"
 
@@ -79,6 +80,12 @@ int main(int argc, char** argv) {
   CLI::Option* repeat = compare->add_option("--repeat", o.repeat, "Time N runs after a warm-up (median, min)")
                             ->type_name("N");
 
+  kssim::cli::Ssimulacra2CliOptions s2;
+  CLI::App* ssimulacra2 = app.add_subcommand("ssimulacra2", "SSIMULACRA2 of distorted images against one reference");
+  ssimulacra2->add_option("REF", s2.reference, "Reference image: PNG/PGM/PPM, sRGB")->required()->type_name("FILE");
+  ssimulacra2->add_option("DIST", s2.distorted, "Distorted images, same size as REF")->required()->type_name("FILE");
+  ssimulacra2->add_flag("--json", s2.json, "Print one JSON object per distorted image");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -107,7 +114,7 @@ int main(int argc, char** argv) {
   o.repeat_given = repeat->count() > 0;
 
   try {
-    const std::string out = kssim::cli::run_compare(o);
+    const std::string out = ssimulacra2->parsed() ? kssim::cli::run_ssimulacra2(s2) : kssim::cli::run_compare(o);
     std::fwrite(out.data(), 1, out.size(), stdout);
     return std::fflush(stdout) == 0 ? 0 : 1;
   } catch (const kssim::cli::UsageError& e) {

@@ -1,0 +1,80 @@
+#pragma once
+// Stage 1: the caller's (N, 3, H, W) View (any layout, through its strides) -> packed linear-RGB planes.
+// sRGB input is decoded with the sRGB transfer function evaluated in double and rounded once to float, so
+// the result is the correctly rounded value for every input (the stage test checks all 8- and 16-bit codes).
+// Pointwise: a RangePolicy over pixels.
+
+#include <kssim/impl/ssimulacra2/Planes.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+
+namespace kssim::impl::s2 {
+
+KOKKOS_INLINE_FUNCTION float srgb_to_linear(float v) {
+  const double e = v;
+  const double a = e < 0 ? -e : e;
+  const double l = a <= 0.04045 ? a / 12.92 : Kokkos::pow((a + 0.055) / 1.055, 2.4);
+  return float(e < 0 ? -l : l);
+}
+
+// Strided input of extents (n, 3, h, w); strides in elements.
+struct StridedInput {
+  const float* data;
+  std::int64_t sn, sc, sh, sw;
+};
+
+struct LinearizeFunctor {
+  StridedInput in;
+  float* out;  // (n * 3) planes of h x w
+  int h, w;
+  bool srgb;
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
+    const std::int64_t hw = std::int64_t(h) * w;
+    const std::int64_t n = i / hw, r = i % hw, y = r / w, x = r % w;
+    for (int c = 0; c < 3; ++c) {
+      const float v = in.data[n * in.sn + c * in.sc + y * in.sh + x * in.sw];
+      out[(n * 3 + c) * hw + r] = srgb ? srgb_to_linear(v) : v;
+    }
+  }
+};
+
+template <class ExecSpace>
+void linearize(const ExecSpace& exec, const StridedInput& in, int n, int h, int w, bool srgb, float* out) {
+  Kokkos::parallel_for("kssim::ssimulacra2::linearize",
+                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, std::int64_t(n) * h * w),
+                       LinearizeFunctor{in, out, h, w, srgb});
+}
+
+// Counts of invalid input values, for the argument checks (integer counts: exact in any order).
+struct InputFaults {
+  std::int64_t nonfinite = 0, out_of_range = 0;
+};
+
+struct InputCheckFunctor {
+  StridedInput in;
+  int h, w;
+  bool srgb;
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, std::int64_t& nonfinite, std::int64_t& out_of_range) const {
+    const std::int64_t hw = std::int64_t(h) * w;
+    const std::int64_t n = i / hw, r = i % hw, y = r / w, x = r % w;
+    for (int c = 0; c < 3; ++c) {
+      const float v = in.data[n * in.sn + c * in.sc + y * in.sh + x * in.sw];
+      if (!Kokkos::isfinite(v))
+        ++nonfinite;
+      else if (srgb && !(v >= 0.0f && v <= 1.0f))
+        ++out_of_range;
+    }
+  }
+};
+
+template <class ExecSpace>
+InputFaults check_input(const ExecSpace& exec, const StridedInput& in, int n, int h, int w, bool srgb) {
+  InputFaults f;
+  Kokkos::parallel_reduce("kssim::ssimulacra2::check_input",
+                          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, std::int64_t(n) * h * w),
+                          InputCheckFunctor{in, h, w, srgb}, f.nonfinite, f.out_of_range);
+  return f;
+}
+
+}  // namespace kssim::impl::s2
