@@ -40,13 +40,15 @@ io::Image load_image(const std::string& path) {
 // grey background `bg` in sRGB (what libjxl's ssimulacra2 tool does). Writes image n of `out`.
 void to_rgb(const io::Image& im, float bg, const HostImages& out, int n) {
   const int ch = im.channels, colors = im.color_channels();
-  const double scale = 1.0 / im.max_value;
+  // Samples times a float reciprocal, as libjxl's image import does (a division in double rounds a few
+  // codes differently, by one ulp).
+  const float scale = 1.0f / float(im.max_value);
   for (int y = 0; y < im.height; ++y)
     for (int x = 0; x < im.width; ++x) {
       const std::size_t i = (std::size_t(y) * im.width + x) * ch;
-      const float a = im.has_alpha() ? float(im.samples[i + ch - 1] * scale) : 1.0f;
+      const float a = im.has_alpha() ? float(im.samples[i + ch - 1]) * scale : 1.0f;
       for (int c = 0; c < 3; ++c) {
-        float v = float(im.samples[i + (colors == 3 ? c : 0)] * scale);
+        float v = float(im.samples[i + (colors == 3 ? c : 0)]) * scale;
         if (im.has_alpha()) v = a * v + (1.0f - a) * bg;
         out(n, c, y, x) = v;
       }

@@ -1,25 +1,45 @@
 #pragma once
-// Stage 2: linear RGB planes -> positive XYB planes (opsin absorbance with bias, clamped at 0, cube root
-// minus the bias' cube root, X = (L - M) / 2, Y = (L + M) / 2, B = S, then the offsets of Constants.hpp).
+// Stage 2: linear RGB planes -> positive XYB planes (opsin absorbance with bias by fused multiply-adds,
+// clamped at 0, cube root minus the bias' cube root, X = (L - M) / 2, Y = (L + M) / 2, B = S, then the offsets of Constants.hpp).
 // Pointwise: a RangePolicy over pixels.
 
 #include <kssim/impl/ssimulacra2/Constants.hpp>
 #include <kssim/impl/ssimulacra2/Planes.hpp>
 
 #include <Kokkos_Core.hpp>
+#include <cmath>
 #include <cstdint>
 
 namespace kssim::impl::s2 {
 
-KOKKOS_INLINE_FUNCTION void linear_to_positive_xyb(float r, float g, float b, float& x, float& y, float& z) {
+// cbrt(v) + add for v >= 0 as libjxl computes it (a bit-level first guess of v^(-1/3), four Newton steps,
+// then v * r^2; within 6 ulp of the cube root): the same rounding as the reference tool, not cbrtf's.
+KOKKOS_INLINE_FUNCTION float cube_root_plus(float v, float add) {
+  const std::int32_t bits = Kokkos::bit_cast<std::int32_t>(v);
+  // The exponent times -1/3 (0x54800000 = bits of 1 plus a third of 1's exponent; 0x002AAAAA = 1/3 << 23).
+  float r = bits == 0 ? 0.0f : Kokkos::bit_cast<float>(std::int32_t(0x54800000) - (bits >> 23) * std::int32_t(0x002AAAAA));
+  const float v3 = v * (1.0f / 3);
+  for (int i = 0; i < 3; ++i) {
+    const float r2 = r * r;
+    r = Kokkos::fma(-v3, r2 * r2, (4.0f / 3) * r);
+  }
+  float r2 = r * r;
+  r = Kokkos::fma(1.0f / 3, Kokkos::fma(-v, r2 * r2, r), r);
+  r2 = r * r;
+  return Kokkos::fma(r2, v, add);
+}
+
+// neg_bias_cbrt: -cbrtf(Opsin::bias), computed on the host (device cbrtf may round differently).
+KOKKOS_INLINE_FUNCTION void linear_to_positive_xyb(float r, float g, float b, float neg_bias_cbrt, float& x, float& y,
+                                                   float& z) {
   using O = Opsin;
   using P = PositiveXyb;
-  const float bias_cbrt = Kokkos::cbrt(O::bias);
   // Fused multiply-adds in the reference tool's order.
   const float l = Kokkos::fmax(Kokkos::fma(O::m00, r, Kokkos::fma(O::m01, g, Kokkos::fma(O::m02, b, O::bias))), 0.0f);
   const float m = Kokkos::fmax(Kokkos::fma(O::m10, r, Kokkos::fma(O::m11, g, Kokkos::fma(O::m12, b, O::bias))), 0.0f);
   const float s = Kokkos::fmax(Kokkos::fma(O::m20, r, Kokkos::fma(O::m21, g, Kokkos::fma(O::m22, b, O::bias))), 0.0f);
-  const float lc = Kokkos::cbrt(l) - bias_cbrt, mc = Kokkos::cbrt(m) - bias_cbrt, sc = Kokkos::cbrt(s) - bias_cbrt;
+  const float lc = cube_root_plus(l, neg_bias_cbrt), mc = cube_root_plus(m, neg_bias_cbrt),
+              sc = cube_root_plus(s, neg_bias_cbrt);
   const float xx = 0.5f * (lc - mc), yy = 0.5f * (lc + mc);
   x = float(double(xx) * P::x_scale) + P::x_offset;  // not fused, as in the tool
   y = yy + P::y_offset;
@@ -30,11 +50,12 @@ struct XybFunctor {
   const float* in;  // (n * 3) linear planes of hw pixels
   float* out;       // (n * 3) XYB planes, may not alias `in`
   std::int64_t hw;
+  float neg_bias_cbrt;
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
     const std::int64_t n = i / hw, r = i % hw;
     const float* p = in + n * 3 * hw + r;
     float* q = out + n * 3 * hw + r;
-    linear_to_positive_xyb(p[0], p[hw], p[2 * hw], q[0], q[hw], q[2 * hw]);
+    linear_to_positive_xyb(p[0], p[hw], p[2 * hw], neg_bias_cbrt, q[0], q[hw], q[2 * hw]);
   }
 };
 
@@ -43,7 +64,7 @@ void to_xyb(const ExecSpace& exec, const float* linear, int n, PlaneShape s, flo
   const std::int64_t hw = std::int64_t(s.size());
   Kokkos::parallel_for("kssim::ssimulacra2::xyb",
                        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, n * hw),
-                       XybFunctor{linear, xyb, hw});
+                       XybFunctor{linear, xyb, hw, -std::cbrt(Opsin::bias)});
 }
 
 }  // namespace kssim::impl::s2
