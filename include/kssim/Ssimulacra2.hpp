@@ -202,15 +202,13 @@ class Ssimulacra2Reference {
       const float* linear = linear_scale(exec, ws_, in, 1, s, srgb);
       float* xyb = scale_planes(xyb_, s);
       to_xyb(exec, linear, 1, sh, xyb);
-      IirInputs hin;
-      hin.in[0] = xyb;
-      iir_pass<2>(exec, coeffs_, hin, IirProducts<2>{{0, 0}, {3, 0}}, horizontal(3, sh),
-                  WriteSink<2>{{ws_.blurred[0].data(), ws_.blurred[1].data()}});
-      IirInputs vin;
-      vin.in[0] = ws_.blurred[0].data();
-      vin.in[1] = ws_.blurred[1].data();
-      iir_pass<2>(exec, coeffs_, vin, IirProducts<2>{{0, 1}, {3, 3}}, vertical(3, sh),
-                  WriteSink<2>{{scale_planes(mu_, s), scale_planes(sigma_, s)}});
+      // Horizontal: blur(a), blur(a * a); vertical: mu and sigma^2 (before subtracting mu^2).
+      const float* hin[1] = {xyb};
+      iir_pass<2, IirMode::Reference>(exec, coeffs_, hin, horizontal(3, sh),
+                                      WriteSink<2>{{ws_.blurred[0].data(), ws_.blurred[1].data()}});
+      const float* vin[2] = {ws_.blurred[0].data(), ws_.blurred[1].data()};
+      iir_pass<2, IirMode::Plain>(exec, coeffs_, vin, vertical(3, sh),
+                                  WriteSink<2>{{scale_planes(mu_, s), scale_planes(sigma_, s)}});
     }
   }
 
@@ -252,17 +250,13 @@ class Ssimulacra2Reference {
       to_xyb(exec, linear, images, sh, ws_.xyb.data());
       const float* ref_xyb = scale_planes(xyb_, s);
       // Horizontal: blur(b), blur(b * b), blur(a * b), with a the reference (one image for the whole batch).
-      IirInputs hin;
-      hin.in[0] = ref_xyb;
-      hin.mod[0] = 3;
-      hin.in[1] = ws_.xyb.data();
-      iir_pass<3>(exec, coeffs_, hin, IirProducts<3>{{1, 1, 0}, {3, 1, 1}}, horizontal(planes, sh),
-                  WriteSink<3>{{ws_.blurred[0].data(), ws_.blurred[1].data(), ws_.blurred[2].data()}});
+      const float* hin[2] = {ref_xyb, ws_.xyb.data()};
+      iir_pass<3, IirMode::Distorted>(exec, coeffs_, hin, horizontal(planes, sh),
+                                      WriteSink<3>{{ws_.blurred[0].data(), ws_.blurred[1].data(), ws_.blurred[2].data()}});
       // Vertical, consumed by the error maps.
-      IirInputs vin;
-      for (int q = 0; q < 3; ++q) vin.in[q] = ws_.blurred[q].data();
-      iir_pass<3>(exec, coeffs_, vin, IirProducts<3>{{0, 1, 2}, {3, 3, 3}}, vertical(planes, sh),
-                  ErrorSink{scale_planes(mu_, s), scale_planes(sigma_, s), ref_xyb, ws_.xyb.data(),
+      const float* vin[3] = {ws_.blurred[0].data(), ws_.blurred[1].data(), ws_.blurred[2].data()};
+      iir_pass<3, IirMode::Plain>(exec, coeffs_, vin, vertical(planes, sh),
+                                  ErrorSink{scale_planes(mu_, s), scale_planes(sigma_, s), ref_xyb, ws_.xyb.data(),
                             ws_.col_sums.data() + ws_.layout.offset[s]});
     }
     features_ = Kokkos::subview(ws_.features, Kokkos::make_pair(0, images), Kokkos::ALL);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <optional>
@@ -49,7 +50,7 @@ void to_rgb(const io::Image& im, float bg, const HostImages& out, int n) {
       const float a = im.has_alpha() ? float(im.samples[i + ch - 1]) * scale : 1.0f;
       for (int c = 0; c < 3; ++c) {
         float v = float(im.samples[i + (colors == 3 ? c : 0)]) * scale;
-        if (im.has_alpha()) v = a * v + (1.0f - a) * bg;
+        if (im.has_alpha()) v = std::fma(a, v, 0.0f) + std::fma(1.0f - a, bg, 0.0f);  // two roundings, no FMA
         out(n, c, y, x) = v;
       }
     }

@@ -48,13 +48,20 @@ struct ErrorSink {
   const float* x1;    // 3 reference XYB planes
   const float* x2;    // (n * 3) distorted XYB planes
   double* col_sums;   // (n * 3, num_stats, across): per plane, statistic and column
-  KOKKOS_INLINE_FUNCTION void init(double* acc, int strip, int jj) const {
+  struct Bound {
+    const float *mu1, *s11, *x1, *x2;
+    double* col_sums;
+  };
+  KOKKOS_INLINE_FUNCTION Bound bind(const AxisGeometry& g, int p) const {
+    const std::int64_t r = (p % 3) * g.plane;
+    return {mu1 + r, s11 + r, x1 + r, x2 + p * g.plane, col_sums + std::int64_t(p) * num_stats * g.across};
+  }
+  KOKKOS_FORCEINLINE_FUNCTION static void init(double* acc, int strip, int jj) {
     for (int t = 0; t < num_stats; ++t) acc[t * strip + jj] = 0.0;
   }
-  KOKKOS_INLINE_FUNCTION void put(const AxisGeometry& g, int p, int i, int j, const float (&v)[3], double* acc,
-                                  int strip, int jj) const {
-    const std::int64_t e = g.at(p, i, j), r = g.at(p % 3, i, j);
-    const ErrorTerms t = error_terms(mu1[r], v[0], s11[r], v[1], v[2], x1[r], x2[e]);
+  KOKKOS_FORCEINLINE_FUNCTION static void put(const Bound& b, std::int64_t e, const float (&v)[3], double* acc,
+                                              int strip, int jj) {
+    const ErrorTerms t = error_terms(b.mu1[e], v[0], b.s11[e], v[1], v[2], b.x1[e], b.x2[e]);
     acc[0 * strip + jj] += t.ssim;
     acc[1 * strip + jj] += fourth(t.ssim);
     acc[2 * strip + jj] += t.artifact;
@@ -62,9 +69,9 @@ struct ErrorSink {
     acc[4 * strip + jj] += t.detail;
     acc[5 * strip + jj] += fourth(t.detail);
   }
-  KOKKOS_INLINE_FUNCTION void finish(const AxisGeometry& g, int p, int j, const double* acc, int strip,
-                                     int jj) const {
-    for (int t = 0; t < num_stats; ++t) col_sums[(std::int64_t(p) * num_stats + t) * g.across + j] = acc[t * strip + jj];
+  KOKKOS_FORCEINLINE_FUNCTION static void finish(const Bound& b, const AxisGeometry& g, int j, const double* acc,
+                                                 int strip, int jj) {
+    for (int t = 0; t < num_stats; ++t) b.col_sums[std::int64_t(t) * g.across + j] = acc[t * strip + jj];
   }
 };
 

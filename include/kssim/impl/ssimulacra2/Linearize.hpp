@@ -5,7 +5,7 @@
 // ((x + 0.055) / 1.055)^2.4; degree-4 polynomials by Horner with fused multiply-adds, then a division), so
 // that the float rounding, to which the score is sensitive at the 1e-2 level, is the tool's. The stage test
 // checks all 8- and 16-bit codes against the exact curve and against this evaluation.
-// Pointwise: a RangePolicy over pixels.
+// Pointwise: an MDRangePolicy over (image, row, column).
 
 #include <kssim/impl/ssimulacra2/Planes.hpp>
 
@@ -44,9 +44,8 @@ struct LinearizeFunctor {
   float* out;  // (n * 3) planes of h x w
   int h, w;
   bool srgb;
-  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
-    const std::int64_t hw = std::int64_t(h) * w;
-    const std::int64_t n = i / hw, r = i % hw, y = r / w, x = r % w;
+  KOKKOS_INLINE_FUNCTION void operator()(int n, int y, int x) const {
+    const std::int64_t hw = std::int64_t(h) * w, r = std::int64_t(y) * w + x;
     for (int c = 0; c < 3; ++c) {
       const float v = in.data[n * in.sn + c * in.sc + y * in.sh + x * in.sw];
       out[(n * 3 + c) * hw + r] = srgb ? srgb_to_linear(v) : v;
@@ -57,7 +56,7 @@ struct LinearizeFunctor {
 template <class ExecSpace>
 void linearize(const ExecSpace& exec, const StridedInput& in, int n, int h, int w, bool srgb, float* out) {
   Kokkos::parallel_for("kssim::ssimulacra2::linearize",
-                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, std::int64_t(n) * h * w),
+                       Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<3>>(exec, {0, 0, 0}, {n, h, w}),
                        LinearizeFunctor{in, out, h, w, srgb});
 }
 

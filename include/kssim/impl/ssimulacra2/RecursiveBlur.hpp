@@ -1,12 +1,13 @@
 #pragma once
 // Stage 4: the recursive Gaussian (sigma 1.5) along one axis of a stack of planes. The recursion is
 // stateful along the axis, so each team owns a strip of lines across it and walks the axis once; the lines
-// of the strip run in parallel (vector lanes on GPUs, a loop the compiler vectorises on hosts) with their
-// recursion state in team scratch. The same pass serves both axes through strides:
+// of the strip run in parallel (vector lanes on GPUs, an `omp simd` loop on hosts) with their recursion
+// state in team scratch. The same pass serves both axes through strides:
 //   horizontal: along = x (stride 1), across = y (stride w);  vertical: along = y (stride w), across = x.
-// Each output k blurs the product of two of the inputs (or one input times 1), so the products of the
-// SSIM statistics (a * a, a * b) are formed while loading instead of being stored. A Sink consumes the K
-// outputs of each position: WriteSink stores them, ErrorSink (ErrorMaps.hpp) turns them into error terms.
+// The statistics' products (a * a, a * b) are formed while loading (Mode) instead of being stored. A Sink
+// consumes the K outputs of each position: WriteSink stores them, ErrorSink (ErrorMaps.hpp) turns them into
+// error terms. The float arithmetic is the reference tool's, operation for operation (IirCoefficients):
+// the score is sensitive to it at the 1e-2 level.
 // (Functors hold raw pointers and PODs only: see Planes.hpp.)
 
 #include <kssim/Options.hpp>
@@ -19,18 +20,33 @@
 
 namespace kssim::impl::s2 {
 
-// Up to three input stacks; input q's plane for output plane p is p % mod[q] (mod 0: p itself), so a single
-// reference image can be paired with a batch of distorted ones.
-struct IirInputs {
-  const float* in[3] = {nullptr, nullptr, nullptr};
-  int mod[3] = {0, 0, 0};
-};
+// a * b rounded to float and never fused into a following addition: compilers contract a * b + c into an
+// FMA on their own (GCC by default, across statements, and differently in different instantiations: a
+// cached reference then no longer matched itself), which changes the rounding. fma(a, b, +0) is the rounded
+// product and cannot be folded back into a plain multiply (it differs for a product of -0).
+KOKKOS_FORCEINLINE_FUNCTION float mulf(float a, float b) { return Kokkos::fma(a, b, 0.0f); }
 
-// Output k blurs x[first[k]] * x[second[k]], where x[0..2] are the inputs and x[3] = 1.
-template <int K>
-struct IirProducts {
-  int first[K];
-  int second[K];
+// What the K outputs blur:
+//   Plain: input k (K inputs);  Reference: a, a * a (input a);
+//   Distorted: b, b * b, a * b (inputs a: the reference, one image for every plane p, read at p % 3; b).
+enum class IirMode { Plain, Reference, Distorted };
+
+template <IirMode M, int K>
+struct IirModeInfo {
+  static constexpr int inputs = M == IirMode::Plain ? K : (M == IirMode::Reference ? 1 : 2);
+  static_assert(M == IirMode::Plain || (M == IirMode::Reference ? K == 2 : K == 3));
+  KOKKOS_FORCEINLINE_FUNCTION static void products(const float (&x)[inputs], float (&v)[K]) {
+    if constexpr (M == IirMode::Plain) {
+      for (int k = 0; k < K; ++k) v[k] = x[k];
+    } else if constexpr (M == IirMode::Reference) {
+      v[0] = x[0];
+      v[1] = mulf(x[0], x[0]);
+    } else {
+      v[0] = x[1];
+      v[1] = mulf(x[1], x[1]);
+      v[2] = mulf(x[0], x[1]);
+    }
+  }
 };
 
 // Geometry of a pass: `planes` planes of `along` x `across` positions; element (p, i, j) at
@@ -38,9 +54,6 @@ struct IirProducts {
 struct AxisGeometry {
   int planes, along, across;
   std::int64_t plane, s_along, s_across;
-  KOKKOS_INLINE_FUNCTION std::int64_t at(int p, int i, int j) const {
-    return p * plane + i * s_along + j * s_across;
-  }
 };
 
 // Stores the K outputs.
@@ -48,39 +61,66 @@ template <int K>
 struct WriteSink {
   static constexpr int acc_per_line = 0;
   float* out[K];
-  KOKKOS_INLINE_FUNCTION void init(double*, int, int) const {}
-  KOKKOS_INLINE_FUNCTION void put(const AxisGeometry& g, int p, int i, int j, const float (&v)[K], double*, int,
-                                  int) const {
-    const std::int64_t e = g.at(p, i, j);
-    for (int k = 0; k < K; ++k) out[k][e] = v[k];
+  struct Bound {
+    float* out[K];
+  };
+  KOKKOS_INLINE_FUNCTION Bound bind(const AxisGeometry& g, int p) const {
+    Bound b{};
+    for (int k = 0; k < K; ++k) b.out[k] = out[k] + p * g.plane;
+    return b;
   }
-  KOKKOS_INLINE_FUNCTION void finish(const AxisGeometry&, int, int, const double*, int, int) const {}
+  KOKKOS_FORCEINLINE_FUNCTION static void init(double*, int, int) {}
+  KOKKOS_FORCEINLINE_FUNCTION static void put(const Bound& b, std::int64_t e, const float (&v)[K], double*, int, int) {
+    for (int k = 0; k < K; ++k) b.out[k][e] = v[k];
+  }
+  KOKKOS_FORCEINLINE_FUNCTION static void finish(const Bound&, const AxisGeometry&, int, const double*, int, int) {}
 };
 
-// x[q] by selects rather than a run-time index, which would move x to local memory on GPUs.
-// a * b rounded once to float and never fused into a following addition (an exact double product rounded
-// to float): the compiler may contract a * b + c into an FMA on its own, which would change the rounding.
-KOKKOS_FORCEINLINE_FUNCTION float mulf(float a, float b) { return float(double(a) * double(b)); }
-
-KOKKOS_FORCEINLINE_FUNCTION float pick(const float (&x)[4], int q) {
-  return q == 0 ? x[0] : q == 1 ? x[1] : q == 2 ? x[2] : x[3];
+// Runs the lines 0 .. count - 1 of a strip: vector lanes on GPUs, a vectorisable loop on hosts (one team
+// thread there, so no nested dispatch is needed).
+template <class Team, class F>
+KOKKOS_FORCEINLINE_FUNCTION void for_lines(const Team& team, int count, const F& f) {
+  if constexpr (is_gpu_space_v<typename Team::execution_space>) {
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count), f);
+  } else {
+#if defined(_OPENMP)
+#pragma omp simd
+#endif
+    for (int jj = 0; jj < count; ++jj) f(jj);
+  }
 }
 
-template <int K, class Sink>
+template <int K, IirMode M, class Sink>
 struct IirPass {
+  using Info = IirModeInfo<M, K>;
+  static constexpr int NI = Info::inputs;
   IirCoefficients c;
-  IirInputs inputs;
-  IirProducts<K> products;
+  const float* in[NI];
   AxisGeometry g;
   Sink sink;
   bool blocked;  // the horizontal pass: four outputs at a time (IirCoefficients); vertical: one, fused
-  int strip;   // lines per team
-  int strips;  // strips per plane
+  int strip;     // lines per team
+  int strips;    // strips per plane
 
   static constexpr int state_per_line = K * 3 * 2;  // two previous outputs of three recursions per output
 
   std::size_t scratch_bytes() const {
     return std::size_t(strip) * (Sink::acc_per_line * sizeof(double) + state_per_line * sizeof(float)) + 64;
+  }
+
+  // The K input sums x(i - R - 1) + x(i + R - 1) of line j (zero outside the line when Edge).
+  template <bool Edge>
+  KOKKOS_FORCEINLINE_FUNCTION void sums(const float* const (&src)[NI], int i, int j, float (&v)[K]) const {
+    const int R = c.radius, lo = i - R - 1, hi = i + R - 1;
+    float xl[NI], xh[NI];
+    for (int q = 0; q < NI; ++q) {
+      xl[q] = (!Edge || lo >= 0) ? src[q][lo * g.s_along + j * g.s_across] : 0.0f;
+      xh[q] = (!Edge || hi < g.along) ? src[q][hi * g.s_along + j * g.s_across] : 0.0f;
+    }
+    float vl[K], vh[K];
+    Info::products(xl, vl);
+    Info::products(xh, vh);
+    for (int k = 0; k < K; ++k) v[k] = vl[k] + vh[k];  // 0 + x = x: a missing side changes nothing
   }
 
   template <class Team>
@@ -95,101 +135,95 @@ struct IirPass {
                       : nullptr;
     float* state = static_cast<float*>(
         team.team_scratch(level).get_shmem_aligned(std::size_t(state_per_line) * strip * sizeof(float), sizeof(float)));
-    const float* src[3];
-    for (int q = 0; q < 3; ++q)
-      src[q] = inputs.in[q] ? inputs.in[q] + (inputs.mod[q] ? p % inputs.mod[q] : p) * g.plane : nullptr;
-    const int R = c.radius;
+    const float* src[NI];
+    for (int q = 0; q < NI; ++q) src[q] = in[q] + (M == IirMode::Distorted && q == 0 ? p % 3 : p) * g.plane;
+    const typename Sink::Bound out = sink.bind(g, p);
+    const int R = c.radius, S = strip;
     // Every line jj is handled by the same thread and lane at every step (the range's mapping is fixed),
     // so its state needs no barrier between steps.
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count), [&](int jj) {
-      for (int s = 0; s < state_per_line; ++s) state[s * strip + jj] = 0.0f;
-      sink.init(acc, strip, jj);
+    for_lines(team, count, [&](int jj) {
+      for (int s = 0; s < state_per_line; ++s) state[s * S + jj] = 0.0f;
+      Sink::init(acc, S, jj);
     });
-    // The input sum of output k at position i of line j: x(i - R - 1) + x(i + R - 1), zero outside.
-    auto input_sum = [&](int k, int i, int j) {
-      const int lo = i - R - 1, hi = i + R - 1;
-      const int a = products.first[k], b = products.second[k];
-      float xl[4] = {0.0f, 0.0f, 0.0f, 1.0f}, xh[4] = {0.0f, 0.0f, 0.0f, 1.0f};
-      for (int q = 0; q < 3; ++q) {
-        if (!src[q]) continue;
-        if (lo >= 0) xl[q] = src[q][lo * g.s_along + j * g.s_across];
-        if (hi < g.along) xh[q] = src[q][hi * g.s_along + j * g.s_across];
-      }
-      return (lo >= 0 ? mulf(pick(xl, a), pick(xl, b)) : 0.0f) + (hi < g.along ? mulf(pick(xh, a), pick(xh, b)) : 0.0f);
-    };
-    // One output per line, in the reference's arithmetic for the pass (see blocked).
-    auto single_step = [&](int i) {
-      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count), [&](int jj) {
+    // One output per line. Edge: some input is outside the line, or the output is not yet in it.
+    auto single_step = [&](auto edge, int i) {
+      constexpr bool Edge = decltype(edge)::value;
+      for_lines(team, count, [&](int jj) {
         const int j = j0 + jj;
-        float out[K];
+        float v[K], o[K];
+        sums<Edge>(src, i, j, v);
         for (int k = 0; k < K; ++k) {
-          const float v = input_sum(k, i, j);
           float y[3];
           for (int f = 0; f < 3; ++f) {
-            float* s1 = state + ((k * 3 + f) * 2) * strip + jj;  // previous output
-            float* s2 = s1 + strip;                              // the one before
+            float* s1 = state + ((k * 3 + f) * 2) * S + jj;  // previous output
+            float* s2 = s1 + S;                              // the one before
             if (blocked) {
-              y[f] = mulf(c.n2[f], v) - *s2;
-              y[f] = Kokkos::fma(c.prev[f][0], *s1, y[f]);
+              y[f] = Kokkos::fma(c.prev[f][0], *s1, mulf(c.n2[f], v[k]) - *s2);
             } else {
-              y[f] = Kokkos::fma(c.n2[f], v, Kokkos::fma(-c.d1[f], *s1, -*s2));
+              y[f] = Kokkos::fma(c.n2[f], v[k], Kokkos::fma(-c.d1[f], *s1, -*s2));
             }
             *s2 = *s1;
             *s1 = y[f];
           }
-          out[k] = y[0] + (y[1] + y[2]);
+          o[k] = y[0] + (y[1] + y[2]);
         }
-        if (i >= 0) sink.put(g, p, i, j, out, acc, strip, jj);
+        if (!Edge || i >= 0) Sink::put(out, i * g.s_along + j * g.s_across, o, acc, S, jj);
       });
     };
     // Four outputs i .. i + 3 per line, every input inside the line (blocked passes only).
     auto block_step = [&](int i) {
-      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count), [&](int jj) {
+      for_lines(team, count, [&](int jj) {
         const int j = j0 + jj;
-        float out[4][K];
+        float v[4][K];
+        for (int l = 0; l < 4; ++l) sums<false>(src, i + l, j, v[l]);
+        float o[4][K];
         for (int k = 0; k < K; ++k) {
-          float v[4];
-          for (int l = 0; l < 4; ++l) v[l] = input_sum(k, i + l, j);
-          float o[3][4];
+          float y[3][4];
           for (int f = 0; f < 3; ++f) {
-            float* s1 = state + ((k * 3 + f) * 2) * strip + jj;
-            float* s2 = s1 + strip;
+            float* s1 = state + ((k * 3 + f) * 2) * S + jj;
+            float* s2 = s1 + S;
+            const float p1 = *s1, p2 = *s2;
             for (int l = 0; l < 4; ++l) {
-              float y = v[0] * c.in[f][l];
-              for (int m = 1; m <= l; ++m) y = Kokkos::fma(c.in[f][l - m], v[m], y);
-              y = Kokkos::fma(c.prev2[f][l], *s2, y);
-              o[f][l] = Kokkos::fma(c.prev[f][l], *s1, y);
+              float t = mulf(v[0][k], c.in[f][l]);
+              for (int m = 1; m <= l; ++m) t = Kokkos::fma(c.in[f][l - m], v[m][k], t);
+              t = Kokkos::fma(c.prev2[f][l], p2, t);
+              y[f][l] = Kokkos::fma(c.prev[f][l], p1, t);
             }
-            *s2 = o[f][2];
-            *s1 = o[f][3];
+            *s2 = y[f][2];
+            *s1 = y[f][3];
           }
-          for (int l = 0; l < 4; ++l) out[l][k] = o[0][l] + (o[1][l] + o[2][l]);
+          for (int l = 0; l < 4; ++l) o[l][k] = y[0][l] + (y[1][l] + y[2][l]);
         }
-        for (int l = 0; l < 4; ++l) sink.put(g, p, i + l, j, out[l], acc, strip, jj);
+        for (int l = 0; l < 4; ++l) Sink::put(out, (i + l) * g.s_along + j * g.s_across, o[l], acc, S, jj);
       });
     };
+    using edge = std::true_type;
+    using inside = std::false_type;
     int i = 1 - R;
     if (blocked) {
-      const int aligned = (R + 1 + 3) / 4 * 4;  // the first output of a block
-      for (; i < (aligned < g.along ? aligned : g.along); ++i) single_step(i);
+      const int aligned = (R + 1 + 3) / 4 * 4;  // the first output of a block, as in the tool
+      for (; i < (aligned < g.along ? aligned : g.along); ++i) single_step(edge{}, i);
       for (; i + 3 < g.along - R + 1; i += 4) block_step(i);
+    } else {
+      for (; i < (R + 1 < g.along ? R + 1 : g.along); ++i) single_step(edge{}, i);
+      for (; i < g.along - R + 1; ++i) single_step(inside{}, i);
     }
-    for (; i < g.along; ++i) single_step(i);
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count),
-                         [&](int jj) { sink.finish(g, p, j0 + jj, acc, strip, jj); });
+    for (; i < g.along; ++i) single_step(edge{}, i);
+    for_lines(team, count, [&](int jj) { Sink::finish(out, g, j0 + jj, acc, S, jj); });
   }
 };
 
 // Runs one pass. Strip length: hosts take long strips of contiguous lines (vertical pass) so the lane loop
 // vectorises, and short ones across rows (horizontal pass) so the strip's cache lines stay in L1; GPUs take
 // 128 lines per team (vector lanes x threads, whatever the backend's lane count).
-template <int K, class ExecSpace, class Sink>
-void iir_pass(const ExecSpace& exec, const IirCoefficients& c, const IirInputs& inputs,
-              const IirProducts<K>& products, const AxisGeometry& g, const Sink& sink, const Options& opts = {}) {
+template <int K, IirMode M, class ExecSpace, class Sink>
+void iir_pass(const ExecSpace& exec, const IirCoefficients& c, const float* const (&inputs)[IirModeInfo<M, K>::inputs],
+              const AxisGeometry& g, const Sink& sink, const Options& opts = {}) {
   constexpr bool gpu = is_gpu_space_v<ExecSpace>;
   const bool contiguous = g.s_across == 1;
   const int strip = gpu ? 128 : (contiguous ? 256 : 16);
-  IirPass<K, Sink> pass{c, inputs, products, g, sink, !contiguous, strip, ceil_div(g.across, strip)};
+  IirPass<K, M, Sink> pass{c, {}, g, sink, !contiguous, strip, ceil_div(g.across, strip)};
+  for (int q = 0; q < IirModeInfo<M, K>::inputs; ++q) pass.in[q] = inputs[q];
   constexpr int level = Tiles<ExecSpace, float>::scratch_level;
   const int inner = gpu ? 32 : 1;
   auto policy = make_team_policy(exec, g.planes * pass.strips, gpu ? strip / inner : 1, inner, level,

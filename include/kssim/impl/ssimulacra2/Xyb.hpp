@@ -1,10 +1,11 @@
 #pragma once
 // Stage 2: linear RGB planes -> positive XYB planes (opsin absorbance with bias by fused multiply-adds,
 // clamped at 0, cube root minus the bias' cube root, X = (L - M) / 2, Y = (L + M) / 2, B = S, then the offsets of Constants.hpp).
-// Pointwise: a RangePolicy over pixels.
+// Pointwise: an MDRangePolicy over (image, pixel).
 
 #include <kssim/impl/ssimulacra2/Constants.hpp>
 #include <kssim/impl/ssimulacra2/Planes.hpp>
+#include <kssim/impl/ssimulacra2/RecursiveBlur.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <cmath>
@@ -41,7 +42,7 @@ KOKKOS_INLINE_FUNCTION void linear_to_positive_xyb(float r, float g, float b, fl
   const float lc = cube_root_plus(l, neg_bias_cbrt), mc = cube_root_plus(m, neg_bias_cbrt),
               sc = cube_root_plus(s, neg_bias_cbrt);
   const float xx = 0.5f * (lc - mc), yy = 0.5f * (lc + mc);
-  x = float(double(xx) * P::x_scale) + P::x_offset;  // not fused, as in the tool
+  x = mulf(xx, P::x_scale) + P::x_offset;  // not fused, as in the tool
   y = yy + P::y_offset;
   z = (sc - yy) + P::b_offset;
 }
@@ -51,8 +52,7 @@ struct XybFunctor {
   float* out;       // (n * 3) XYB planes, may not alias `in`
   std::int64_t hw;
   float neg_bias_cbrt;
-  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
-    const std::int64_t n = i / hw, r = i % hw;
+  KOKKOS_INLINE_FUNCTION void operator()(int n, std::int64_t r) const {
     const float* p = in + n * 3 * hw + r;
     float* q = out + n * 3 * hw + r;
     linear_to_positive_xyb(p[0], p[hw], p[2 * hw], neg_bias_cbrt, q[0], q[hw], q[2 * hw]);
@@ -63,7 +63,8 @@ template <class ExecSpace>
 void to_xyb(const ExecSpace& exec, const float* linear, int n, PlaneShape s, float* xyb) {
   const std::int64_t hw = std::int64_t(s.size());
   Kokkos::parallel_for("kssim::ssimulacra2::xyb",
-                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, n * hw),
+                       Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>(
+                           exec, {0, 0}, {std::int64_t(n), hw}),
                        XybFunctor{linear, xyb, hw, -std::cbrt(Opsin::bias)});
 }
 
