@@ -37,9 +37,19 @@ struct FeatureFunctor {
   }
 };
 
-KOKKOS_INLINE_FUNCTION double score_from_features(const double* f) {
+// The weights travel in the functor (a namespace-scope array is host memory to a GPU kernel).
+struct WeightTable {
+  double w[num_features];
+};
+inline WeightTable weight_table() {
+  WeightTable t{};
+  for (int i = 0; i < num_features; ++i) t.w[i] = weights[i];
+  return t;
+}
+
+KOKKOS_INLINE_FUNCTION double score_from_features(const WeightTable& w, const double* f) {
   double s = 0.0;
-  for (int i = 0; i < num_features; ++i) s += weights[i] * Kokkos::fabs(f[i]);
+  for (int i = 0; i < num_features; ++i) s += w.w[i] * Kokkos::fabs(f[i]);
   using M = ScoreMapping;
   s *= M::scale;
   s = M::c1 * s + M::c2 * s * s + M::c3 * s * s * s;
@@ -48,11 +58,12 @@ KOKKOS_INLINE_FUNCTION double score_from_features(const double* f) {
 
 template <class Score>
 struct ScoreFunctor {
+  WeightTable weights;
   const double* features;
   Score* scores;  // one per image, strided
   std::int64_t stride;
   KOKKOS_INLINE_FUNCTION void operator()(int n) const {
-    scores[n * stride] = Score(score_from_features(features + std::int64_t(n) * num_features));
+    scores[n * stride] = Score(score_from_features(weights, features + std::int64_t(n) * num_features));
   }
 };
 
@@ -62,7 +73,7 @@ void features_and_scores(const ExecSpace& exec, const double* col_sums, const Sc
   Kokkos::parallel_for("kssim::ssimulacra2::features", Kokkos::RangePolicy<ExecSpace>(exec, 0, images * num_features),
                        FeatureFunctor{col_sums, features, layout, images});
   Kokkos::parallel_for("kssim::ssimulacra2::scores", Kokkos::RangePolicy<ExecSpace>(exec, 0, images),
-                       ScoreFunctor<Score>{features, scores, score_stride});
+                       ScoreFunctor<Score>{weight_table(), features, scores, score_stride});
 }
 
 }  // namespace kssim::impl::s2
