@@ -5,7 +5,7 @@
 // ((x + 0.055) / 1.055)^2.4; degree-4 polynomials by Horner with fused multiply-adds, then a division), so
 // that the float rounding, to which the score is sensitive at the 1e-2 level, is the tool's. The stage test
 // checks all 8- and 16-bit codes against the exact curve and against this evaluation.
-// Pointwise: an MDRangePolicy over (image, row, column).
+// Pointwise: a team per row (Planes.hpp).
 
 #include <kssim/impl/ssimulacra2/Planes.hpp>
 
@@ -16,20 +16,18 @@ namespace kssim::impl::s2 {
 
 KOKKOS_INLINE_FUNCTION float srgb_to_linear(float v) {
   const float a = Kokkos::fabs(v);
-  float m;
-  if (a > 0.04045f) {
-    // Numerator and denominator coefficients, constant term first (published with libjxl's TF_SRGB).
-    constexpr float p[5] = {2.200248328e-04f, 1.043637593e-02f, 1.624820318e-01f, 7.961564959e-01f, 8.210152774e-01f};
-    constexpr float q[5] = {2.631846970e-01f, 1.076976492e+00f, 4.987528350e-01f, -5.512498495e-02f, 6.521209011e-03f};
-    float yp = p[4], yq = q[4];
-    for (int k = 3; k >= 0; --k) {
-      yp = Kokkos::fma(yp, a, p[k]);
-      yq = Kokkos::fma(yq, a, q[k]);
-    }
-    m = yp / yq;
-  } else {
-    m = a * (1.0f / 12.92f);
-  }
+  // Numerator and denominator coefficients, constant term first (published with libjxl's TF_SRGB). Both
+  // branches are evaluated and one selected, so that the loop over a row vectorises.
+  float yp = 8.210152774e-01f, yq = 6.521209011e-03f;
+  yp = Kokkos::fma(yp, a, 7.961564959e-01f);
+  yq = Kokkos::fma(yq, a, -5.512498495e-02f);
+  yp = Kokkos::fma(yp, a, 1.624820318e-01f);
+  yq = Kokkos::fma(yq, a, 4.987528350e-01f);
+  yp = Kokkos::fma(yp, a, 1.043637593e-02f);
+  yq = Kokkos::fma(yq, a, 1.076976492e+00f);
+  yp = Kokkos::fma(yp, a, 2.200248328e-04f);
+  yq = Kokkos::fma(yq, a, 2.631846970e-01f);
+  const float m = a > 0.04045f ? yp / yq : a * (1.0f / 12.92f);
   return v < 0 ? -m : m;
 }
 
@@ -44,7 +42,8 @@ struct LinearizeFunctor {
   float* out;  // (n * 3) planes of h x w
   int h, w;
   bool srgb;
-  KOKKOS_INLINE_FUNCTION void operator()(int n, int y, int x) const {
+  KOKKOS_INLINE_FUNCTION void operator()(int row, int x) const {
+    const int n = row / h, y = row % h;
     const std::int64_t hw = std::int64_t(h) * w, r = std::int64_t(y) * w + x;
     for (int c = 0; c < 3; ++c) {
       const float v = in.data[n * in.sn + c * in.sc + y * in.sh + x * in.sw];
@@ -55,9 +54,7 @@ struct LinearizeFunctor {
 
 template <class ExecSpace>
 void linearize(const ExecSpace& exec, const StridedInput& in, int n, int h, int w, bool srgb, float* out) {
-  Kokkos::parallel_for("kssim::ssimulacra2::linearize",
-                       Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<3>>(exec, {0, 0, 0}, {n, h, w}),
-                       LinearizeFunctor{in, out, h, w, srgb});
+  for_each_row(exec, "kssim::ssimulacra2::linearize", n * h, w, LinearizeFunctor{in, out, h, w, srgb});
 }
 
 // Counts of invalid input values, for the argument checks (integer counts: exact in any order).

@@ -7,6 +7,11 @@
 // mdspan-based View, nvcc can lay a View out differently in device code than the host compiler does, and a
 // kernel that captured one silently did nothing. Views are turned into pointers before dispatch.
 
+#include <kssim/Options.hpp>
+#include <kssim/impl/Tiles.hpp>
+#include <kssim/impl/Vectorize.hpp>
+
+#include <Kokkos_Core.hpp>
 #include <cstddef>
 
 namespace kssim::impl::s2 {
@@ -30,6 +35,40 @@ inline std::size_t pyramid_offset(int h, int w, int s) {
   std::size_t off = 0;
   for (int i = 0; i < s; ++i) off += scale_shape(h, w, i).size();
   return off;
+}
+
+// Runs f(jj) for jj in [0, count) within a team: vector lanes on GPUs, a vectorised loop on hosts (one
+// team thread there, so no nested dispatch is needed; `omp simd` vectorises across the lines).
+template <class Team, class F>
+KOKKOS_FORCEINLINE_FUNCTION void for_lines(const Team& team, int count, const F& f) {
+  if constexpr (is_gpu_space_v<typename Team::execution_space>) {
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count), f);
+  } else {
+    KSSIM_VECTORIZE
+    for (int jj = 0; jj < count; ++jj) f(jj);
+  }
+}
+
+// Pointwise stages: a team per row (of `rows`), the row's `cols` elements across its lanes, f(row, x).
+// (A flat range with index divisions per element did not vectorise on hosts: 27% of the time at 1080p.)
+template <class F>
+struct RowKernel {
+  F f;
+  int cols;
+  template <class Team>
+  KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
+    const int r = team.league_rank();
+    for_lines(team, cols, [&](int x) { f(r, x); });
+  }
+};
+
+template <class ExecSpace, class F>
+void for_each_row(const ExecSpace& exec, const char* label, int rows, int cols, const F& f) {
+  if (rows <= 0 || cols <= 0) return;
+  constexpr bool gpu = is_gpu_space_v<ExecSpace>;
+  const RowKernel<F> k{f, cols};
+  auto policy = make_team_policy(exec, rows, gpu ? 8 : 1, gpu ? 32 : 1, 0, 0, Options{}, k, Kokkos::ParallelForTag{});
+  Kokkos::parallel_for(label, policy, k);
 }
 
 }  // namespace kssim::impl::s2

@@ -12,6 +12,7 @@
 
 #include <kssim/Options.hpp>
 #include <kssim/impl/Tiles.hpp>
+#include <kssim/impl/Vectorize.hpp>
 #include <kssim/impl/ssimulacra2/Constants.hpp>
 #include <kssim/impl/ssimulacra2/Planes.hpp>
 
@@ -76,21 +77,15 @@ struct WriteSink {
   KOKKOS_FORCEINLINE_FUNCTION static void finish(const Bound&, const AxisGeometry&, int, const double*, int, int) {}
 };
 
-// Runs the lines 0 .. count - 1 of a strip: vector lanes on GPUs, a vectorisable loop on hosts (one team
-// thread there, so no nested dispatch is needed).
-template <class Team, class F>
-KOKKOS_FORCEINLINE_FUNCTION void for_lines(const Team& team, int count, const F& f) {
-  if constexpr (is_gpu_space_v<typename Team::execution_space>) {
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count), f);
-  } else {
-#if defined(_OPENMP)
-#pragma omp simd
+// Small fixed-trip loops inside the lane loop: unrolled, so that GCC vectorises the lane loop around them.
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+#define KSSIM_S2_UNROLL _Pragma("GCC unroll 16")
+#else
+#define KSSIM_S2_UNROLL
 #endif
-    for (int jj = 0; jj < count; ++jj) f(jj);
-  }
-}
 
-template <int K, IirMode M, class Sink>
+// Blocked: the horizontal pass, four outputs at a time (IirCoefficients); otherwise one, fused.
+template <int K, IirMode M, bool Blocked, class Sink>
 struct IirPass {
   using Info = IirModeInfo<M, K>;
   static constexpr int NI = Info::inputs;
@@ -98,7 +93,6 @@ struct IirPass {
   const float* in[NI];
   AxisGeometry g;
   Sink sink;
-  bool blocked;  // the horizontal pass: four outputs at a time (IirCoefficients); vertical: one, fused
   int strip;     // lines per team
   int strips;    // strips per plane
 
@@ -113,6 +107,7 @@ struct IirPass {
   KOKKOS_FORCEINLINE_FUNCTION void sums(const float* const (&src)[NI], int i, int j, float (&v)[K]) const {
     const int R = c.radius, lo = i - R - 1, hi = i + R - 1;
     float xl[NI], xh[NI];
+    KSSIM_S2_UNROLL
     for (int q = 0; q < NI; ++q) {
       xl[q] = (!Edge || lo >= 0) ? src[q][lo * g.s_along + j * g.s_across] : 0.0f;
       xh[q] = (!Edge || hi < g.along) ? src[q][hi * g.s_along + j * g.s_across] : 0.0f;
@@ -120,6 +115,7 @@ struct IirPass {
     float vl[K], vh[K];
     Info::products(xl, vl);
     Info::products(xh, vh);
+    KSSIM_S2_UNROLL
     for (int k = 0; k < K; ++k) v[k] = vl[k] + vh[k];  // 0 + x = x: a missing side changes nothing
   }
 
@@ -152,12 +148,14 @@ struct IirPass {
         const int j = j0 + jj;
         float v[K], o[K];
         sums<Edge>(src, i, j, v);
+        KSSIM_S2_UNROLL
         for (int k = 0; k < K; ++k) {
           float y[3];
+          KSSIM_S2_UNROLL
           for (int f = 0; f < 3; ++f) {
             float* s1 = state + ((k * 3 + f) * 2) * S + jj;  // previous output
             float* s2 = s1 + S;                              // the one before
-            if (blocked) {
+            if constexpr (Blocked) {
               y[f] = Kokkos::fma(c.prev[f][0], *s1, mulf(c.n2[f], v[k]) - *s2);
             } else {
               y[f] = Kokkos::fma(c.n2[f], v[k], Kokkos::fma(-c.d1[f], *s1, -*s2));
@@ -175,16 +173,21 @@ struct IirPass {
       for_lines(team, count, [&](int jj) {
         const int j = j0 + jj;
         float v[4][K];
+        KSSIM_S2_UNROLL
         for (int l = 0; l < 4; ++l) sums<false>(src, i + l, j, v[l]);
         float o[4][K];
+        KSSIM_S2_UNROLL
         for (int k = 0; k < K; ++k) {
           float y[3][4];
+          KSSIM_S2_UNROLL
           for (int f = 0; f < 3; ++f) {
             float* s1 = state + ((k * 3 + f) * 2) * S + jj;
             float* s2 = s1 + S;
             const float p1 = *s1, p2 = *s2;
+            KSSIM_S2_UNROLL
             for (int l = 0; l < 4; ++l) {
               float t = mulf(v[0][k], c.in[f][l]);
+              KSSIM_S2_UNROLL
               for (int m = 1; m <= l; ++m) t = Kokkos::fma(c.in[f][l - m], v[m][k], t);
               t = Kokkos::fma(c.prev2[f][l], p2, t);
               y[f][l] = Kokkos::fma(c.prev[f][l], p1, t);
@@ -192,15 +195,17 @@ struct IirPass {
             *s2 = y[f][2];
             *s1 = y[f][3];
           }
+          KSSIM_S2_UNROLL
           for (int l = 0; l < 4; ++l) o[l][k] = y[0][l] + (y[1][l] + y[2][l]);
         }
+        KSSIM_S2_UNROLL
         for (int l = 0; l < 4; ++l) Sink::put(out, (i + l) * g.s_along + j * g.s_across, o[l], acc, S, jj);
       });
     };
     using edge = std::true_type;
     using inside = std::false_type;
     int i = 1 - R;
-    if (blocked) {
+    if constexpr (Blocked) {
       const int aligned = (R + 1 + 3) / 4 * 4;  // the first output of a block, as in the tool
       for (; i < (aligned < g.along ? aligned : g.along); ++i) single_step(edge{}, i);
       for (; i + 3 < g.along - R + 1; i += 4) block_step(i);
@@ -222,13 +227,20 @@ void iir_pass(const ExecSpace& exec, const IirCoefficients& c, const float* cons
   constexpr bool gpu = is_gpu_space_v<ExecSpace>;
   const bool contiguous = g.s_across == 1;
   const int strip = gpu ? 128 : (contiguous ? 256 : 16);
-  IirPass<K, M, Sink> pass{c, {}, g, sink, !contiguous, strip, ceil_div(g.across, strip)};
-  for (int q = 0; q < IirModeInfo<M, K>::inputs; ++q) pass.in[q] = inputs[q];
-  constexpr int level = Tiles<ExecSpace, float>::scratch_level;
-  const int inner = gpu ? 32 : 1;
-  auto policy = make_team_policy(exec, g.planes * pass.strips, gpu ? strip / inner : 1, inner, level,
-                                 pass.scratch_bytes(), opts, pass, Kokkos::ParallelForTag{});
-  Kokkos::parallel_for("kssim::ssimulacra2::recursive_blur", policy, pass);
+  auto launch = [&](auto blocked) {
+    IirPass<K, M, decltype(blocked)::value, Sink> pass{c, {}, g, sink, strip, ceil_div(g.across, strip)};
+    for (int q = 0; q < IirModeInfo<M, K>::inputs; ++q) pass.in[q] = inputs[q];
+    constexpr int level = Tiles<ExecSpace, float>::scratch_level;
+    const int inner = gpu ? 32 : 1;
+    auto policy = make_team_policy(exec, g.planes * pass.strips, gpu ? strip / inner : 1, inner, level,
+                                   pass.scratch_bytes(), opts, pass, Kokkos::ParallelForTag{});
+    Kokkos::parallel_for(decltype(blocked)::value ? "kssim::ssimulacra2::blur_rows" : "kssim::ssimulacra2::blur_columns",
+                         policy, pass);
+  };
+  if (contiguous)
+    launch(std::false_type{});
+  else
+    launch(std::true_type{});
 }
 
 }  // namespace kssim::impl::s2

@@ -1,7 +1,7 @@
 #pragma once
 // Stage 2: linear RGB planes -> positive XYB planes (opsin absorbance with bias by fused multiply-adds,
 // clamped at 0, cube root minus the bias' cube root, X = (L - M) / 2, Y = (L + M) / 2, B = S, then the offsets of Constants.hpp).
-// Pointwise: an MDRangePolicy over (image, pixel).
+// Pointwise: a team per row (Planes.hpp).
 
 #include <kssim/impl/ssimulacra2/Constants.hpp>
 #include <kssim/impl/ssimulacra2/Planes.hpp>
@@ -18,7 +18,7 @@ namespace kssim::impl::s2 {
 KOKKOS_INLINE_FUNCTION float cube_root_plus(float v, float add) {
   const std::int32_t bits = Kokkos::bit_cast<std::int32_t>(v);
   // The exponent times -1/3 (0x54800000 = bits of 1 plus a third of 1's exponent; 0x002AAAAA = 1/3 << 23).
-  float r = bits == 0 ? 0.0f : Kokkos::bit_cast<float>(std::int32_t(0x54800000) - (bits >> 23) * std::int32_t(0x002AAAAA));
+  float r = Kokkos::bit_cast<float>(bits == 0 ? 0 : std::int32_t(0x54800000) - (bits >> 23) * std::int32_t(0x002AAAAA));
   const float v3 = v * (1.0f / 3);
   for (int i = 0; i < 3; ++i) {
     const float r2 = r * r;
@@ -50,9 +50,12 @@ KOKKOS_INLINE_FUNCTION void linear_to_positive_xyb(float r, float g, float b, fl
 struct XybFunctor {
   const float* in;  // (n * 3) linear planes of hw pixels
   float* out;       // (n * 3) XYB planes, may not alias `in`
-  std::int64_t hw;
+  int h, w;
   float neg_bias_cbrt;
-  KOKKOS_INLINE_FUNCTION void operator()(int n, std::int64_t r) const {
+  KOKKOS_INLINE_FUNCTION void operator()(int row, int x) const {
+    const std::int64_t hw = std::int64_t(h) * w;
+    const int n = row / h;
+    const std::int64_t r = std::int64_t(row % h) * w + x;
     const float* p = in + n * 3 * hw + r;
     float* q = out + n * 3 * hw + r;
     linear_to_positive_xyb(p[0], p[hw], p[2 * hw], neg_bias_cbrt, q[0], q[hw], q[2 * hw]);
@@ -61,11 +64,7 @@ struct XybFunctor {
 
 template <class ExecSpace>
 void to_xyb(const ExecSpace& exec, const float* linear, int n, PlaneShape s, float* xyb) {
-  const std::int64_t hw = std::int64_t(s.size());
-  Kokkos::parallel_for("kssim::ssimulacra2::xyb",
-                       Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>(
-                           exec, {0, 0}, {std::int64_t(n), hw}),
-                       XybFunctor{linear, xyb, hw, -std::cbrt(Opsin::bias)});
+  for_each_row(exec, "kssim::ssimulacra2::xyb", n * s.h, s.w, XybFunctor{linear, xyb, s.h, s.w, -std::cbrt(Opsin::bias)});
 }
 
 }  // namespace kssim::impl::s2
