@@ -14,17 +14,28 @@ struct DownscaleFunctor {
   const float* in;  // planes of ih x iw
   float* out;       // planes of oh x ow
   int ih, iw, oh, ow;
-  KOKKOS_INLINE_FUNCTION void operator()(int row, int x) const {
-    const int p = row / oh, y = row % oh;
-    const int y0 = 2 * y, x0 = 2 * x;
-    const int y1 = y0 + 1 < ih ? y0 + 1 : ih - 1, x1 = x0 + 1 < iw ? x0 + 1 : iw - 1;
-    const float* src = in + p * std::int64_t(ih) * iw;
-    float sum = 0.0f;
-    sum += src[std::int64_t(y0) * iw + x0];
-    sum += src[std::int64_t(y0) * iw + x1];
-    sum += src[std::int64_t(y1) * iw + x0];
-    sum += src[std::int64_t(y1) * iw + x1];
-    out[(std::int64_t(p) * oh + y) * ow + x] = sum * 0.25f;
+  struct Row {
+    const float *top, *bottom;  // input rows 2y and min(2y + 1, ih - 1)
+    float* out;
+    int iw;
+    KOKKOS_FORCEINLINE_FUNCTION void operator()(int x) const {
+      const int x0 = 2 * x, x1 = x0 + 1 < iw ? x0 + 1 : iw - 1;
+      float sum = 0.0f;
+      sum += top[x0];
+      sum += top[x1];
+      sum += bottom[x0];
+      sum += bottom[x1];
+      out[x] = sum * 0.25f;
+    }
+    void run(int n) const {
+      KSSIM_VECTORIZE
+      for (int x = 0; x < n; ++x) (*this)(x);
+    }
+  };
+  KOKKOS_INLINE_FUNCTION Row row(int row) const {
+    const int p = row / oh, y = row % oh, y0 = 2 * y, y1 = y0 + 1 < ih ? y0 + 1 : ih - 1;
+    const float* plane = in + std::int64_t(p) * ih * iw;
+    return {plane + std::int64_t(y0) * iw, plane + std::int64_t(y1) * iw, out + std::int64_t(row) * ow, iw};
   }
 };
 

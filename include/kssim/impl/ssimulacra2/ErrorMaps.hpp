@@ -22,7 +22,7 @@ struct ErrorTerms {
 };
 
 // Float where the reference tool computes in float, double where it computes in double.
-KOKKOS_INLINE_FUNCTION ErrorTerms error_terms(float mu1, float mu2, float s11, float s22, float s12, float x1,
+KOKKOS_FORCEINLINE_FUNCTION ErrorTerms error_terms(float mu1, float mu2, float s11, float s22, float s12, float x1,
                                               float x2) {
   const float mu11 = mulf(mu1, mu1), mu22 = mulf(mu2, mu2), mu12 = mulf(mu1, mu2);
   const float dm = mu1 - mu2;
@@ -35,7 +35,7 @@ KOKKOS_INLINE_FUNCTION ErrorTerms error_terms(float mu1, float mu2, float s11, f
   return {d, e > 0.0 ? e : 0.0, e < 0.0 ? -e : 0.0};
 }
 
-KOKKOS_INLINE_FUNCTION double fourth(double v) {
+KOKKOS_FORCEINLINE_FUNCTION double fourth(double v) {
   v *= v;
   return v * v;
 }

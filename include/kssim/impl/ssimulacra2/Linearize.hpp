@@ -14,7 +14,7 @@
 
 namespace kssim::impl::s2 {
 
-KOKKOS_INLINE_FUNCTION float srgb_to_linear(float v) {
+KOKKOS_FORCEINLINE_FUNCTION float srgb_to_linear(float v) {
   const float a = Kokkos::fabs(v);
   // Numerator and denominator coefficients, constant term first (published with libjxl's TF_SRGB). Both
   // branches are evaluated and one selected, so that the loop over a row vectorises.
@@ -42,13 +42,45 @@ struct LinearizeFunctor {
   float* out;  // (n * 3) planes of h x w
   int h, w;
   bool srgb;
-  KOKKOS_INLINE_FUNCTION void operator()(int row, int x) const {
-    const int n = row / h, y = row % h;
-    const std::int64_t hw = std::int64_t(h) * w, r = std::int64_t(y) * w + x;
-    for (int c = 0; c < 3; ++c) {
-      const float v = in.data[n * in.sn + c * in.sc + y * in.sh + x * in.sw];
-      out[(n * 3 + c) * hw + r] = srgb ? srgb_to_linear(v) : v;
+  struct Row {
+    const float* in[3];
+    float* out[3];
+    std::int64_t sw;
+    bool srgb;
+    KOKKOS_FORCEINLINE_FUNCTION void operator()(int x) const {
+      for (int c = 0; c < 3; ++c) {
+        const float v = in[c][x * sw];
+        out[c][x] = srgb ? srgb_to_linear(v) : v;
+      }
     }
+    void run(int n) const {
+      for (int c = 0; c < 3; ++c) {
+        const float* KOKKOS_RESTRICT src = in[c];
+        float* KOKKOS_RESTRICT dst = out[c];
+        const std::int64_t s = sw;
+        if (srgb && s == 1) {
+          KSSIM_VECTORIZE
+          for (int x = 0; x < n; ++x) dst[x] = srgb_to_linear(src[x]);
+        } else if (srgb) {
+          KSSIM_VECTORIZE
+          for (int x = 0; x < n; ++x) dst[x] = srgb_to_linear(src[x * s]);
+        } else {
+          for (int x = 0; x < n; ++x) dst[x] = src[x * s];
+        }
+      }
+    }
+  };
+  KOKKOS_INLINE_FUNCTION Row row(int row) const {
+    const int n = row / h, y = row % h;
+    const std::int64_t hw = std::int64_t(h) * w;
+    Row r{};
+    for (int c = 0; c < 3; ++c) {
+      r.in[c] = in.data + n * in.sn + c * in.sc + y * in.sh;
+      r.out[c] = out + (std::int64_t(n) * 3 + c) * hw + std::int64_t(y) * w;
+    }
+    r.sw = in.sw;
+    r.srgb = srgb;
+    return r;
   }
 };
 

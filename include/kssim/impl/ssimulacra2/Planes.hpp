@@ -37,6 +37,14 @@ inline std::size_t pyramid_offset(int h, int w, int s) {
   return off;
 }
 
+// Host lambdas of lane loops are always inlined: GCC left the error-map pass's lane body out of line (a
+// call per lane), which kept the loop scalar. Empty for GPU compilers.
+#if defined(__GNUC__) && !defined(__CUDACC__) && !defined(__HIPCC__) && !defined(__SYCL_DEVICE_ONLY__)
+#define KSSIM_S2_INLINE_LAMBDA __attribute__((always_inline))
+#else
+#define KSSIM_S2_INLINE_LAMBDA
+#endif
+
 // Runs f(jj) for jj in [0, count) within a team: vector lanes on GPUs, a vectorised loop on hosts (one
 // team thread there, so no nested dispatch is needed; `omp simd` vectorises across the lines).
 template <class Team, class F>
@@ -49,16 +57,21 @@ KOKKOS_FORCEINLINE_FUNCTION void for_lines(const Team& team, int count, const F&
   }
 }
 
-// Pointwise stages: a team per row (of `rows`), the row's `cols` elements across its lanes, f(row, x).
-// (A flat range with index divisions per element did not vectorise on hosts: 27% of the time at 1080p.)
+// Pointwise stages: a team per row (of `rows`), the row's `cols` elements across its lanes. f.row(r)
+// returns the row's element functor (row pointers resolved once), called for x in [0, cols) on GPUs; on
+// hosts its run(cols) loops over the row itself. (A flat range
+// with index divisions per element did not vectorise on hosts: 27% of the time at 1080p.)
 template <class F>
 struct RowKernel {
   F f;
   int cols;
   template <class Team>
   KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
-    const int r = team.league_rank();
-    for_lines(team, cols, [&](int x) { f(r, x); });
+    const auto row = f.row(team.league_rank());
+    if constexpr (is_gpu_space_v<typename Team::execution_space>)
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, cols), [&](int x) { row(x); });
+    else
+      row.run(cols);  // its own vectorised loop over restrict-qualified local pointers
   }
 };
 

@@ -104,8 +104,9 @@ struct IirPass {
 
   // The K input sums x(i - R - 1) + x(i + R - 1) of line j (zero outside the line when Edge).
   template <bool Edge>
-  KOKKOS_FORCEINLINE_FUNCTION void sums(const float* const (&src)[NI], int i, int j, float (&v)[K]) const {
-    const int R = c.radius, lo = i - R - 1, hi = i + R - 1;
+  KOKKOS_FORCEINLINE_FUNCTION static void sums(const float* const (&src)[NI], const AxisGeometry& g, int R, int i, int j,
+                                               float (&v)[K]) {
+    const int lo = i - R - 1, hi = i + R - 1;
     float xl[NI], xh[NI];
     KSSIM_S2_UNROLL
     for (int q = 0; q < NI; ++q) {
@@ -134,20 +135,23 @@ struct IirPass {
     const float* src[NI];
     for (int q = 0; q < NI; ++q) src[q] = in[q] + (M == IirMode::Distorted && q == 0 ? p % 3 : p) * g.plane;
     const typename Sink::Bound out = sink.bind(g, p);
+    // Local copies: stores to the planes and the scratch cannot alias them, so they stay in registers.
+    const IirCoefficients c = this->c;
+    const AxisGeometry g = this->g;
     const int R = c.radius, S = strip;
     // Every line jj is handled by the same thread and lane at every step (the range's mapping is fixed),
     // so its state needs no barrier between steps.
-    for_lines(team, count, [&](int jj) {
+    for_lines(team, count, [&](int jj) KSSIM_S2_INLINE_LAMBDA {
       for (int s = 0; s < state_per_line; ++s) state[s * S + jj] = 0.0f;
       Sink::init(acc, S, jj);
     });
     // One output per line. Edge: some input is outside the line, or the output is not yet in it.
     auto single_step = [&](auto edge, int i) {
       constexpr bool Edge = decltype(edge)::value;
-      for_lines(team, count, [&](int jj) {
+      for_lines(team, count, [&](int jj) KSSIM_S2_INLINE_LAMBDA {
         const int j = j0 + jj;
         float v[K], o[K];
-        sums<Edge>(src, i, j, v);
+        sums<Edge>(src, g, R, i, j, v);
         KSSIM_S2_UNROLL
         for (int k = 0; k < K; ++k) {
           float y[3];
@@ -170,11 +174,11 @@ struct IirPass {
     };
     // Four outputs i .. i + 3 per line, every input inside the line (blocked passes only).
     auto block_step = [&](int i) {
-      for_lines(team, count, [&](int jj) {
+      for_lines(team, count, [&](int jj) KSSIM_S2_INLINE_LAMBDA {
         const int j = j0 + jj;
         float v[4][K];
         KSSIM_S2_UNROLL
-        for (int l = 0; l < 4; ++l) sums<false>(src, i + l, j, v[l]);
+        for (int l = 0; l < 4; ++l) sums<false>(src, g, R, i + l, j, v[l]);
         float o[4][K];
         KSSIM_S2_UNROLL
         for (int k = 0; k < K; ++k) {
@@ -214,7 +218,7 @@ struct IirPass {
       for (; i < g.along - R + 1; ++i) single_step(inside{}, i);
     }
     for (; i < g.along; ++i) single_step(edge{}, i);
-    for_lines(team, count, [&](int jj) { Sink::finish(out, g, j0 + jj, acc, S, jj); });
+    for_lines(team, count, [&](int jj) KSSIM_S2_INLINE_LAMBDA { Sink::finish(out, g, j0 + jj, acc, S, jj); });
   }
 };
 

@@ -13,12 +13,23 @@
 
 namespace kssim::impl::s2 {
 
+// Bit casts: the compiler builtin in host code (Kokkos::bit_cast's memcpy kept GCC from vectorising the
+// loop), Kokkos' in device code.
+template <class To, class From>
+KOKKOS_FORCEINLINE_FUNCTION To s2_bit_cast(const From& v) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__) || defined(__SYCL_DEVICE_ONLY__)
+  return Kokkos::bit_cast<To>(v);
+#else
+  return __builtin_bit_cast(To, v);
+#endif
+}
+
 // cbrt(v) + add for v >= 0 as libjxl computes it (a bit-level first guess of v^(-1/3), four Newton steps,
 // then v * r^2; within 6 ulp of the cube root): the same rounding as the reference tool, not cbrtf's.
-KOKKOS_INLINE_FUNCTION float cube_root_plus(float v, float add) {
-  const std::int32_t bits = Kokkos::bit_cast<std::int32_t>(v);
+KOKKOS_FORCEINLINE_FUNCTION float cube_root_plus(float v, float add) {
+  const std::int32_t bits = s2_bit_cast<std::int32_t>(v);
   // The exponent times -1/3 (0x54800000 = bits of 1 plus a third of 1's exponent; 0x002AAAAA = 1/3 << 23).
-  float r = Kokkos::bit_cast<float>(bits == 0 ? 0 : std::int32_t(0x54800000) - (bits >> 23) * std::int32_t(0x002AAAAA));
+  float r = s2_bit_cast<float>(bits == 0 ? 0 : std::int32_t(0x54800000) - (bits >> 23) * std::int32_t(0x002AAAAA));
   const float v3 = v * (1.0f / 3);
   for (int i = 0; i < 3; ++i) {
     const float r2 = r * r;
@@ -30,15 +41,18 @@ KOKKOS_INLINE_FUNCTION float cube_root_plus(float v, float add) {
   return Kokkos::fma(r2, v, add);
 }
 
+// A select, not fmax: GCC does not vectorise fmaxf calls.
+KOKKOS_FORCEINLINE_FUNCTION float zero_if_negative(float v) { return v < 0.0f ? 0.0f : v; }
+
 // neg_bias_cbrt: -cbrtf(Opsin::bias), computed on the host (device cbrtf may round differently).
-KOKKOS_INLINE_FUNCTION void linear_to_positive_xyb(float r, float g, float b, float neg_bias_cbrt, float& x, float& y,
+KOKKOS_FORCEINLINE_FUNCTION void linear_to_positive_xyb(float r, float g, float b, float neg_bias_cbrt, float& x, float& y,
                                                    float& z) {
   using O = Opsin;
   using P = PositiveXyb;
   // Fused multiply-adds in the reference tool's order.
-  const float l = Kokkos::fmax(Kokkos::fma(O::m00, r, Kokkos::fma(O::m01, g, Kokkos::fma(O::m02, b, O::bias))), 0.0f);
-  const float m = Kokkos::fmax(Kokkos::fma(O::m10, r, Kokkos::fma(O::m11, g, Kokkos::fma(O::m12, b, O::bias))), 0.0f);
-  const float s = Kokkos::fmax(Kokkos::fma(O::m20, r, Kokkos::fma(O::m21, g, Kokkos::fma(O::m22, b, O::bias))), 0.0f);
+  const float l = zero_if_negative(Kokkos::fma(O::m00, r, Kokkos::fma(O::m01, g, Kokkos::fma(O::m02, b, O::bias))));
+  const float m = zero_if_negative(Kokkos::fma(O::m10, r, Kokkos::fma(O::m11, g, Kokkos::fma(O::m12, b, O::bias))));
+  const float s = zero_if_negative(Kokkos::fma(O::m20, r, Kokkos::fma(O::m21, g, Kokkos::fma(O::m22, b, O::bias))));
   const float lc = cube_root_plus(l, neg_bias_cbrt), mc = cube_root_plus(m, neg_bias_cbrt),
               sc = cube_root_plus(s, neg_bias_cbrt);
   const float xx = 0.5f * (lc - mc), yy = 0.5f * (lc + mc);
@@ -52,13 +66,29 @@ struct XybFunctor {
   float* out;       // (n * 3) XYB planes, may not alias `in`
   int h, w;
   float neg_bias_cbrt;
-  KOKKOS_INLINE_FUNCTION void operator()(int row, int x) const {
+  struct Row {
+    const float *r, *g, *b;
+    float *x, *y, *z;
+    float neg_bias_cbrt;
+    KOKKOS_FORCEINLINE_FUNCTION void operator()(int i) const {
+      linear_to_positive_xyb(r[i], g[i], b[i], neg_bias_cbrt, x[i], y[i], z[i]);
+    }
+    void run(int n) const {
+      const float* KOKKOS_RESTRICT r_ = r;
+      const float* KOKKOS_RESTRICT g_ = g;
+      const float* KOKKOS_RESTRICT b_ = b;
+      float* KOKKOS_RESTRICT x_ = x;
+      float* KOKKOS_RESTRICT y_ = y;
+      float* KOKKOS_RESTRICT z_ = z;
+      const float a = neg_bias_cbrt;
+      KSSIM_VECTORIZE
+      for (int i = 0; i < n; ++i) linear_to_positive_xyb(r_[i], g_[i], b_[i], a, x_[i], y_[i], z_[i]);
+    }
+  };
+  KOKKOS_INLINE_FUNCTION Row row(int row) const {
     const std::int64_t hw = std::int64_t(h) * w;
-    const int n = row / h;
-    const std::int64_t r = std::int64_t(row % h) * w + x;
-    const float* p = in + n * 3 * hw + r;
-    float* q = out + n * 3 * hw + r;
-    linear_to_positive_xyb(p[0], p[hw], p[2 * hw], neg_bias_cbrt, q[0], q[hw], q[2 * hw]);
+    const std::int64_t off = (row / h) * 3 * hw + std::int64_t(row % h) * w;
+    return {in + off, in + off + hw, in + off + 2 * hw, out + off, out + off + hw, out + off + 2 * hw, neg_bias_cbrt};
   }
 };
 
