@@ -30,6 +30,9 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace kssim {
 
@@ -93,6 +96,30 @@ void require_valid_values(const ExecSpace& exec, const char* name, const View& v
                                 " values outside [0, 1] (sRGB input; use ColorEncoding::Linear for linear light)");
 }
 
+// Asks Linux for transparent huge pages on a host View's memory before its first touch: the workspace at
+// 1080p is 230 MB, and faulting it in 4 KiB pages (with the kernel zeroing each) took longer than a
+// comparison. A hint only; nothing changes where it is not granted.
+template <class View>
+void advise_huge_pages(const View& v) {
+#if defined(__linux__)
+  if constexpr (std::is_same_v<typename View::memory_space, Kokkos::HostSpace>) {
+    constexpr std::uintptr_t huge = std::uintptr_t(1) << 21;
+    const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(v.data()) + huge - 1) & ~(huge - 1);
+    const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(v.data() + v.size())) & ~(huge - 1);
+    if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+  }
+#else
+  (void)v;
+#endif
+}
+
+template <class T, class Mem>
+Kokkos::View<T*, Mem> uninitialized(const char* label, std::size_t n) {
+  Kokkos::View<T*, Mem> v(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), n);
+  advise_huge_pages(v);
+  return v;
+}
+
 // Temporary planes for `slots` images of h x w (one slot per distorted image of a batch).
 template <class Mem>
 struct Workspace {
@@ -108,11 +135,10 @@ struct Workspace {
   Workspace(int slots_, int h_, int w_) : slots(slots_), h(h_), w(w_) {
     const std::size_t full = std::size_t(slots) * 3 * PlaneShape{h, w}.size();
     const std::size_t half = std::size_t(slots) * 3 * scale_shape(h, w, 1).size();
-    linear[0] = Kokkos::View<float*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kssim::s2::linear0"), full);
-    linear[1] = Kokkos::View<float*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kssim::s2::linear1"), half);
-    xyb = Kokkos::View<float*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kssim::s2::xyb"), full);
-    for (auto& b : blurred)
-      b = Kokkos::View<float*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kssim::s2::blurred"), full);
+    linear[0] = uninitialized<float, Mem>("kssim::s2::linear0", full);
+    linear[1] = uninitialized<float, Mem>("kssim::s2::linear1", half);
+    xyb = uninitialized<float, Mem>("kssim::s2::xyb", full);
+    for (auto& b : blurred) b = uninitialized<float, Mem>("kssim::s2::blurred", full);
     std::int64_t off = 0;
     for (int s = 0; s < num_scales; ++s) {
       const PlaneShape sh = scale_shape(h, w, s);
@@ -190,9 +216,9 @@ class Ssimulacra2Reference {
     w_ = int(reference.extent(3));
     const std::size_t pyramid = 3 * pyramid_offset(h_, w_, num_scales);
     if (xyb_.size() != pyramid) {
-      xyb_ = Kokkos::View<float*, memory_space>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kssim::s2::ref_xyb"), pyramid);
-      mu_ = Kokkos::View<float*, memory_space>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kssim::s2::ref_mu"), pyramid);
-      sigma_ = Kokkos::View<float*, memory_space>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kssim::s2::ref_sigma"), pyramid);
+      xyb_ = uninitialized<float, memory_space>("kssim::s2::ref_xyb", pyramid);
+      mu_ = uninitialized<float, memory_space>("kssim::s2::ref_mu", pyramid);
+      sigma_ = uninitialized<float, memory_space>("kssim::s2::ref_sigma", pyramid);
     }
     workspace(1);
     const bool srgb = opts_.encoding == ColorEncoding::Srgb;
