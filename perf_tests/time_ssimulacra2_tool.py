@@ -9,6 +9,7 @@ decoding, computation, output):
 Also checks that the scores agree. Run with OMP_NUM_THREADS set (e.g. 2).
 
   time_ssimulacra2_tool.py --kssim build/bin/kssim [--ssimulacra2 ssimulacra2] [--size 1920x1080] [--repeat 5]
+                           [--perf build/bin/kssim_perf_ssimulacra2]
 """
 import argparse
 import io
@@ -39,6 +40,7 @@ def main():
     ap.add_argument("--ssimulacra2", default="ssimulacra2")
     ap.add_argument("--size", default="1920x1080")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--perf", help="also run this kssim_perf_ssimulacra2 (library only, no PNG decoding) at --size")
     a = ap.parse_args()
     w, h = (int(v) for v in a.size.split("x"))
     with tempfile.TemporaryDirectory() as tmp:
@@ -69,6 +71,12 @@ def main():
         print(f"  10 comparisons: ssimulacra2 {1e3 * t_tool10:8.1f} ms   kssim {1e3 * t_ks10:8.1f} ms   "
               f"speed-up {t_tool10 / t_ks10:.2f}x  (kssim: one process, reference computed once)")
         print(f"  max |score difference| over the 10 pairs: {diff:.2e}")
+        if a.perf:
+            r = subprocess.run([a.perf, "--size", a.size, "--batch", "10", "--repeat", str(a.repeat)],
+                               capture_output=True, text=True, check=True)
+            print("  library (kssim_perf_ssimulacra2):")
+            for line in r.stdout.splitlines():
+                print("    " + line)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 """End-to-end parity of `kssim ssimulacra2` with libjxl's `ssimulacra2` tool (Debian: libjxl-devtools).
 
 Photographs: scikit-image's sample photos (python3-skimage). Distortions: JPEG at several qualities (Pillow's
-libjpeg), Gaussian blur, Gaussian noise, downscale + upscale, written as PNG. Every pair is scored by both
+libjpeg), Gaussian blur, Gaussian noise, downscale + upscale, written as PNG; plus grey, 16-bit grey and RGBA
+(alpha) images. Every pair is scored by both
 tools; the test fails if any |difference| exceeds --tolerance (0.05) or if the CLI's error contract breaks.
 
   e2e_parity.py --kssim build/bin/kssim [--ssimulacra2 ssimulacra2] [--tolerance 0.05] [--report out.md]
@@ -82,6 +83,31 @@ def main():
                 rows.append((name, ref.size, dname, theirs, s, d))
                 if not abs(d) <= args.tolerance:
                     failures.append(f"{name} {dname}: kssim {s:.6f}, ssimulacra2 {theirs:.6f}, diff {d:+.6f}")
+
+        # Other PNG flavours the CLI reads: grey, 16-bit grey, RGBA (alpha composited as the tool does).
+        a = skimage.data.astronaut()
+        ramp = (np.arange(a.shape[1])[None, :].repeat(a.shape[0], 0) * 255 // (a.shape[1] - 1)).astype(np.uint8)
+        noise = rng.normal(0, 6, a.shape)
+        flavours = {
+            "grey": (Image.fromarray(a[:, :, 1]),
+                     Image.fromarray(np.clip(a[:, :, 1] + noise[:, :, 1], 0, 255).astype(np.uint8))),
+            "grey16": (Image.fromarray(a[:, :, 0].astype(np.uint16) * 257),
+                       Image.fromarray(np.clip(a[:, :, 0] * 257.0 + 150 * noise[:, :, 0], 0, 65535).astype(np.uint16))),
+            "rgba": (Image.fromarray(np.dstack([a, ramp]), "RGBA"),
+                     Image.fromarray(np.dstack([np.clip(a + noise, 0, 255).astype(np.uint8), ramp]), "RGBA")),
+        }
+        for fname, (fr, fd) in flavours.items():
+            pr, pd = os.path.join(tmp, f"{fname}_ref.png"), os.path.join(tmp, f"{fname}_dist.png")
+            fr.save(pr)
+            fd.save(pd)
+            r, t = run([args.kssim, "ssimulacra2", pr, pd]), run([args.ssimulacra2, pr, pd])
+            if r.returncode != 0 or t.returncode != 0:
+                failures.append(f"{fname}: kssim {r.stderr.strip()} / ssimulacra2 {t.stderr.strip()}")
+                continue
+            s, theirs = float(r.stdout.split()[0]), float(t.stdout.split()[0])
+            rows.append(("astronaut", fr.size, fname, theirs, s, s - theirs))
+            if not abs(s - theirs) <= args.tolerance:
+                failures.append(f"{fname}: kssim {s:.6f}, ssimulacra2 {theirs:.6f}")
 
         # The error contract: exit 2, one "kssim: error:" line, nothing on stdout.
         tiny = os.path.join(tmp, "tiny.png")
