@@ -224,13 +224,15 @@ struct IirPass {
 
 // Runs one pass. Strip length: hosts take long strips of contiguous lines (vertical pass) so the lane loop
 // vectorises, and short ones across rows (horizontal pass) so the strip's cache lines stay in L1; GPUs take
-// 128 lines per team (vector lanes x threads, whatever the backend's lane count).
+// 32 lines per team (one lane each): a pass has only planes x lines independent recursions (5760 for the
+// vertical pass of a 1080p image), so small teams spread them over more multiprocessors. (Not yet timed
+// on a GPU.)
 template <int K, IirMode M, class ExecSpace, class Sink>
 void iir_pass(const ExecSpace& exec, const IirCoefficients& c, const float* const (&inputs)[IirModeInfo<M, K>::inputs],
               const AxisGeometry& g, const Sink& sink, const Options& opts = {}) {
   constexpr bool gpu = is_gpu_space_v<ExecSpace>;
   const bool contiguous = g.s_across == 1;
-  const int strip = gpu ? 128 : (contiguous ? 256 : 16);
+  const int strip = gpu ? 32 : (contiguous ? 256 : 16);
   auto launch = [&](auto blocked) {
     IirPass<K, M, decltype(blocked)::value, Sink> pass{c, {}, g, sink, strip, ceil_div(g.across, strip)};
     for (int q = 0; q < IirModeInfo<M, K>::inputs; ++q) pass.in[q] = inputs[q];
