@@ -1,7 +1,8 @@
-// The CLI fuzzer links this instead of src/cli/Compute.cpp (which needs Kokkos). backend_name() is used by
-// the help text; the rest is never reached, because the fuzzer's sandbox holds no input file to load:
-// reaching it means the sandbox leaked.
+// The CLI fuzzer links this instead of src/cli/Compute.cpp and Ssimulacra2Compute.cpp (which need Kokkos).
+// backend_name() is used by the help text; the rest is never reached, because the fuzzer's sandbox holds
+// no input file to load: reaching it means the sandbox leaked.
 #include "cli/Compute.hpp"
+#include "cli/Ssimulacra2Command.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -16,5 +17,6 @@ namespace kssim::cli {
 const char* backend_name() { return "none (fuzz build)"; }
 std::vector<int> map_extents(const std::vector<int>&, const Options&) { unreachable("map_extents()"); }
 ComputeResult compute(const ComputeRequest&) { unreachable("compute()"); }
+Ssimulacra2Result compute_ssimulacra2(const Ssimulacra2Request&) { unreachable("compute_ssimulacra2()"); }
 
 }  // namespace kssim::cli

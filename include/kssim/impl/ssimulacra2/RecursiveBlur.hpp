@@ -78,7 +78,7 @@ struct WriteSink {
 };
 
 // Small fixed-trip loops inside the lane loop: unrolled, so that GCC vectorises the lane loop around them.
-#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && !defined(__HIPCC__)
 #define KSSIM_S2_UNROLL _Pragma("GCC unroll 16")
 #else
 #define KSSIM_S2_UNROLL
