@@ -14,6 +14,8 @@
 #include <Kokkos_Core.hpp>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <limits>
 #include <stdexcept>
 #include <vector>
@@ -32,8 +34,15 @@ struct HostImage {
   float at(int c, int y, int x) const { return v[(std::size_t(c) * h + y) * w + x]; }
 };
 
+// The photograph's folder: $KSSIM_S2_DATA_DIR if set (a copy of the tree elsewhere, e.g. on a GPU machine),
+// else unit_tests/ssimulacra2/data of the configured source tree.
+std::string data_dir() {
+  const char* env = std::getenv("KSSIM_S2_DATA_DIR");
+  return env && *env ? env : KSSIM_S2_DATA_DIR;
+}
+
 HostImage astronaut() {
-  const auto loaded = kssim::io::load_array_file(KSSIM_S2_DATA_DIR "/astronaut_240.png");
+  const auto loaded = kssim::io::load_array_file(data_dir() + "/astronaut_240.png");
   HostImage im;
   im.h = int(loaded.array.shape[2]);
   im.w = int(loaded.array.shape[3]);
