@@ -33,6 +33,7 @@ Ssimulacra2Result compute_ssimulacra2(const Ssimulacra2Request& r) {
   const std::size_t plane = std::size_t(3) * r.h * r.w;
   for (float bg : r.backgrounds) {
     HostImages href(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kssim_cli::s2_ref"), 1, 3, r.h, r.w);
+    impl::s2::advise_huge_pages(href);
     r.reference(bg, href.data());
     const auto dref = Kokkos::create_mirror_view_and_copy(Mem(), href);
     Ssimulacra2Options opts;
@@ -41,6 +42,7 @@ Ssimulacra2Result compute_ssimulacra2(const Ssimulacra2Request& r) {
     for (std::size_t first = 0; first < r.count; first += max_batch) {
       const int count = int(std::min<std::size_t>(max_batch, r.count - first));
       HostImages hd(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kssim_cli::s2_dist"), count, 3, r.h, r.w);
+      impl::s2::advise_huge_pages(hd);
       for (int n = 0; n < count; ++n) r.distorted(first + n, bg, hd.data() + n * plane);
       const auto dd = Kokkos::create_mirror_view_and_copy(Mem(), hd);
       Kokkos::View<double*, Mem> s("kssim_cli::s2_scores", count);
