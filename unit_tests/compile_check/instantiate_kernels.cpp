@@ -93,6 +93,12 @@ void instantiate_ssimulacra2(const Exec& exec) {
   kssim::Ssimulacra2Reference<Exec> ref(exec, a);
   ref.compare(exec, a, s);
   ref.compare(exec, b, f);
+  // The host space of the same build (host-only functions must not be reached from device-annotated code).
+  using Host = Kokkos::DefaultHostExecutionSpace;
+  Kokkos::View<float****, Kokkos::LayoutRight, Kokkos::HostSpace> ha;
+  Kokkos::View<double*, Kokkos::HostSpace> hs;
+  kssim::Ssimulacra2Reference<Host> href(Host(), ha);
+  href.compare(Host(), ha, hs);
 }
 
 template void instantiate<float, Kokkos::LayoutRight, 4>(const Exec&);

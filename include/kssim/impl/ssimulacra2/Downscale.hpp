@@ -27,7 +27,7 @@ struct DownscaleFunctor {
       sum += bottom[x1];
       out[x] = sum * 0.25f;
     }
-    void run(int n) const {
+    KOKKOS_INLINE_FUNCTION void run(int n) const {
       KSSIM_VECTORIZE
       for (int x = 0; x < n; ++x) (*this)(x);
     }

@@ -53,7 +53,7 @@ struct LinearizeFunctor {
         out[c][x] = srgb ? srgb_to_linear(v) : v;
       }
     }
-    void run(int n) const {
+    KOKKOS_INLINE_FUNCTION void run(int n) const {
       for (int c = 0; c < 3; ++c) {
         const float* KOKKOS_RESTRICT src = in[c];
         float* KOKKOS_RESTRICT dst = out[c];

@@ -23,9 +23,16 @@ namespace kssim::impl::s2 {
 
 // a * b rounded to float and never fused into a following addition: compilers contract a * b + c into an
 // FMA on their own (GCC by default, across statements, and differently in different instantiations: a
-// cached reference then no longer matched itself), which changes the rounding. fma(a, b, +0) is the rounded
-// product and cannot be folded back into a plain multiply (it differs for a product of -0).
-KOKKOS_FORCEINLINE_FUNCTION float mulf(float a, float b) { return Kokkos::fma(a, b, 0.0f); }
+// cached reference then no longer matched itself; nvcc and hipcc by default too), which changes the
+// rounding. Hosts: fma(a, b, +0) is the rounded product and cannot be folded back into a plain multiply
+// (it differs for a product of -0). GPUs: the round-to-nearest multiply intrinsic, never contracted.
+KOKKOS_FORCEINLINE_FUNCTION float mulf(float a, float b) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return __fmul_rn(a, b);
+#else
+  return Kokkos::fma(a, b, 0.0f);
+#endif
+}
 
 // What the K outputs blur:
 //   Plain: input k (K inputs);  Reference: a, a * a (input a);

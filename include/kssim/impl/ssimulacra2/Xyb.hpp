@@ -73,7 +73,7 @@ struct XybFunctor {
     KOKKOS_FORCEINLINE_FUNCTION void operator()(int i) const {
       linear_to_positive_xyb(r[i], g[i], b[i], neg_bias_cbrt, x[i], y[i], z[i]);
     }
-    void run(int n) const {
+    KOKKOS_INLINE_FUNCTION void run(int n) const {
       const float* KOKKOS_RESTRICT r_ = r;
       const float* KOKKOS_RESTRICT g_ = g;
       const float* KOKKOS_RESTRICT b_ = b;
