@@ -124,8 +124,9 @@ Kokkos::View<T*, Mem> uninitialized(const char* label, std::size_t n) {
 template <class Mem>
 struct Workspace {
   int slots = 0, h = 0, w = 0;
-  Kokkos::View<float*, Mem> linear[2];  // linear RGB of even / odd scales (the odd ones are at most 1/4 the size)
-  Kokkos::View<float*, Mem> xyb;        // positive XYB of the current scale
+  // Linear RGB of even / odd scales (the odd ones are at most 1/4 the size). A distorted image's scale is
+  // downscaled into the other buffer first, then turned into XYB in place: no separate XYB planes.
+  Kokkos::View<float*, Mem> linear[2];
   Kokkos::View<float*, Mem> blurred[3];  // horizontal-pass outputs of the current scale
   Kokkos::View<double*, Mem> col_sums;  // per-column error sums of all scales
   Kokkos::View<double**, Mem> features;  // (slots, 108)
@@ -137,7 +138,6 @@ struct Workspace {
     const std::size_t half = std::size_t(slots) * 3 * scale_shape(h, w, 1).size();
     linear[0] = uninitialized<float, Mem>("kssim::s2::linear0", full);
     linear[1] = uninitialized<float, Mem>("kssim::s2::linear1", half);
-    xyb = uninitialized<float, Mem>("kssim::s2::xyb", full);
     for (auto& b : blurred) b = uninitialized<float, Mem>("kssim::s2::blurred", full);
     std::int64_t off = 0;
     for (int s = 0; s < num_scales; ++s) {
@@ -152,7 +152,7 @@ struct Workspace {
   }
 
   std::size_t bytes() const {
-    std::size_t b = linear[0].size() + linear[1].size() + xyb.size();
+    std::size_t b = linear[0].size() + linear[1].size();
     for (const auto& v : blurred) b += v.size();
     return b * sizeof(float) + (col_sums.size() + features.size()) * sizeof(double);
   }
@@ -165,16 +165,21 @@ inline AxisGeometry vertical(int planes, PlaneShape s) {
   return {planes, s.h, s.w, std::int64_t(s.size()), s.w, 1};
 }
 
-// Linear RGB of scale s of every slot: from the input at s = 0, else the previous scale downscaled.
+// Linear RGB of scale s of every slot, in ws.linear[s % 2]: from the input at s = 0; else already there
+// (next_scale() of scale s - 1).
 template <class ExecSpace, class Mem>
 float* linear_scale(const ExecSpace& exec, Workspace<Mem>& ws, const StridedInput& in, int images, int s, bool srgb) {
   float* out = ws.linear[s % 2].data();
-  if (s == 0)
-    linearize(exec, in, images, ws.h, ws.w, srgb, out);
-  else
-    downscale(exec, ws.linear[(s - 1) % 2].data(), images * 3, scale_shape(ws.h, ws.w, s - 1),
-              scale_shape(ws.h, ws.w, s), out);
+  if (s == 0) linearize(exec, in, images, ws.h, ws.w, srgb, out);
   return out;
+}
+
+// Downscales scale s's linear RGB into ws.linear[(s + 1) % 2], before scale s becomes XYB in place.
+template <class ExecSpace, class Mem>
+void next_scale(const ExecSpace& exec, Workspace<Mem>& ws, int images, int s) {
+  if (s + 1 < num_scales)
+    downscale(exec, ws.linear[s % 2].data(), images * 3, scale_shape(ws.h, ws.w, s), scale_shape(ws.h, ws.w, s + 1),
+              ws.linear[(s + 1) % 2].data());
 }
 
 }  // namespace impl::s2
@@ -226,6 +231,7 @@ class Ssimulacra2Reference {
     for (int s = 0; s < num_scales; ++s) {
       const PlaneShape sh = scale_shape(h_, w_, s);
       const float* linear = linear_scale(exec, ws_, in, 1, s, srgb);
+      next_scale(exec, ws_, 1, s);
       float* xyb = scale_planes(xyb_, s);
       to_xyb(exec, linear, 1, sh, xyb);
       // Horizontal: blur(a), blur(a * a); vertical: mu and sigma^2 (before subtracting mu^2).
@@ -272,17 +278,18 @@ class Ssimulacra2Reference {
     const int planes = images * 3;
     for (int s = 0; s < num_scales; ++s) {
       const PlaneShape sh = scale_shape(h_, w_, s);
-      const float* linear = linear_scale(exec, ws_, in, images, s, srgb);
-      to_xyb(exec, linear, images, sh, ws_.xyb.data());
+      float* xyb = linear_scale(exec, ws_, in, images, s, srgb);
+      next_scale(exec, ws_, images, s);
+      to_xyb(exec, xyb, images, sh, xyb);  // in place
       const float* ref_xyb = scale_planes(xyb_, s);
       // Horizontal: blur(b), blur(b * b), blur(a * b), with a the reference (one image for the whole batch).
-      const float* hin[2] = {ref_xyb, ws_.xyb.data()};
+      const float* hin[2] = {ref_xyb, xyb};
       iir_pass<3, IirMode::Distorted>(exec, coeffs_, hin, horizontal(planes, sh),
                                       WriteSink<3>{{ws_.blurred[0].data(), ws_.blurred[1].data(), ws_.blurred[2].data()}});
       // Vertical, consumed by the error maps.
       const float* vin[3] = {ws_.blurred[0].data(), ws_.blurred[1].data(), ws_.blurred[2].data()};
       iir_pass<3, IirMode::Plain>(exec, coeffs_, vin, vertical(planes, sh),
-                                  ErrorSink{scale_planes(mu_, s), scale_planes(sigma_, s), ref_xyb, ws_.xyb.data(),
+                                  ErrorSink{scale_planes(mu_, s), scale_planes(sigma_, s), ref_xyb, xyb,
                             ws_.col_sums.data() + ws_.layout.offset[s]});
     }
     features_ = Kokkos::subview(ws_.features, Kokkos::make_pair(0, images), Kokkos::ALL);

@@ -63,7 +63,7 @@ KOKKOS_FORCEINLINE_FUNCTION void linear_to_positive_xyb(float r, float g, float 
 
 struct XybFunctor {
   const float* in;  // (n * 3) linear planes of hw pixels
-  float* out;       // (n * 3) XYB planes, may not alias `in`
+  float* out;       // (n * 3) XYB planes: `in` itself, or not overlapping it
   int h, w;
   float neg_bias_cbrt;
   struct Row {
@@ -71,18 +71,22 @@ struct XybFunctor {
     float *x, *y, *z;
     float neg_bias_cbrt;
     KOKKOS_FORCEINLINE_FUNCTION void operator()(int i) const {
-      linear_to_positive_xyb(r[i], g[i], b[i], neg_bias_cbrt, x[i], y[i], z[i]);
+      const float ri = r[i], gi = g[i], bi = b[i];
+      linear_to_positive_xyb(ri, gi, bi, neg_bias_cbrt, x[i], y[i], z[i]);
     }
+    // Outputs may be the inputs (in place): every iteration reads its pixel before writing it, which is what
+    // `omp simd` needs (no restrict: the pointers may alias).
     KOKKOS_INLINE_FUNCTION void run(int n) const {
-      const float* KOKKOS_RESTRICT r_ = r;
-      const float* KOKKOS_RESTRICT g_ = g;
-      const float* KOKKOS_RESTRICT b_ = b;
-      float* KOKKOS_RESTRICT x_ = x;
-      float* KOKKOS_RESTRICT y_ = y;
-      float* KOKKOS_RESTRICT z_ = z;
       const float a = neg_bias_cbrt;
       KSSIM_VECTORIZE
-      for (int i = 0; i < n; ++i) linear_to_positive_xyb(r_[i], g_[i], b_[i], a, x_[i], y_[i], z_[i]);
+      for (int i = 0; i < n; ++i) {
+        const float ri = r[i], gi = g[i], bi = b[i];
+        float xi, yi, zi;
+        linear_to_positive_xyb(ri, gi, bi, a, xi, yi, zi);
+        x[i] = xi;
+        y[i] = yi;
+        z[i] = zi;
+      }
     }
   };
   KOKKOS_INLINE_FUNCTION Row row(int row) const {
