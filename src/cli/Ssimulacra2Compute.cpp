@@ -17,7 +17,7 @@ using HostImages = Kokkos::View<float****, Kokkos::LayoutRight, Kokkos::HostSpac
 
 static_assert(ssimulacra2_min_extent == impl::s2::min_extent);
 
-// Distorted images compared per batch: the workspace grows with the batch (Ssimulacra2.hpp, 131 MB per
+// Distorted images compared per batch: the workspace grows with the batch (Ssimulacra2.hpp, 106 MB per
 // 1080p image). GPUs take four at a time (more parallel work for small images); hosts one, which is as
 // fast per image and keeps the workspace in the caches and out of the page-fault handler.
 constexpr int max_batch = impl::is_gpu_space_v<Exec> ? 4 : 1;
