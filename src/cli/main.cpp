@@ -3,6 +3,7 @@
 #include "cli/Compare.hpp"
 #include "cli/CompareOptions.hpp"
 #include "cli/HelpText.hpp"
+#include "cli/Ssimulacra2Command.hpp"
 #include "cli/UsageError.hpp"
 #include "io/Error.hpp"
 
@@ -94,6 +95,18 @@ int main(int argc, char** argv) {
   CLI::Option* repeat = compare->add_option("--repeat", o.repeat, "Time N runs after a warm-up (median, min)")
                             ->type_name("N");
 
+  kssim::cli::Ssimulacra2CliOptions s2;
+  CLI::App* ssimulacra2 = app.add_subcommand("ssimulacra2", "SSIMULACRA2 of distorted images against one reference");
+  ssimulacra2->footer(
+      "Prints one score per distorted image, in argument order (%.8f, as libjxl's ssimulacra2 tool), or with\n"
+      "--json one JSON object per line. Scores reach 100 for identical images; about 90: visually lossless,\n"
+      "70: high, 50: medium, 30: low quality. Images must be at least 225 x 225 pixels (6 scales). Alpha is\n"
+      "composited as the tool does. Errors: exit status 2, one 'kssim: error:' line.\n"
+      "Example: kssim ssimulacra2 original.png q50.png q80.png --json");
+  ssimulacra2->add_option("REF", s2.reference, "Reference image: PNG/PGM/PPM, sRGB")->required()->type_name("FILE");
+  ssimulacra2->add_option("DIST", s2.distorted, "Distorted images, same size as REF")->required()->type_name("FILE");
+  ssimulacra2->add_flag("--json", s2.json, "Print one JSON object per distorted image");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -119,6 +132,11 @@ int main(int argc, char** argv) {
   o.repeat_given = repeat->count() > 0;
 
   try {
+    if (ssimulacra2->parsed()) {
+      const std::string out = kssim::cli::run_ssimulacra2(s2);
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      return std::fflush(stdout) == 0 ? 0 : 3;
+    }
     const kssim::cli::CompareOutcome outcome = kssim::cli::run_compare(o);
     for (const std::string& w : outcome.warnings) std::fprintf(stderr, "kssim: warning: %s\n", w.c_str());
     std::fwrite(outcome.out.data(), 1, outcome.out.size(), stdout);

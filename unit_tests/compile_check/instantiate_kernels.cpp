@@ -4,7 +4,8 @@
 //
 // Covered: float and double; rank 4 (N, C, H, W) and rank 5 (N, C, D, H, W); LayoutRight and LayoutLeft
 // (plus const inputs and a LayoutStride View); kssim::ssim (host-returning and rank-0 View overloads),
-// ssim_map, ssim_per_image, ssim_per_channel, ssim_grad, and kssim::SSIM<...>::forward / backward.
+// ssim_map, ssim_per_image, ssim_per_channel, ssim_grad, and kssim::SSIM<...>::forward / backward;
+// kssim::ssimulacra2 and kssim::Ssimulacra2Reference<...>::compare.
 
 #include <kssim/kssim.hpp>
 
@@ -79,6 +80,25 @@ void instantiate_strided(const Exec& exec) {
   S g = a;
   sink = kssim::ssim(exec, a, a);
   sink = kssim::ssim_grad(exec, a, a, g, g);
+}
+
+// SSIMULACRA2: the uncached call and the cached reference (float images, LayoutRight and LayoutLeft).
+void instantiate_ssimulacra2(const Exec& exec) {
+  Kokkos::View<float****, Kokkos::LayoutRight, Mem> a;
+  Kokkos::View<const float****, Kokkos::LayoutLeft, Mem> b;
+  Kokkos::View<double*, Mem> s;
+  Kokkos::View<float*, Mem> f;
+  kssim::ssimulacra2(exec, a, a, s);
+  kssim::ssimulacra2(exec, b, b, f);
+  kssim::Ssimulacra2Reference<Exec> ref(exec, a);
+  ref.compare(exec, a, s);
+  ref.compare(exec, b, f);
+  // The host space of the same build (host-only functions must not be reached from device-annotated code).
+  using Host = Kokkos::DefaultHostExecutionSpace;
+  Kokkos::View<float****, Kokkos::LayoutRight, Kokkos::HostSpace> ha;
+  Kokkos::View<double*, Kokkos::HostSpace> hs;
+  kssim::Ssimulacra2Reference<Host> href(Host(), ha);
+  href.compare(Host(), ha, hs);
 }
 
 template void instantiate<float, Kokkos::LayoutRight, 4>(const Exec&);

@@ -1,7 +1,8 @@
-// The CLI fuzzer links this instead of src/cli/Compute.cpp (which needs Kokkos). backend_name() is used by
-// the help text; the rest is never reached, because the fuzzer's sandbox holds no input file to load:
-// reaching it means the sandbox leaked.
+// The CLI fuzzer links this instead of src/cli/Compute.cpp and Ssimulacra2Compute.cpp (which need Kokkos).
+// backend_name() is used by the help text; the rest is never reached, because the fuzzer's sandbox holds
+// no input file to load: reaching it means the sandbox leaked.
 #include "cli/Compute.hpp"
+#include "cli/Ssimulacra2Command.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -20,5 +21,6 @@ std::vector<int> map_extents(const std::vector<int>&, const Options&) { unreacha
 ComputeSession::ComputeSession(const Options&) { unreachable("ComputeSession()"); }
 ComputeSession::~ComputeSession() = default;
 ComputeResult ComputeSession::compute(const ComputeRequest&) { unreachable("ComputeSession::compute()"); }
+Ssimulacra2Result compute_ssimulacra2(const Ssimulacra2Request&) { unreachable("compute_ssimulacra2()"); }
 
 }  // namespace kssim::cli

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""End-to-end parity of `kssim ssimulacra2` with libjxl's `ssimulacra2` tool (Debian: libjxl-devtools).
+
+Photographs: scikit-image's sample photos (python3-skimage). Distortions: JPEG at several qualities (Pillow's
+libjpeg), Gaussian blur, Gaussian noise, downscale + upscale, written as PNG; plus grey, 16-bit grey and RGBA
+(alpha) images. Every pair is scored by both
+tools; the test fails if any |difference| exceeds --tolerance (0.05) or if the CLI's error contract breaks.
+
+  e2e_parity.py --kssim build/bin/kssim [--ssimulacra2 ssimulacra2] [--tolerance 0.05] [--report out.md]
+"""
+import argparse
+import io
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+from PIL import Image, ImageFilter
+import skimage.data
+
+PHOTOS = ["astronaut", "coffee", "chelsea", "rocket"]
+
+
+def distortions(img, rng):
+    """(name, uint8 RGB array) for each distortion of img (a PIL RGB image)."""
+    out = []
+    for q in (10, 30, 50, 70, 90):
+        buf = io.BytesIO()
+        img.save(buf, format="JPEG", quality=q)
+        out.append((f"jpeg_q{q}", np.asarray(Image.open(io.BytesIO(buf.getvalue())).convert("RGB"))))
+    for r in (1.0, 2.5):
+        out.append((f"blur_{r}", np.asarray(img.filter(ImageFilter.GaussianBlur(r)))))
+    a = np.asarray(img).astype(np.float64)
+    for s in (4.0, 12.0):
+        out.append((f"noise_{s:g}", np.clip(np.round(a + rng.normal(0, s, a.shape)), 0, 255).astype(np.uint8)))
+    w, h = img.size
+    small = img.resize((w // 2, h // 2), Image.BICUBIC)
+    out.append(("resize_half", np.asarray(small.resize((w, h), Image.BICUBIC))))
+    return out
+
+
+def run(cmd):
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kssim", required=True)
+    ap.add_argument("--ssimulacra2", default="ssimulacra2")
+    ap.add_argument("--tolerance", type=float, default=0.05)
+    ap.add_argument("--report", help="write a Markdown table of the scores")
+    args = ap.parse_args()
+
+    rng = np.random.default_rng(2026)
+    rows, failures = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in PHOTOS:
+            ref = Image.fromarray(getattr(skimage.data, name)()).convert("RGB")
+            ref_path = os.path.join(tmp, f"{name}.png")
+            ref.save(ref_path)
+            dists = distortions(ref, rng)
+            paths = []
+            for dname, arr in dists:
+                p = os.path.join(tmp, f"{name}_{dname}.png")
+                Image.fromarray(arr).save(p)
+                paths.append(p)
+            r = run([args.kssim, "ssimulacra2", ref_path] + paths)
+            if r.returncode != 0:
+                failures.append(f"kssim failed on {name}: {r.stderr.strip()}")
+                continue
+            ours = [float(line) for line in r.stdout.split()]
+            if len(ours) != len(paths):
+                failures.append(f"kssim printed {len(ours)} scores for {len(paths)} images")
+                continue
+            for (dname, _), p, s in zip(dists, paths, ours):
+                t = run([args.ssimulacra2, ref_path, p])
+                if t.returncode != 0:
+                    failures.append(f"ssimulacra2 failed on {p}: {t.stderr.strip()}")
+                    continue
+                theirs = float(t.stdout.split()[0])
+                d = s - theirs
+                rows.append((name, ref.size, dname, theirs, s, d))
+                if not abs(d) <= args.tolerance:
+                    failures.append(f"{name} {dname}: kssim {s:.6f}, ssimulacra2 {theirs:.6f}, diff {d:+.6f}")
+
+        # Other PNG flavours the CLI reads: grey, 16-bit grey, RGBA (alpha composited as the tool does).
+        a = skimage.data.astronaut()
+        ramp = (np.arange(a.shape[1])[None, :].repeat(a.shape[0], 0) * 255 // (a.shape[1] - 1)).astype(np.uint8)
+        noise = rng.normal(0, 6, a.shape)
+        flavours = {
+            "grey": (Image.fromarray(a[:, :, 1]),
+                     Image.fromarray(np.clip(a[:, :, 1] + noise[:, :, 1], 0, 255).astype(np.uint8))),
+            "grey16": (Image.fromarray(a[:, :, 0].astype(np.uint16) * 257),
+                       Image.fromarray(np.clip(a[:, :, 0] * 257.0 + 150 * noise[:, :, 0], 0, 65535).astype(np.uint16))),
+            "rgba": (Image.fromarray(np.dstack([a, ramp]), "RGBA"),
+                     Image.fromarray(np.dstack([np.clip(a + noise, 0, 255).astype(np.uint8), ramp]), "RGBA")),
+        }
+        for fname, (fr, fd) in flavours.items():
+            pr, pd = os.path.join(tmp, f"{fname}_ref.png"), os.path.join(tmp, f"{fname}_dist.png")
+            fr.save(pr)
+            fd.save(pd)
+            r, t = run([args.kssim, "ssimulacra2", pr, pd]), run([args.ssimulacra2, pr, pd])
+            if r.returncode != 0 or t.returncode != 0:
+                failures.append(f"{fname}: kssim {r.stderr.strip()} / ssimulacra2 {t.stderr.strip()}")
+                continue
+            s, theirs = float(r.stdout.split()[0]), float(t.stdout.split()[0])
+            rows.append(("astronaut", fr.size, fname, theirs, s, s - theirs))
+            if not abs(s - theirs) <= args.tolerance:
+                failures.append(f"{fname}: kssim {s:.6f}, ssimulacra2 {theirs:.6f}")
+
+        # The error contract: exit 2, one "kssim: error:" line, nothing on stdout.
+        tiny = os.path.join(tmp, "tiny.png")
+        Image.fromarray(np.zeros((200, 300, 3), np.uint8)).save(tiny)
+        for cmd in ([args.kssim, "ssimulacra2", tiny, tiny],
+                    [args.kssim, "ssimulacra2", os.path.join(tmp, "astronaut.png"), os.path.join(tmp, "coffee.png")],
+                    [args.kssim, "ssimulacra2", os.path.join(tmp, "missing.png"), tiny],
+                    [args.kssim, "ssimulacra2", os.path.join(tmp, "astronaut.png")]):
+            r = run(cmd)
+            lines = r.stderr.strip().splitlines()
+            if r.returncode != 2 or r.stdout or len(lines) != 1 or not lines[0].startswith("kssim: error: "):
+                failures.append(f"error contract broken by {cmd[2:]}: rc {r.returncode}, stdout {r.stdout!r}, "
+                                f"stderr {r.stderr!r}")
+        # --json: one object per distorted image.
+        r = run([args.kssim, "ssimulacra2", "--json", os.path.join(tmp, "chelsea.png"),
+                 os.path.join(tmp, "chelsea_jpeg_q50.png"), os.path.join(tmp, "chelsea_blur_1.0.png")])
+        import json
+        objs = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
+        if len(objs) != 2 or not all("ssimulacra2" in o for o in objs):
+            failures.append(f"--json output unexpected: {r.stdout!r} {r.stderr!r}")
+
+    worst = max((abs(r[5]) for r in rows), default=float("nan"))
+    print(f"{len(rows)} pairs, max |kssim - ssimulacra2| = {worst:.6f} (tolerance {args.tolerance})")
+    for name, size, dname, theirs, s, d in rows:
+        print(f"  {name:10s} {size[0]}x{size[1]} {dname:12s} ssimulacra2 {theirs:11.6f}  kssim {s:11.6f}  diff {d:+.6f}")
+    if args.report:
+        with open(args.report, "w") as f:
+            f.write("| photo | size | distortion | ssimulacra2 | kssim | difference |\n|---|---|---|---|---|---|\n")
+            for name, size, dname, theirs, s, d in rows:
+                f.write(f"| {name} | {size[0]}x{size[1]} | {dname} | {theirs:.6f} | {s:.6f} | {d:+.6f} |\n")
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures or not rows else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
