@@ -78,6 +78,11 @@ void run(int w, int h, int batch, int repeat) {
               batch / t_single, batch, 1e3 * t_batch / batch, batch / t_batch);
   std::printf("%s %dx%d: memory: reference + 1-image workspace %.1f MB; reference + %d-image workspace %.1f MB\n",
               Exec::name(), w, h, bytes_single / 1e6, batch, cached.workspace_bytes() / 1e6);
+  // The scores of the batch: the same synthetic images on every backend, so backends can be compared.
+  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), scores);
+  std::printf("%s %dx%d: scores", Exec::name(), w, h);
+  for (int i = 0; i < batch; ++i) std::printf(" %.6f", host(i));
+  std::printf("\n");
 }
 
 }  // namespace
