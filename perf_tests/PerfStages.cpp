@@ -12,7 +12,6 @@
 
 #include <kssim/kssim.hpp>
 
-#include <Kokkos_Random.hpp>
 #include <benchmark/benchmark.h>
 
 #include <functional>
@@ -43,9 +42,8 @@ struct StageSetup {
   MapSumStore<Mem> sums;
 
   StageSetup() {
-    Kokkos::Random_XorShift64_Pool<ExecSpace> pool(20261129);
-    using Flat = Kokkos::View<T*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    for (auto* v : {&a, &b}) Kokkos::fill_random(exec, Flat(v->data(), v->size()), pool, T(0), T(1));
+    fill_uniform(exec, a.data(), a.size(), 20261129);
+    fill_uniform(exec, b.data(), b.size(), 20261130);
     column.set_steps(g.row_pitch, g.row_pitch);  // as Plan.hpp does for images
     column.set_tiles(axis_tile_len<ExecSpace, T>(exec, moment_planes, g.window), Tiles<ExecSpace, T>::axis_inner);
     adjoint_pass = column.adjoint(g.window);
