@@ -2,7 +2,7 @@
 // Shared machinery of the SSIM benchmarks: the modes, the work model (bytes and FLOPs per iteration),
 // and one timed benchmark body templated on execution space, value type and rank.
 //
-// Benchmark names: ssim<2d|3d>/<mode>/<dtype>/<padding>/<shape>/<execution space>, e.g.
+// Benchmark names: ssim<2d|3d>[@<schedule>]/<mode>/<dtype>/<padding>/<shape>/<execution space>, e.g.
 //   ssim2d/fwd+bwd/float/valid/1x3x1080x1920/Cuda/manual_time
 // (Google Benchmark appends /manual_time). Select with --benchmark_filter, a regular expression:
 //   --benchmark_filter='ssim2d/fwd\+bwd/float/valid/1x3x1080x1920'
@@ -182,7 +182,8 @@ double timed_iterations(benchmark::State& state, const Step& step) {
 // One benchmark: the SSIM object and the images are set up outside the timed loop; each iteration is
 // fenced before and after and timed with Kokkos::Timer (manual time).
 template <class ExecSpace, class T, int Rank>
-void bench_ssim(benchmark::State& state, std::array<int, Rank> extents, kssim::Padding padding, Mode mode) {
+void bench_ssim(benchmark::State& state, std::array<int, Rank> extents, kssim::Padding padding, Mode mode,
+                kssim::Schedule schedule) {
   using Mem = typename ExecSpace::memory_space;
   using DataType = std::conditional_t<Rank == 4, T****, T*****>;
   // LayoutRight: contiguous along W, as PyTorch's NCHW / NCDHW tensors (the GPU default, LayoutLeft, is not).
@@ -191,6 +192,7 @@ void bench_ssim(benchmark::State& state, std::array<int, Rank> extents, kssim::P
     ExecSpace exec;
     kssim::Options opts;
     opts.padding = padding;
+    opts.schedule = schedule;
     const auto layout = [&] {
       Kokkos::LayoutRight l;
       for (int i = 0; i < Rank; ++i) l.dimension[i] = std::size_t(extents[i]);
@@ -236,18 +238,25 @@ void bench_ssim(benchmark::State& state, std::array<int, Rank> extents, kssim::P
   }
 }
 
-// Registers every mode x padding of one value type for one shape on one execution space.
+// Registers every mode x padding of one value type for one shape on one execution space: the router's
+// choice under the plain family name (what a user gets), and for images each schedule forced, under
+// "<family>@stages" and "<family>@fused" (the measurements behind the router, perf_tests/RESULTS.md).
 template <class ExecSpace, class T, int Rank>
 void register_value_type(const char* family, const std::array<int, Rank>& extents) {
-  for (Mode mode : all_modes) {
-    for (kssim::Padding padding : all_paddings) {
-      const std::string name = std::string(family) + "/" + mode_name(mode) + "/" + dtype_name<T>() + "/" +
-                               kssim::to_string(padding) + "/" + shape_name(extents) + "/" + ExecSpace::name();
-      benchmark::RegisterBenchmark(name.c_str(), [extents, padding, mode](benchmark::State& st) {
-        bench_ssim<ExecSpace, T, Rank>(st, extents, padding, mode);
-      })->UseManualTime()->Unit(benchmark::kMicrosecond);
+  std::vector<kssim::Schedule> schedules{kssim::Schedule::Auto};
+  if (Rank == 4) schedules.insert(schedules.end(), {kssim::Schedule::Stages, kssim::Schedule::Fused});
+  for (kssim::Schedule schedule : schedules)
+    for (Mode mode : all_modes) {
+      for (kssim::Padding padding : all_paddings) {
+        const std::string name =
+            std::string(family) + (schedule == kssim::Schedule::Auto ? "" : std::string("@") + kssim::to_string(schedule)) +
+            "/" + mode_name(mode) + "/" + dtype_name<T>() + "/" + kssim::to_string(padding) + "/" + shape_name(extents) +
+            "/" + ExecSpace::name();
+        benchmark::RegisterBenchmark(name.c_str(), [extents, padding, mode, schedule](benchmark::State& st) {
+          bench_ssim<ExecSpace, T, Rank>(st, extents, padding, mode, schedule);
+        })->UseManualTime()->Unit(benchmark::kMicrosecond);
+      }
     }
-  }
 }
 
 template <class ExecSpace, int Rank>

@@ -6,13 +6,10 @@
 namespace kssim_test {
 
 template <class C, int Rank>
-void expect_forward_matches_reference(const Shape& s, const ReferenceOptions& ro, const std::vector<double>& x,
-                                      const std::vector<double>& y, kssim::Options opts) {
+void expect_forward_outputs(const Shape& s, const ReferenceResult& ref, const std::vector<double>& xr,
+                            const std::vector<double>& yr, const kssim::Options& opts) {
   using T = typename C::value_type;
   using Exec = typename C::execution_space;
-  SCOPED_TRACE(describe(s, ro));
-  const auto xr = rounded<T>(x), yr = rounded<T>(y);
-  const ReferenceResult ref = reference_ssim(s, xr, yr, ro, false);
   Exec exec;
   auto a = to_view<C, Rank>("a", s, xr);
   auto b = to_view<C, Rank>("b", s, yr);
@@ -43,13 +40,25 @@ void expect_forward_matches_reference(const Shape& s, const ReferenceOptions& ro
 }
 
 template <class C, int Rank>
-void expect_gradients_match_reference(const Shape& s, const ReferenceOptions& ro, const std::vector<double>& x,
+void expect_forward_matches_reference(const Shape& s, const ReferenceOptions& ro, const std::vector<double>& x,
                                       const std::vector<double>& y, kssim::Options opts) {
   using T = typename C::value_type;
   using Exec = typename C::execution_space;
   SCOPED_TRACE(describe(s, ro));
   const auto xr = rounded<T>(x), yr = rounded<T>(y);
-  const ReferenceResult ref = reference_ssim(s, xr, yr, ro, true);
+  const ReferenceResult ref = reference_ssim(s, xr, yr, ro, false);
+  for (kssim::Schedule schedule : schedules_for<C, Rank>(opts)) {
+    opts.schedule = schedule;
+    SCOPED_TRACE(std::string("schedule ") + kssim::to_string(schedule));
+    expect_forward_outputs<C, Rank>(s, ref, xr, yr, opts);
+  }
+}
+
+template <class C, int Rank>
+void expect_gradient_outputs(const Shape& s, const ReferenceResult& ref, const std::vector<double>& xr,
+                             const std::vector<double>& yr, const kssim::Options& opts) {
+  using T = typename C::value_type;
+  using Exec = typename C::execution_space;
   Exec exec;
   auto a = to_view<C, Rank>("a", s, xr);
   auto b = to_view<C, Rank>("b", s, yr);
@@ -68,6 +77,20 @@ void expect_gradients_match_reference(const Shape& s, const ReferenceOptions& ro
   kssim::ssim_grad(exec, a, b, decltype(h2){}, h2, opts);
   EXPECT_LE(relative_l2_error(from_view(h1, s), ref.grad1), gradient_tolerance<T>());
   EXPECT_LE(relative_l2_error(from_view(h2, s), ref.grad2), gradient_tolerance<T>());
+}
+
+template <class C, int Rank>
+void expect_gradients_match_reference(const Shape& s, const ReferenceOptions& ro, const std::vector<double>& x,
+                                      const std::vector<double>& y, kssim::Options opts) {
+  using T = typename C::value_type;
+  SCOPED_TRACE(describe(s, ro));
+  const auto xr = rounded<T>(x), yr = rounded<T>(y);
+  const ReferenceResult ref = reference_ssim(s, xr, yr, ro, true);
+  for (kssim::Schedule schedule : schedules_for<C, Rank>(opts)) {
+    opts.schedule = schedule;
+    SCOPED_TRACE(std::string("schedule ") + kssim::to_string(schedule));
+    expect_gradient_outputs<C, Rank>(s, ref, xr, yr, opts);
+  }
 }
 
 }  // namespace kssim_test

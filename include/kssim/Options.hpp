@@ -13,6 +13,13 @@ enum class Padding {
   Same    // zero padding outside the image, the map is H x W (the 3D Gaussian Splatting loss)
 };
 
+// How the forward and backward passes are scheduled on the device (impl/Router.hpp chooses for Auto).
+enum class Schedule {
+  Auto,    // the router's choice for the shape, window, value type and backend
+  Stages,  // one kernel per separable stage (row blur, column blur, adjoint column, adjoint row): any problem
+  Fused    // one kernel per pass (forward, backward) over tiles in team scratch: 2D images whose tile fits
+};
+
 // Largest supported window. Bounded so that a tile and its halo fit in one team's scratch on every backend.
 inline constexpr int max_window_size = 31;
 
@@ -23,6 +30,9 @@ struct Options {
   double k2 = 0.03;          // C2 = (k2 * data_range)^2
   double data_range = 1.0;   // L: the dynamic range of the pixel values, > 0
   Padding padding = Padding::Valid;
+  // Which kernels run (results agree to rounding; tests and benchmarks force each). Forcing Fused on a
+  // problem it cannot run (volumes, windows whose tile exceeds the team scratch) throws.
+  Schedule schedule = Schedule::Auto;
   // Launch shape; 0 lets the backend choose. Results do not depend on these beyond rounding of the
   // per-team partial sums of the mean (tests sweep them).
   int team_size = 0;
@@ -30,6 +40,9 @@ struct Options {
 };
 
 inline const char* to_string(Padding p) { return p == Padding::Valid ? "valid" : "same"; }
+inline const char* to_string(Schedule s) {
+  return s == Schedule::Auto ? "auto" : s == Schedule::Stages ? "stages" : "fused";
+}
 
 // Throws std::invalid_argument naming the offending option.
 inline void validate(const Options& o) {

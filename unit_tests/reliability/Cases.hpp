@@ -4,6 +4,7 @@
 
 #include "ReferenceSSIM.hpp"
 
+#include <kssim/Options.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -50,6 +51,8 @@ struct Case {
   Shape shape;
   ReferenceOptions ro;
   int team_size = 0, vector_length = 0;  // kssim::Options launch knobs (host backends only)
+  // Options::schedule: random cases take Auto, Stages and Fused in turn (Fused: images whose tile fits).
+  kssim::Schedule schedule = kssim::Schedule::Auto;
   Api api = Api::OneCall;
   // The two images in float64; each value type sees them rounded to itself (see kssim_test::rounded).
   std::function<Data(const Shape&)> data;
@@ -80,6 +83,7 @@ inline std::string describe(const Case& c) {
     << " sigma " << c.ro.sigma << " k1 " << c.ro.k1 << " k2 " << c.ro.k2 << " L " << c.ro.data_range << " "
     << (c.ro.same ? "same" : "valid") << " api " << to_string(c.api);
   if (c.team_size || c.vector_length) s << " team " << c.team_size << " vector " << c.vector_length;
+  if (c.schedule != kssim::Schedule::Auto) s << " schedule " << kssim::to_string(c.schedule);
   if (c.float_slack != 1) s << " float tolerances x" << c.float_slack;
   if (c.double_slack != 1) s << " double tolerances x" << c.double_slack;
   if (!c.run_double) s << " float only";
@@ -417,6 +421,8 @@ inline Case random_case(std::uint64_t seed, int index, bool wide = false, double
     c.team_size = pick(1, 2);
     c.vector_length = 1 << pick(0, 2);
   }
+  // By index, not by the generator, so that the cases of earlier seeds keep their data.
+  c.schedule = index % 3 == 1 ? kssim::Schedule::Stages : index % 3 == 2 ? kssim::Schedule::Fused : kssim::Schedule::Auto;
   return c;
 }
 

@@ -11,6 +11,7 @@
 #include "Cases.hpp"
 #include "TestingUtilities.hpp"
 
+#include <algorithm>
 #include <kssim/kssim.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -229,6 +230,11 @@ RunResult run_case(const Case& cs, const std::vector<double>& x, const std::vect
   try {
     Exec exec;
     kssim::Options opts = kssim_test::to_options(cs.ro);
+    opts.schedule = cs.schedule;
+    const auto possible = kssim_test::schedules_for<kssim_test::Config<Exec, T, L>, Rank>(opts);
+    if (std::find(possible.begin(), possible.end(), opts.schedule) == possible.end() &&
+        opts.schedule != kssim::Schedule::Auto)
+      opts.schedule = kssim::Schedule::Stages;  // Fused on volumes, and tiles this backend cannot hold
     if constexpr (!kssim::impl::is_gpu_space_v<Exec>) {
       opts.team_size = std::min(cs.team_size, int(exec.concurrency()));
       opts.vector_length = cs.vector_length;

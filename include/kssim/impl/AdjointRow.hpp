@@ -1,13 +1,12 @@
 #pragma once
 // Backward stage 2, the adjoint row pass: the reversed-window correlation along W of the K planes left
-// by the adjoint column pass, followed by the chain rule through the products x'^2, y'^2 and x'y':
-//   d mean / d x = scale * (B^T d_m1 + 2 x' B^T d_var + y' B^T d_cov)
-//   d mean / d y = scale * (B^T d_m2 + 2 y' B^T d_var + x' B^T d_cov)
-// with scale = upstream / (number of map pixels). Gradients are written or accumulated.
+// by the adjoint column pass, followed by the chain rule (GradientStore.hpp). Gradients are written or
+// accumulated.
 
 #include <kssim/impl/ColumnBlur.hpp>
 #include <kssim/impl/GaussianWindow.hpp>
 #include <kssim/impl/Geometry.hpp>
+#include <kssim/impl/GradientStore.hpp>
 #include <kssim/impl/Tiles.hpp>
 #include <kssim/impl/KernelArrays.hpp>
 #include <kssim/impl/Launch.hpp>
@@ -143,52 +142,21 @@ struct AdjointRow {
         }
         // The chain rule over the whole chunk (branch-free), then the stores, which stop at the image edge.
         const int n_valid = col0 + j0 + chunk <= g.w ? chunk : g.w - col0 - j0;
+        constexpr bool gpu = Tiles<ExecSpace, T>::gpu;
         if (grad1.data()) {
           T v[chunk];
-          KSSIM_VECTORIZE
-          for (int u = 0; u < chunk; ++u) v[u] = factor * (acc[2][u] + 2 * xs[u] * acc[0][u] + ys[u] * acc[1][u]);
-          store(g1row + std::ptrdiff_t(col0 + j0) * grad1.stride(4), grad1.stride(4), v, n_valid);
+          chain_rule<0>(acc, xs, ys, factor, v);
+          store_gradient<gpu>(g1row + std::ptrdiff_t(col0 + j0) * grad1.stride(4), grad1.stride(4), v, n_valid,
+                              accumulate);
         }
         if (grad2.data()) {
-          T v[chunk];  // d_m2 is the last plane
-          KSSIM_VECTORIZE
-          for (int u = 0; u < chunk; ++u) v[u] = factor * (acc[K - 1][u] + 2 * ys[u] * acc[0][u] + xs[u] * acc[1][u]);
-          store(g2row + std::ptrdiff_t(col0 + j0) * grad2.stride(4), grad2.stride(4), v, n_valid);
+          T v[chunk];
+          chain_rule<1>(acc, xs, ys, factor, v);
+          store_gradient<gpu>(g2row + std::ptrdiff_t(col0 + j0) * grad2.stride(4), grad2.stride(4), v, n_valid,
+                              accumulate);
         }
       });
     });
-  }
-
-  // Writes (or adds) n gradient values from dst on, `stride` elements apart; a unit stride and a full
-  // chunk take the path the compiler vectorises.
-  KOKKOS_FORCEINLINE_FUNCTION void store(T* dst, std::size_t stride, const T (&v)[chunk], int n_valid) const {
-    if constexpr (Tiles<ExecSpace, T>::gpu && chunk % 4 == 0) {
-      // GPUs: 128-bit stores (scalar stores at a stride of 16 bytes touched 38% more memory sectors).
-      if (stride == 1 && n_valid == chunk && quad_aligned(dst)) {
-        T w[chunk];
-        if (accumulate) load_quads(dst, w);
-        for (int u = 0; u < chunk; ++u) w[u] = accumulate ? w[u] + v[u] : v[u];
-        store_quads(dst, w);
-        return;
-      }
-    }
-    if (stride == 1 && n_valid == chunk) {
-      if (accumulate) {
-        KSSIM_VECTORIZE
-        for (int u = 0; u < chunk; ++u) dst[u] += v[u];
-      } else {
-        KSSIM_VECTORIZE
-        for (int u = 0; u < chunk; ++u) dst[u] = v[u];
-      }
-    } else {
-      for (int u = 0; u < chunk; ++u) {
-        if (u >= n_valid) continue;
-        if (accumulate)
-          dst[u * stride] += v[u];
-        else
-          dst[u * stride] = v[u];
-      }
-    }
   }
 };
 

@@ -8,7 +8,7 @@
 #include <kssim/impl/GaussianWindow.hpp>
 #include <kssim/impl/Geometry.hpp>
 #include <kssim/impl/LocalMoments.hpp>
-#include <kssim/impl/MapFormula.hpp>
+#include <kssim/impl/MapBlock.hpp>
 #include <kssim/impl/Reduction.hpp>
 #include <kssim/impl/KernelArrays.hpp>
 #include <kssim/impl/Launch.hpp>
@@ -20,14 +20,6 @@ namespace kssim::impl {
 enum class ColumnOutput {
   Statistics,  // four moment planes (the H pass of a volume)
   Map          // map, partial derivatives and per-team sums (the last forward pass)
-};
-
-// Which partial-derivative planes the map pass writes, in this order: d_var, d_cov, then d_m1 and/or
-// d_m2 when the gradient of image 1 and/or image 2 is wanted.
-struct PartialPlanes {
-  bool image1 = false, image2 = false;
-  KOKKOS_INLINE_FUNCTION int count() const { return 2 + int(image1) + int(image2); }
-  KOKKOS_INLINE_FUNCTION bool any() const { return image1 || image2; }
 };
 
 template <class ExecSpace, class T, ColumnOutput Output>
@@ -95,47 +87,19 @@ struct ColumnBlur {
     return p.i0 + i0 + chunk <= a.inner ? chunk : a.inner - p.i0 - i0;
   }
 
-  // Map values of one block of outputs (tile rows j0.., tile columns i0..); writes the map and the partial
-  // derivatives if wanted, and returns the block's sum of map values. The formula runs branch-free over
-  // whole chunks (vectorised on hosts); only the stores stop at the edge of the image.
+  // Map values of one block of outputs (tile rows j0.., tile columns i0..): MapBlock.hpp.
   template <int Taps>
   KOKKOS_FORCEINLINE_FUNCTION double evaluate(const Scratch& tile, const AxisTilePosition& p, int j0, int i0, T s1,
-                                         T s2) const {
+                                              T s2) const {
     T acc[moment_planes][rows][chunk];
     combine_axis_tile<rows, chunk, Taps>(tile, window, j0, i0, acc);
-    const int nu = valid_in_chunk(p, i0);
-    double sum = 0;
-    for (int q = 0; q < rows; ++q) {
-      const int l = p.l0 + j0 + q;
-      if (l >= a.len_out) continue;
-      const std::size_t idx = a.out_index(p.outer, l, p.i0 + i0);
-      T value[chunk];
-      if (wanted.any()) {
-        T d_var[chunk], d_cov[chunk], d_m1[chunk], d_m2[chunk];
-        KSSIM_VECTORIZE
-        for (int u = 0; u < chunk; ++u) {
-          const MapAndPartials<T> r =
-              ssim_map_and_partials(acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u], s1, s2, c1, c2);
-          value[u] = r.map;
-          d_var[u] = r.d_var;
-          d_cov[u] = r.d_cov;
-          d_m1[u] = r.d_m1;
-          d_m2[u] = r.d_m2;
-        }
-        store_chunk<chunk>(&partials(0, idx), d_var, nu);
-        store_chunk<chunk>(&partials(1, idx), d_cov, nu);
-        if (wanted.image1) store_chunk<chunk>(&partials(2, idx), d_m1, nu);
-        if (wanted.image2) store_chunk<chunk>(&partials(wanted.image1 ? 3 : 2, idx), d_m2, nu);
-      } else {
-        KSSIM_VECTORIZE
-        for (int u = 0; u < chunk; ++u)
-          value[u] = ssim_map_value(acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u], s1, s2, c1, c2);
-      }
-      if (map.data() != nullptr) store_map(p.outer, std::size_t(l) * a.inner + p.i0 + i0, value, nu);
-      for (int u = 0; u < chunk; ++u)
-        if (u < nu) sum += value[u];
-    }
-    return sum;
+    const int nu = valid_in_chunk(p, i0), l0 = p.l0 + j0;
+    return evaluate_map_block<rows, chunk>(
+        acc, a.len_out - l0, nu, s1, s2, c1, c2, wanted, partials,
+        [&](int q) { return a.out_index(p.outer, l0 + q, p.i0 + i0); },
+        [&](int q, const T(&value)[chunk]) {
+          if (map.data() != nullptr) store_map(p.outer, std::size_t(l0 + q) * a.inner + p.i0 + i0, value, nu);
+        });
   }
 
   // `pos` is the flat position inside the (Do, Ho, Wo) map of slice `nc` of the first of n values.

@@ -1,7 +1,8 @@
 #pragma once
-// One SSIM problem shape with its workspace: runs the forward stages (row blur, column blur, and for
-// volumes the depth blur) and the backward stages (adjoint depth, adjoint column, adjoint row) on
-// unified rank-5 views. Allocates only in its constructor.
+// One SSIM problem shape with its workspace: runs the forward and backward passes on unified rank-5
+// arrays with the schedules the router chose (Router.hpp): the stage schedule (row blur, column blur, and
+// for volumes the depth blur; adjoint depth, adjoint column, adjoint row: one kernel each) or the fused
+// schedules (schedules/: one kernel per pass). Allocates only in its constructor.
 
 #include <kssim/Options.hpp>
 #include <kssim/impl/AdjointColumn.hpp>
@@ -11,6 +12,7 @@
 #include <kssim/impl/Geometry.hpp>
 #include <kssim/impl/Recentring.hpp>
 #include <kssim/impl/Reduction.hpp>
+#include <kssim/impl/Router.hpp>
 #include <kssim/impl/RowBlur.hpp>
 #include <kssim/impl/KernelArrays.hpp>
 
@@ -42,6 +44,7 @@ class Plan {
   Plan(const ExecSpace& exec, const Geometry& g, const Options& opts, PartialPlanes wanted, bool self_check = true)
       : g_(row_pitched<ExecSpace, T>(g)), opts_(opts), wanted_(wanted) {
     if (self_check) ensure_self_checked<ExecSpace, T>(exec);
+    schedule_ = choose_schedule<ExecSpace, T>(exec, g_, opts, wanted);
     window_ = make_gaussian_window<T>(opts.window_size, opts.sigma);
     reversed_ = window_.reversed();
     c1_ = T((opts.k1 * opts.data_range) * (opts.k1 * opts.data_range));
@@ -66,18 +69,25 @@ class Plan {
     const AxisPass& last = g.volumetric ? depth_ : column_;
 
     shifts_ = Kokkos::View<T* [2], Mem>(Kokkos::view_alloc(exec, "kssim::shifts"), g.images());
-    row_stats_ = PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::row_stats"),
-                                    moment_planes, g_.row_plane_size());
+    // The row planes: the stage schedule's forward output, and its adjoint column pass's output.
+    if (!schedule_.fused_forward() || (wanted.any() && !schedule_.fused_backward()))
+      row_stats_ = PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::row_stats"),
+                                      moment_planes, g_.row_plane_size());
     if (g.volumetric)
       column_stats_ = PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::column_stats"),
                                          moment_planes, g.column_plane_size());
     if (wanted.any())
       partials_ = PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::partials"),
                                      wanted.count(), g.volumetric ? g.map_size() : g_.padded_map_size());
-    sums_ = MapSumStore<Mem>(exec, g.images(), last.tiles_per_outer() * last.outer_per_image, double(g.map_size()));
+    const int map_teams_per_image = schedule_.fused_forward()
+                                        ? ceil_div(g.oh, schedule_.fused_forward_rows) *
+                                              ceil_div(g.ow, FusedForward<ExecSpace, T>::cols)
+                                        : last.tiles_per_outer() * last.outer_per_image;
+    sums_ = MapSumStore<Mem>(exec, g.images(), map_teams_per_image, double(g.map_size()));
   }
 
   const Geometry& geometry() const { return g_; }
+  const ScheduleChoice& schedule() const { return schedule_; }
   PartialPlanes wanted() const { return wanted_; }
   // Sum of the map over all slices, and per (n, c) slice, from the last forward().
   Kokkos::View<const double, Mem> total() const { return sums_.total; }
@@ -101,6 +111,7 @@ class Plan {
   Geometry g_;
   Options opts_;
   PartialPlanes wanted_;
+  ScheduleChoice schedule_;
   GaussianWindow<T> window_{}, reversed_{};
   T c1_ = 0, c2_ = 0;
   AxisPass column_, adjoint_column_, depth_, adjoint_depth_;
@@ -115,6 +126,24 @@ template <class ExecSpace, class T>
 void Plan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
                                  const OutputArray<T>& map) const {
   compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
+  if (schedule_.fused_forward()) {
+    FusedForward<ExecSpace, T> k{};
+    k.x = x;
+    k.y = y;
+    k.map = map;
+    k.partials = plane_array(partials_);
+    k.wanted = wanted_;
+    k.sums = sums_.arrays;
+    k.shifts = shifts_.data();
+    k.window = window_;
+    k.g = g_;
+    k.c1 = c1_;
+    k.c2 = c2_;
+    k.rows = schedule_.fused_forward_rows;
+    fused_forward(exec, opts_, k);
+    sum_map(exec, sums_.arrays);
+    return;
+  }
   row_blur(exec, opts_, RowBlur<ExecSpace, T>{x, y, shifts_.data(), plane_array(row_stats_), window_, g_});
   using MapPass = ColumnBlur<ExecSpace, T, ColumnOutput::Map>;
   MapPass last{};
@@ -165,6 +194,23 @@ template <int K>
 void Plan<ExecSpace, T>::backward_planes(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
                                          const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale,
                                          const double* upstream, bool accumulate) const {
+  if (schedule_.fused_backward()) {
+    FusedBackward<ExecSpace, T, K> k{};
+    k.partials = plane_array(partials_);
+    k.x = x;
+    k.y = y;
+    k.grad1 = grad1;
+    k.grad2 = grad2;
+    k.shifts = shifts_.data();
+    k.upstream = upstream;
+    k.scale = scale / double(g_.map_size());
+    k.accumulate = accumulate;
+    k.window = reversed_;
+    k.g = g_;
+    k.rows = schedule_.fused_backward_rows;
+    fused_backward(exec, opts_, k);
+    return;
+  }
   // The adjoint passes reuse the forward statistics planes as their outputs.
   PlaneArray<T> column_side = plane_array(partials_);
   if (g_.volumetric) {

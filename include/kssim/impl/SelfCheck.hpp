@@ -114,6 +114,9 @@ inline double direct_ssim(const std::vector<double>& x, const std::vector<double
   return sum / (double(c) * (h - k + 1) * (w - k + 1));
 }
 
+template <class ExecSpace, class T>
+void check_small_problem(const ExecSpace& exec, const Options& opts, SelfCheckFault fault);
+
 // Runs both checks; throws std::runtime_error (self_check_failed) on any failure.
 template <class ExecSpace, class T>
 void run_self_check(const ExecSpace& exec, SelfCheckFault fault = SelfCheckFault::None) {
@@ -124,11 +127,27 @@ void run_self_check(const ExecSpace& exec, SelfCheckFault fault = SelfCheckFault
   probe_layout<ExecSpace, T, AdjointColumn<ExecSpace, T, 4>>(exec, "adjoint_column<4>", fault);
   probe_layout<ExecSpace, T, AdjointRow<ExecSpace, T, 3>>(exec, "adjoint_row<3>", fault);
   probe_layout<ExecSpace, T, AdjointRow<ExecSpace, T, 4>>(exec, "adjoint_row<4>", fault);
+  probe_layout<ExecSpace, T, FusedForward<ExecSpace, T>>(exec, "fused_forward", fault);
+  probe_layout<ExecSpace, T, FusedBackward<ExecSpace, T, 3>>(exec, "fused_backward<3>", fault);
+  probe_layout<ExecSpace, T, FusedBackward<ExecSpace, T, 4>>(exec, "fused_backward<4>", fault);
+  // Every schedule the router can pick runs the small problem.
+  for (Schedule schedule : {Schedule::Stages, Schedule::Fused}) {
+    Options opts;
+    opts.schedule = schedule;
+    if (schedule == Schedule::Fused && (fused_forward_rows<ExecSpace, T>(exec, opts.window_size) == 0 ||
+                                        fused_backward_rows<ExecSpace, T, 4>(exec, opts.window_size) == 0))
+      continue;
+    check_small_problem<ExecSpace, T>(exec, opts, fault);
+  }
+}
+
+// The small problem of run_self_check through the pipeline with `opts` (forward, both gradients).
+template <class ExecSpace, class T>
+void check_small_problem(const ExecSpace& exec, const Options& opts, SelfCheckFault fault) {
 
   // A small pair (odd extents, two channels) through the real pipeline with both gradients.
   using Mem = typename ExecSpace::memory_space;
   constexpr int C = 2, H = 15, W = 21;
-  const Options opts;
   std::vector<double> x(C * H * W), y(C * H * W), dir(C * H * W);
   std::uint32_t state = 12345u;
   auto next = [&] { return ((state = state * 1664525u + 1013904223u) >> 8) / double(1u << 24); };
@@ -164,7 +183,8 @@ void run_self_check(const ExecSpace& exec, SelfCheckFault fault = SelfCheckFault
   if (!(std::abs(value - expected) <= tolerance)) {
     std::ostringstream why;
     why.precision(10);
-    why << "SSIM of a 1x2x15x21 test pair is " << value << ", expected " << expected;
+    why << "SSIM of a 1x2x15x21 test pair is " << value << ", expected " << expected << " (" << to_string(opts.schedule)
+        << " schedule)";
     self_check_failed<ExecSpace, T>(why.str());
   }
   // Directional derivatives: <grad, dir> against (f(+h dir) - f(-h dir)) / 2h, for each image.
@@ -182,7 +202,8 @@ void run_self_check(const ExecSpace& exec, SelfCheckFault fault = SelfCheckFault
     if (!(std::abs(along - fd) <= 1e-3 * std::abs(fd) + 1e-6)) {
       std::ostringstream why;
       why.precision(10);
-      why << "the gradient of image " << image + 1 << " along a test direction is " << along << ", expected " << fd;
+      why << "the gradient of image " << image + 1 << " along a test direction is " << along << ", expected " << fd
+          << " (" << to_string(opts.schedule) << " schedule)";
       self_check_failed<ExecSpace, T>(why.str());
     }
   }

@@ -1,0 +1,174 @@
+#pragma once
+// The fused backward schedule for images (2D): both adjoint passes and the chain rule in one TeamPolicy
+// kernel, tile by tile in team scratch. A team owns Rows x Cols gradient pixels of one (n, c) slice and
+//   1. stages the K partial-derivative planes of the forward pass (MapBlock.hpp) over the map positions
+//      whose windows cover its pixels (zero outside the map);
+//   2. runs the adjoint column pass (correlate_axis_tile with the reversed window, the adjoint-column
+//      stage's arithmetic) into K planes in scratch, for the tile's rows and all staged columns;
+//   3. runs the adjoint row pass and the chain rule (GradientStore.hpp) and writes the gradients.
+// Bytes per pixel (float, DRAM): 4K in (halo re-reads hit the caches) + 8 for the images + 4 per gradient
+// out; the stage schedule writes the K adjoint-column planes and reads them back on top: 8K bytes more.
+
+#include <kssim/impl/AxisTile.hpp>
+#include <kssim/impl/GradientStore.hpp>
+#include <kssim/impl/schedules/FusedForward.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <cstddef>
+
+namespace kssim::impl {
+
+template <class ExecSpace, class T, int K>
+struct FusedBackward {
+  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using Tile = FusedTiles<ExecSpace, T>;
+  using Scratch = typename Tile::Scratch;
+  static constexpr int cols = Tile::cols, row_chunk = Tile::row_chunk, col_chunk = Tile::col_chunk,
+                       col_rows = Tile::col_rows;
+
+  // Only pointers, extents and PODs (KernelArrays.hpp).
+  PlaneArray<T> partials;       // K planes (NC * Ho * row_pitch) in PartialPlanes order
+  InputArray<T> x, y;
+  OutputArray<T> grad1, grad2;  // either may be null
+  const T* shifts = nullptr;    // (NC, 2), Recentring.hpp
+  const double* upstream = nullptr;  // optional device factor (null: 1)
+  double scale = 1;                  // host factor, already divided by the map size
+  bool accumulate = false;
+  GaussianWindow<T> window;  // already reversed
+  Geometry g;
+  int rows = 0;  // gradient rows per tile
+  int tiles_x = 0, tiles_y = 0;
+  std::ptrdiff_t x_rows = -1, y_rows = -1, grad1_rows = -1, grad2_rows = -1;  // nested_row_stride
+
+  // Staged planes and the adjoint-column planes are as wide as the row pass needs: Cols + window - 1,
+  // padded to whole row chunks.
+  KOKKOS_INLINE_FUNCTION static int width(int window) { return Tile::pitch(cols + window - 1); }
+  static std::size_t scratch_bytes(int rows, int window) {
+    const int w = width(window);
+    return RowScratch<ExecSpace, T>::bytes(K, rows + window - 1, w) + RowScratch<ExecSpace, T>::bytes(K, rows, w);
+  }
+  int league_size() const { return g.images() * tiles_x * tiles_y; }
+
+  template <int Taps>  // see FixedTaps.hpp
+  KOKKOS_FUNCTION void run(const Team& team) const {
+    const int rank = team.league_rank(), per_image = tiles_x * tiles_y;
+    const int nc = rank / per_image, iy0 = rank % per_image / tiles_x * rows, ix0 = rank % tiles_x * cols;
+    const int offset = window.size - 1 - g.pad;  // the adjoint of the forward correlation's offset g.pad
+    const int w = width(window.size), halo_rows = rows + window.size - 1;
+    const Scratch staged = RowScratch<ExecSpace, T>::allocate(team, K, halo_rows, w);
+    const Scratch column = RowScratch<ExecSpace, T>::allocate(team, K, rows, w);
+
+    stage_partials(team, staged, nc, iy0 - offset, ix0 - offset);
+    team.team_barrier();
+
+    // Adjoint column pass: every staged column, col_rows x col_chunk outputs per thread and lane.
+    const int col_lanes = w / col_chunk;
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows / col_rows * col_lanes), [&](int e) {
+      const int j0 = e / col_lanes * col_rows, i0 = e % col_lanes * col_chunk;
+      T acc[K][col_rows][col_chunk];
+      correlate_axis_tile<K, col_rows, col_chunk, Taps>(staged, window, j0, i0, acc);
+      for (int k = 0; k < K; ++k)
+        for (int q = 0; q < col_rows; ++q) store_chunk<col_chunk>(&column(k, j0 + q, i0), acc[k][q], col_chunk);
+    });
+    team.team_barrier();
+
+    // Adjoint row pass and the chain rule, row_chunk gradient pixels per lane.
+    const T factor = T(scale * (upstream ? *upstream : 1.0));
+    constexpr int row_lanes = cols / row_chunk;
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows * row_lanes), [&](int e) {
+      const int i = e / row_lanes, j0 = e % row_lanes * row_chunk;
+      const int iy = iy0 + i, ix = ix0 + j0;
+      if (iy >= g.h || ix >= g.w) return;
+      T acc[K][row_chunk];
+      if constexpr (Tile::gpu && Taps > 0 && row_chunk % 4 == 0) {
+        // Staged rows into registers with vector loads (rows aligned to a chunk), every multiply-add from them.
+        constexpr int staged_len = (row_chunk + Taps - 1 + 3) / 4 * 4;
+        for (int k = 0; k < K; ++k) {
+          T v[staged_len];
+          load_quads(&column(k, i, j0), v);
+          for (int u = 0; u < row_chunk; ++u) acc[k][u] = 0;
+          KSSIM_UNROLL
+          for (int t = 0; t < Taps; ++t)
+            for (int u = 0; u < row_chunk; ++u) acc[k][u] += window.weight[t] * v[u + t];
+        }
+      } else {
+        correlate_planes<K, row_chunk, Taps>(&column(0, i, j0), column.stride(0), 1, window, acc);
+      }
+      const int n_valid = ix + row_chunk <= g.w ? row_chunk : g.w - ix;
+      const int r = nc * g.h + iy;
+      const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
+      const T* xrow = row_pointer(x, x_rows, r);
+      const T* yrow = row_pointer(y, y_rows, r);
+      const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4);
+      T xv[row_chunk], yv[row_chunk];
+      for (int u = 0; u < row_chunk; ++u) {  // pixels past the image edge: defined, never stored
+        xv[u] = u < n_valid ? xrow[(ix + u) * xs] - s1 : T(0);
+        yv[u] = u < n_valid ? yrow[(ix + u) * ys] - s2 : T(0);
+      }
+      if (grad1.data()) {
+        T v[row_chunk];
+        chain_rule<0>(acc, xv, yv, factor, v);
+        store_gradient<Tile::gpu>(row_pointer(grad1, grad1_rows, r) + std::ptrdiff_t(ix) * grad1.stride(4),
+                                  grad1.stride(4), v, n_valid, accumulate);
+      }
+      if (grad2.data()) {
+        T v[row_chunk];
+        chain_rule<1>(acc, xv, yv, factor, v);
+        store_gradient<Tile::gpu>(row_pointer(grad2, grad2_rows, r) + std::ptrdiff_t(ix) * grad2.stride(4),
+                                  grad2.stride(4), v, n_valid, accumulate);
+      }
+    });
+  }
+
+  // staged(k, i, j) = partial plane k at map row my0 + i, column mx0 + j of slice nc; 0 outside the map.
+  KOKKOS_INLINE_FUNCTION void stage_partials(const Team& team, const Scratch& staged, int nc, int my0, int mx0) const {
+    const int halo_rows = int(staged.extent(1)), w = int(staged.extent(2));
+    if constexpr (Tile::gpu) {
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, halo_rows * w), [&](int e) {
+        const int i = e / w, j = e % w, my = my0 + i, mx = mx0 + j;
+        const bool inside = unsigned(my) < unsigned(g.oh) && unsigned(mx) < unsigned(g.ow);
+        const std::size_t idx = inside ? (std::size_t(nc) * g.oh + my) * g.row_pitch + mx : 0;
+        T v[K];
+        for (int k = 0; k < K; ++k) v[k] = inside ? partials(k, idx) : T(0);
+        for (int k = 0; k < K; ++k) staged(k, i, j) = v[k];
+      });
+    } else {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, K * halo_rows), [&](int ki) {
+        const int k = ki / halo_rows, i = ki % halo_rows, my = my0 + i;
+        if (unsigned(my) < unsigned(g.oh))
+          stage_row_segment(&staged(k, i, 0), &partials(k, (std::size_t(nc) * g.oh + my) * g.row_pitch), 1, mx0, w,
+                            g.ow, T(0), T(0));
+        else
+          for (int j = 0; j < w; ++j) staged(k, i, j) = T(0);
+      });
+    }
+  }
+};
+
+// The tile height the fused backward schedule uses (0: it does not fit).
+template <class ExecSpace, class T, int K>
+int fused_backward_rows(const ExecSpace& exec, int window) {
+  return FusedTiles<ExecSpace, T>::fitting_rows(
+      exec, [&](int rows) { return FusedBackward<ExecSpace, T, K>::scratch_bytes(rows, window); });
+}
+
+// Fills in the launch shape of k (its rows must be set) and runs it.
+template <class ExecSpace, class T, int K>
+void fused_backward(const ExecSpace& exec, const Options& opts, FusedBackward<ExecSpace, T, K> k) {
+  using B = FusedBackward<ExecSpace, T, K>;
+  k.tiles_x = ceil_div(k.g.w, B::cols);
+  k.tiles_y = ceil_div(k.g.h, k.rows);
+  k.x_rows = nested_row_stride(k.x);
+  k.y_rows = nested_row_stride(k.y);
+  k.grad1_rows = nested_row_stride(k.grad1);
+  k.grad2_rows = nested_row_stride(k.grad2);
+  with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
+    auto policy = make_team_policy<int(16 / sizeof(T))>(exec, k.league_size(), k.rows / B::col_rows,
+                                                         B::cols / B::col_chunk, B::Tile::scratch_level,
+                                                         B::scratch_bytes(k.rows, k.window.size), opts, kernel,
+                                                         Kokkos::ParallelForTag{});
+    launch("kssim::fused_backward", policy, kernel);
+  });
+}
+
+}  // namespace kssim::impl

@@ -1,0 +1,208 @@
+#pragma once
+// The fused forward schedule for images (2D): the whole forward pass in one TeamPolicy kernel, tile by
+// tile in team scratch. A team owns Rows x Cols map pixels of one (n, c) slice and
+//   1. stages both images over its tile plus the window's halo, recentred (Recentring.hpp);
+//   2. runs the row blur over all Rows + window - 1 staged rows into four moment planes in scratch
+//      (row_moments, LocalMoments.hpp: the row-blur stage's arithmetic);
+//   3. runs the column blur of those planes (combine_axis_tile: the column-blur stage's arithmetic) and the
+//      map formula (MapBlock.hpp), and writes only what leaves the tile: one partial sum of the map per
+//      team, the map's partial derivatives when gradients are wanted, the map when asked.
+// Bytes per map pixel (float, valid, DRAM): 8 in (halo re-reads hit the caches), 0 out for the mean alone,
+// 12-16 out with the partial derivatives. The stage schedule moves the four row planes out and back in on
+// top: 32 bytes more. The price is the row blur over the halo rows: (Rows + window - 1) / Rows of it.
+
+#include <kssim/impl/AxisTile.hpp>
+#include <kssim/impl/FixedTaps.hpp>
+#include <kssim/impl/GaussianWindow.hpp>
+#include <kssim/impl/Geometry.hpp>
+#include <kssim/impl/KernelArrays.hpp>
+#include <kssim/impl/Launch.hpp>
+#include <kssim/impl/LocalMoments.hpp>
+#include <kssim/impl/MapBlock.hpp>
+#include <kssim/impl/Reduction.hpp>
+#include <kssim/impl/Tiles.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <cstddef>
+
+namespace kssim::impl {
+
+// Tile shapes of the fused schedules (forward and backward). GPU tiles are 32 x 32 pixels: the staged
+// images and the four moment planes of a float tile with an 11-tap halo take 36 KiB, inside the 40 KiB of
+// team scratch Kokkos' CUDA backend offers. Host tiles are larger (their scratch is ordinary cache-resident
+// memory): 64 x 64, so the halo rows add a sixth to the row blur instead of a third.
+template <class ExecSpace, class T>
+struct FusedTiles {
+  static constexpr bool gpu = gpu_code_paths_v<ExecSpace>;
+  static constexpr int max_rows = gpu ? 32 : 64;  // rows per tile, halved while the scratch does not fit
+  static constexpr int cols = gpu ? 32 : 64;
+  static constexpr int row_chunk = Tiles<ExecSpace, T>::row_chunk;  // outputs per lane along a row
+  static constexpr int col_chunk = Tiles<ExecSpace, T>::axis_chunk;  // columns per lane in column passes
+  static constexpr int col_rows = Tiles<ExecSpace, T>::axis_rows;    // rows per thread in column passes
+  static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
+  static_assert(cols % row_chunk == 0 && cols % col_chunk == 0 && max_rows % col_rows == 0);
+  using Scratch = typename RowScratch<ExecSpace, T>::Scratch;
+
+  // Rows of staged planes padded to whole row chunks: what row_moments and the vector loads read.
+  KOKKOS_INLINE_FUNCTION static int pitch(int count) { return RowScratch<ExecSpace, T>::pitch(count); }
+
+  // The largest tile height (max_rows, halved) whose scratch fits the backend, or 0 if none does.
+  template <class Bytes>
+  static int fitting_rows(const ExecSpace& exec, const Bytes& bytes) {
+    using Policy = Kokkos::TeamPolicy<ExecSpace>;
+    const std::size_t max = std::size_t(Policy(exec, 1, 1).scratch_size_max(scratch_level));
+    for (int rows = max_rows; rows >= col_rows && rows % col_rows == 0; rows /= 2)
+      if (bytes(rows) <= max) return rows;
+    return 0;
+  }
+};
+
+template <class ExecSpace, class T>
+struct FusedForward {
+  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using Tile = FusedTiles<ExecSpace, T>;
+  using Scratch = typename Tile::Scratch;
+  static constexpr int cols = Tile::cols, row_chunk = Tile::row_chunk, col_chunk = Tile::col_chunk,
+                       col_rows = Tile::col_rows;
+
+  // Only pointers, extents and PODs (KernelArrays.hpp).
+  InputArray<T> x, y;
+  OutputArray<T> map;       // optional (null data to skip)
+  PlaneArray<T> partials;   // optional: (K, NC * Ho * row_pitch), PartialPlanes order
+  PartialPlanes wanted;
+  MapSums sums;             // tile_sums gets one partial sum per team, slice by slice
+  const T* shifts = nullptr;  // (NC, 2), Recentring.hpp
+  GaussianWindow<T> window;
+  Geometry g;
+  T c1 = 0, c2 = 0;
+  int rows = 0;              // map rows per tile (FusedTiles::fitting_rows)
+  int tiles_x = 0, tiles_y = 0;
+  std::ptrdiff_t x_rows = -1, y_rows = -1;  // nested_row_stride of x and y
+
+  static std::size_t scratch_bytes(int rows, int window) {
+    const int halo = rows + window - 1;
+    return RowScratch<ExecSpace, T>::bytes(2, halo, cols + window - 1) +
+           RowScratch<ExecSpace, T>::bytes(moment_planes, halo, cols);
+  }
+  int tiles_per_image() const { return tiles_x * tiles_y; }
+  int league_size() const { return g.images() * tiles_per_image(); }
+
+  template <int Taps>  // see FixedTaps.hpp
+  KOKKOS_FUNCTION void run(const Team& team) const {
+    const int rank = team.league_rank(), per_image = tiles_x * tiles_y;
+    const int nc = rank / per_image, oy0 = rank % per_image / tiles_x * rows, ox0 = rank % tiles_x * cols;
+    const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
+    const int halo_rows = rows + window.size - 1;
+    const Scratch images = RowScratch<ExecSpace, T>::allocate(team, 2, halo_rows, cols + window.size - 1);
+    const Scratch moments = RowScratch<ExecSpace, T>::allocate(team, moment_planes, halo_rows, cols);
+
+    stage_images(team, images, nc, oy0 - g.pad, ox0 - g.pad, s1, s2);
+    team.team_barrier();
+
+    // Row blur of every staged row (the halo rows too) into the moment planes.
+    constexpr int row_lanes = cols / row_chunk;
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, halo_rows * row_lanes), [&](int e) {
+      const int i = e / row_lanes, j0 = e % row_lanes * row_chunk;
+      T m[moment_planes][row_chunk];
+      row_moments<row_chunk, Taps, Tile::gpu && (Taps > 0)>(&images(0, i, j0), &images(1, i, j0), window, m);
+      for (int k = 0; k < moment_planes; ++k) {
+        T* dst = &moments(k, i, j0);
+        if constexpr (Tile::gpu && row_chunk % 4 == 0)
+          store_quads(dst, m[k]);  // rows of whole, aligned chunks (RowScratch)
+        else
+          store_chunk<row_chunk>(dst, m[k], row_chunk);
+      }
+    });
+    team.team_barrier();
+
+    // Column blur and map, one block of col_rows x col_chunk outputs per thread and lane (ColumnBlur's map pass).
+    constexpr int col_lanes = cols / col_chunk;
+    double team_sum = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamVectorRange(team, rows / col_rows * col_lanes),
+        [&](int e, double& sum) {
+          const int j0 = e / col_lanes * col_rows, i0 = e % col_lanes * col_chunk;
+          const int oy = oy0 + j0, ox = ox0 + i0;
+          if (oy >= g.oh || ox >= g.ow) return;
+          T acc[moment_planes][col_rows][col_chunk];
+          combine_axis_tile<col_rows, col_chunk, Taps>(moments, window, j0, i0, acc);
+          const int nu = ox + col_chunk <= g.ow ? col_chunk : g.ow - ox;
+          sum += evaluate_map_block<col_rows, col_chunk>(
+              acc, g.oh - oy, nu, s1, s2, c1, c2, wanted, partials,
+              [&](int q) { return (std::size_t(nc) * g.oh + oy + q) * g.row_pitch + ox; },
+              [&](int q, const T(&value)[col_chunk]) {
+                if (map.data() == nullptr) return;
+                for (int u = 0; u < col_chunk; ++u)
+                  if (u < nu) map(nc / g.c, nc % g.c, 0, oy + q, ox + u) = value[u];
+              });
+        },
+        team_sum);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      sums.tile_sums[rank] = team_sum;
+      if (rank == 0) sums.invalidate_results();  // until sum_map writes them (Reduction.hpp)
+    });
+  }
+
+  // images(0 / 1, i, j) = x / y at input row iy0 + i, column ix0 + j of slice nc, recentred; outside the
+  // image the zero padding, i.e. -shift. Every element of the padded rows is defined (vector loads read them).
+  KOKKOS_INLINE_FUNCTION void stage_images(const Team& team, const Scratch& images, int nc, int iy0, int ix0, T s1,
+                                           T s2) const {
+    const int halo_rows = int(images.extent(1)), pitch = int(images.extent(2));
+    const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4);
+    if constexpr (Tile::gpu) {
+      // One flat range over all threads and lanes: consecutive lanes load consecutive pixels (coalesced).
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, halo_rows * pitch), [&](int e) {
+        const int i = e / pitch, j = e % pitch, iy = iy0 + i, ix = ix0 + j;
+        T a = -s1, b = -s2;
+        if (unsigned(iy) < unsigned(g.h) && unsigned(ix) < unsigned(g.w)) {
+          const int r = nc * g.h + iy;
+          a += row_pointer(x, x_rows, r)[ix * xs];
+          b += row_pointer(y, y_rows, r)[ix * ys];
+        }
+        images(0, i, j) = a;
+        images(1, i, j) = b;
+      });
+    } else {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, halo_rows), [&](int i) {
+        const int iy = iy0 + i;
+        if (unsigned(iy) < unsigned(g.h)) {
+          const int r = nc * g.h + iy;
+          stage_row_segment(&images(0, i, 0), row_pointer(x, x_rows, r), std::size_t(xs), ix0, pitch, g.w, s1, -s1);
+          stage_row_segment(&images(1, i, 0), row_pointer(y, y_rows, r), std::size_t(ys), ix0, pitch, g.w, s2, -s2);
+        } else {
+          for (int j = 0; j < pitch; ++j) {
+            images(0, i, j) = -s1;
+            images(1, i, j) = -s2;
+          }
+        }
+      });
+    }
+  }
+};
+
+// The tile height the fused forward schedule uses for this window on this backend (0: it does not fit).
+template <class ExecSpace, class T>
+int fused_forward_rows(const ExecSpace& exec, int window) {
+  return FusedTiles<ExecSpace, T>::fitting_rows(
+      exec, [&](int rows) { return FusedForward<ExecSpace, T>::scratch_bytes(rows, window); });
+}
+
+// Fills in the launch shape of k (its rows must be set) and runs it.
+template <class ExecSpace, class T>
+void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<ExecSpace, T> k) {
+  using K = FusedForward<ExecSpace, T>;
+  k.tiles_x = ceil_div(k.g.ow, K::cols);
+  k.tiles_y = ceil_div(k.g.oh, k.rows);
+  k.x_rows = nested_row_stride(k.x);
+  k.y_rows = nested_row_stride(k.y);
+  // Registers: the map formula of several outputs at once, as in the stage schedule's map pass.
+  constexpr int min_teams = int(8 / sizeof(T));
+  with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
+    auto policy = make_team_policy<min_teams>(exec, k.league_size(), k.rows / K::col_rows, K::cols / K::col_chunk,
+                                              K::Tile::scratch_level, K::scratch_bytes(k.rows, k.window.size), opts,
+                                              kernel, Kokkos::ParallelForTag{});
+    launch("kssim::fused_forward", policy, kernel);
+  });
+}
+
+}  // namespace kssim::impl

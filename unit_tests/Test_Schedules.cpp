@@ -1,0 +1,81 @@
+// The schedules and the router (include/kssim/impl/Router.hpp): every schedule against the float64
+// reference on images of several tiles in both directions with ragged edges (the other tests' images fit
+// in one host tile), the router's choices, and forced schedules it cannot honour.
+#include "SSIMChecks.hpp"
+
+#include <stdexcept>
+
+using namespace kssim_test;
+
+template <class C>
+class Schedules : public ::testing::Test {};
+TYPED_TEST_SUITE(Schedules, AllConfigs, ConfigNames);
+
+// 150 x 141 spans 3 host tiles (64 x 64) and 5 GPU tiles (32 x 32) each way, with partial tiles at the edges.
+TYPED_TEST(Schedules, EveryScheduleMatchesReferenceAcrossTiles) {
+  const Shape s{1, 2, 1, 150, 141};
+  unsigned seed = 500;
+  for (bool same : {false, true}) {
+    ReferenceOptions ro;
+    ro.same = same;
+    const auto x = random_image(s, seed++);
+    const auto y = noisy_copy(x, seed++, 0.1);
+    expect_forward_matches_reference<TypeParam, 4>(s, ro, x, y, to_options(ro));
+    expect_gradients_match_reference<TypeParam, 4>(s, ro, x, y, to_options(ro));
+  }
+}
+
+TYPED_TEST(Schedules, RouterPicksFusedForImagesAndStagesForVolumes) {
+  using Exec = typename TypeParam::execution_space;
+  using T = typename TypeParam::value_type;
+  Exec exec;
+  const kssim::Options o;
+  const kssim::impl::PartialPlanes one{true, false};
+  const auto image = kssim::impl::make_geometry<4>({1, 3, 64, 64}, o);
+  const auto volume = kssim::impl::make_geometry<5>({1, 1, 16, 16, 16}, o);
+  const auto for_image = kssim::impl::choose_schedule<Exec, T>(exec, image, o, one);
+  const auto for_volume = kssim::impl::choose_schedule<Exec, T>(exec, volume, o, one);
+  EXPECT_FALSE(for_volume.fused_forward());
+  EXPECT_FALSE(for_volume.fused_backward());
+  // Every backend fits a float tile of the standard window; hosts fit double tiles as large.
+  if (sizeof(T) == 4 || !kssim::impl::is_gpu_space_v<Exec>) {
+    EXPECT_TRUE(for_image.fused_forward());
+    EXPECT_TRUE(for_image.fused_backward());
+  }
+  kssim::Options stages = o;
+  stages.schedule = kssim::Schedule::Stages;
+  const auto forced = kssim::impl::choose_schedule<Exec, T>(exec, image, stages, one);
+  EXPECT_FALSE(forced.fused_forward());
+  EXPECT_FALSE(forced.fused_backward());
+}
+
+TYPED_TEST(Schedules, ForcingFusedOnAVolumeThrows) {
+  using Exec = typename TypeParam::execution_space;
+  using T = typename TypeParam::value_type;
+  kssim::Options o;
+  o.schedule = kssim::Schedule::Fused;
+  try {
+    kssim::SSIM<Exec, T, 5> loss(Exec(), {1, 1, 16, 16, 16}, o);
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("fused schedule cannot run"), std::string::npos) << e.what();
+  }
+}
+
+// The two schedules sum the map in different orders, so their means may differ by rounding, no more.
+TYPED_TEST(Schedules, SchedulesAgreeToRounding) {
+  using C = TypeParam;
+  using Exec = typename C::execution_space;
+  using T = typename C::value_type;
+  const Shape s{2, 3, 1, 70, 97};
+  const auto x = rounded<T>(random_image(s, 77)), y = rounded<T>(noisy_copy(x, 78, 0.2));
+  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, y);
+  kssim::Options o;
+  o.padding = kssim::Padding::Same;
+  o.schedule = kssim::Schedule::Stages;
+  const double stages = kssim::ssim(Exec(), a, b, o);
+  o.schedule = kssim::Schedule::Fused;
+  const double fused = kssim::ssim(Exec(), a, b, o);
+  EXPECT_NEAR(stages, fused, sizeof(T) == 4 ? 1e-6 : 1e-13);
+  EXPECT_EQ(fused, kssim::ssim(Exec(), a, b, o));  // deterministic
+}
