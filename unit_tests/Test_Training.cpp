@@ -122,3 +122,48 @@ TYPED_TEST(Training, StepsAllocateNothingAndNeverSynchronise) {
   EXPECT_GE(probe_allocations, 1);
   EXPECT_GE(probe_fences, 1);
 }
+
+// The one-call functions keep their workspace between calls of one shape (impl/PlanCache.hpp): after the
+// first call, a loop of them allocates nothing, and the device-result form does not synchronise.
+TYPED_TEST(Training, OneCallFunctionsReuseTheirWorkspace) {
+  using C = TypeParam;
+  using Exec = typename C::execution_space;
+  const Shape s{1, 2, 1, 33, 41};
+  const auto x = random_image(s, 95);
+  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 96, 0.1));
+  auto g = make_view<C>("g", s);
+  Kokkos::View<double, typename C::memory_space> mean("mean");
+  Exec exec;
+  kssim::free_workspaces();
+  kssim::ssim(exec, a, b, mean);  // first calls: build and keep the workspaces
+  const double first = kssim::ssim_grad(exec, a, b, g);
+  exec.fence();
+
+#if defined(KSSIM_VERIFY_LAUNCHES)
+  kssim::impl::launch_verification() = false;  // it allocates and fences by design (Launch.hpp)
+#endif
+  Kokkos::Tools::Experimental::set_allocate_data_callback(count_allocation);
+  Kokkos::Tools::Experimental::set_begin_fence_callback(count_fence);
+  allocations = fences = 0;
+  seen.clear();
+  for (int call = 0; call < 5; ++call) kssim::ssim(exec, a, b, mean);
+  const int async_allocations = allocations, async_fences = fences;
+  const std::string async_events = seen;
+  double again = 0;
+  for (int call = 0; call < 3; ++call) again = kssim::ssim_grad(exec, a, b, g);
+  const int grad_allocations = allocations - async_allocations;
+  kssim::free_workspaces();
+  kssim::ssim(exec, a, b, mean);  // after free_workspaces: a new workspace
+  const int after_free = allocations - async_allocations - grad_allocations;
+  Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
+  Kokkos::Tools::Experimental::set_begin_fence_callback(nullptr);
+#if defined(KSSIM_VERIFY_LAUNCHES)
+  kssim::impl::launch_verification() = true;
+#endif
+
+  EXPECT_EQ(async_allocations, 0) << async_events;
+  EXPECT_EQ(async_fences, 0) << async_events;
+  EXPECT_EQ(grad_allocations, 0);
+  EXPECT_GE(after_free, 1);
+  EXPECT_EQ(again, first);  // the reused workspace gives the same bits
+}

@@ -1,6 +1,8 @@
 #pragma once
 // One-call SSIM: the mean, the map, per-image and per-channel means, and gradients with respect to both
-// images. Each call sets up its workspace; training loops should hold a kssim::SSIM object instead.
+// images. Workspaces are kept between calls of the same shape and options (impl/PlanCache.hpp: a few per
+// execution space and value type; kssim::free_workspaces() releases them), so a loop of calls on one shape
+// allocates nothing after the first. Training loops may also hold a kssim::SSIM object.
 //
 //   double s = kssim::ssim(exec, img1, img2);                     // mean, synchronises
 //   kssim::ssim(exec, img1, img2, mean_view);                     // rank-0 View, no synchronisation
@@ -15,6 +17,7 @@
 #include <kssim/Options.hpp>
 #include <kssim/ViewChecks.hpp>
 #include <kssim/impl/Plan.hpp>
+#include <kssim/impl/PlanCache.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -68,20 +71,22 @@ void ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const Mea
   check_result_view<ExecSpace, MeanView, 0>();
   impl::ImagePair<ExecSpace, View1, View2> p(img1, img2, opts);
   using T = typename decltype(p)::T;
-  impl::Plan<ExecSpace, T> plan(exec, p.g, opts, {});
-  plan.forward(exec, p.x, p.y, {});
-  impl::write_mean(exec, plan.total(), double(p.g.map_size()), mean);
+  const auto plan = impl::cached_plan<ExecSpace, T>(exec, p.g, opts, {});
+  plan->forward(exec, p.x, p.y, {});
+  impl::write_mean(exec, plan->total(), double(p.g.map_size()), mean);
 }
 
 // Mean SSIM over N, C and every map pixel, returned on the host (this synchronises `exec`).
 template <class ExecSpace, class View1, class View2>
 double ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const Options& opts = {}) {
-  Kokkos::View<double, typename ExecSpace::memory_space> mean("kssim::mean");
-  ssim(exec, img1, img2, mean, opts);
-  double host = 0;
-  Kokkos::deep_copy(exec, host, mean);
+  impl::ImagePair<ExecSpace, View1, View2> p(img1, img2, opts);
+  using T = typename decltype(p)::T;
+  const auto plan = impl::cached_plan<ExecSpace, T>(exec, p.g, opts, {});
+  plan->forward(exec, p.x, p.y, {});
+  double total = 0;
+  Kokkos::deep_copy(exec, total, plan->total());
   exec.fence("kssim::ssim: wait for the mean");
-  return host;
+  return total / double(p.g.map_size());
 }
 
 // The SSIM map: (N, C, Ho, Wo) for images, (N, C, Do, Ho, Wo) for volumes.
@@ -93,8 +98,8 @@ void ssim_map(const ExecSpace& exec, const View1& img1, const View2& img2, const
   impl::ImagePair<ExecSpace, View1, View2> p(img1, img2, opts);
   using T = typename decltype(p)::T;
   impl::require_extents("map", map, impl::map_extents<View1::rank()>(p.g));
-  impl::Plan<ExecSpace, T> plan(exec, p.g, opts, {});
-  plan.forward(exec, p.x, p.y, impl::as_rank5<impl::OutputArray<T>>(map));
+  const auto plan = impl::cached_plan<ExecSpace, T>(exec, p.g, opts, {});
+  plan->forward(exec, p.x, p.y, impl::as_rank5<impl::OutputArray<T>>(map));
 }
 
 // Mean SSIM of each image (over channels and map pixels), into a View of extent (N).
@@ -104,9 +109,9 @@ void ssim_per_image(const ExecSpace& exec, const View1& img1, const View2& img2,
   check_result_view<ExecSpace, PerImageView, 1>();
   impl::ImagePair<ExecSpace, View1, View2> p(img1, img2, opts);
   impl::require_extents("per_image", per_image, std::array<int, 1>{p.g.n});
-  impl::Plan<ExecSpace, typename decltype(p)::T> plan(exec, p.g, opts, {});
-  plan.forward(exec, p.x, p.y, {});
-  const double* sums = plan.image_sums().data();
+  const auto plan = impl::cached_plan<ExecSpace, typename decltype(p)::T>(exec, p.g, opts, {});
+  plan->forward(exec, p.x, p.y, {});
+  const double* sums = plan->image_sums().data();
   typename PerImageView::value_type* out = per_image.data();
   const std::ptrdiff_t stride = per_image.stride(0);
   const int channels = p.g.c;
@@ -125,9 +130,9 @@ void ssim_per_channel(const ExecSpace& exec, const View1& img1, const View2& img
   check_result_view<ExecSpace, PerChannelView, 2>();
   impl::ImagePair<ExecSpace, View1, View2> p(img1, img2, opts);
   impl::require_extents("per_channel", per_channel, std::array<int, 2>{p.g.n, p.g.c});
-  impl::Plan<ExecSpace, typename decltype(p)::T> plan(exec, p.g, opts, {});
-  plan.forward(exec, p.x, p.y, {});
-  const double* sums = plan.image_sums().data();
+  const auto plan = impl::cached_plan<ExecSpace, typename decltype(p)::T>(exec, p.g, opts, {});
+  plan->forward(exec, p.x, p.y, {});
+  const double* sums = plan->image_sums().data();
   typename PerChannelView::value_type* out = per_channel.data();
   const std::ptrdiff_t stride_n = per_channel.stride(0), stride_c = per_channel.stride(1);
   const int channels = p.g.c;
@@ -156,12 +161,12 @@ double ssim_grad(const ExecSpace& exec, const View1& img1, const View2& img2, co
   impl::PartialPlanes wanted{!impl::is_empty_view(grad1), !impl::is_empty_view(grad2)};
   if (wanted.image1) impl::require_extents("grad1", grad1, extents);
   if (wanted.image2) impl::require_extents("grad2", grad2, extents);
-  impl::Plan<ExecSpace, T> plan(exec, p.g, opts, wanted);
-  plan.forward(exec, p.x, p.y, {});
-  plan.backward(exec, p.x, p.y, wanted.image1 ? impl::as_rank5<Out>(grad1) : Out{},
-                wanted.image2 ? impl::as_rank5<Out>(grad2) : Out{}, 1.0, nullptr, false);
+  const auto plan = impl::cached_plan<ExecSpace, T>(exec, p.g, opts, wanted);
+  plan->forward(exec, p.x, p.y, {});
+  plan->backward(exec, p.x, p.y, wanted.image1 ? impl::as_rank5<Out>(grad1) : Out{},
+                 wanted.image2 ? impl::as_rank5<Out>(grad2) : Out{}, 1.0, nullptr, false);
   double total = 0;
-  Kokkos::deep_copy(exec, total, plan.total());
+  Kokkos::deep_copy(exec, total, plan->total());
   exec.fence("kssim::ssim_grad: wait for the mean");
   return total / double(p.g.map_size());
 }

@@ -38,7 +38,7 @@ struct CountedWork {
 #endif
 
 template <class Policy, class Functor>
-void launch(const std::string& name, const Policy& policy, const Functor& functor) {
+void launch_and_count(const std::string& name, const Policy& policy, const Functor& functor) {
 #if defined(KSSIM_VERIFY_LAUNCHES)
   if (!launch_verification()) return Kokkos::parallel_for(name, policy, functor);
   using Exec = typename Policy::execution_space;
@@ -58,6 +58,33 @@ void launch(const std::string& name, const Policy& policy, const Functor& functo
 #else
   Kokkos::parallel_for(name, policy, functor);
 #endif
+}
+
+// A kernel the GPU runtime refused to start (too many registers or too much shared memory per block for
+// the launch shape) leaves its outputs untouched, and Kokkos' release builds do not report it. The runtime
+// records the refusal at launch time, so asking right after costs no synchronisation.
+template <class ExecSpace>
+void throw_if_launch_refused(const std::string& name) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
+    const cudaError_t e = cudaPeekAtLastError();
+    if (e != cudaSuccess)
+      throw std::runtime_error("kssim: kernel " + name + " was not launched: " + cudaGetErrorString(e));
+  }
+#endif
+#if defined(KOKKOS_ENABLE_HIP)
+  if constexpr (std::is_same_v<ExecSpace, Kokkos::HIP>) {
+    const hipError_t e = hipPeekAtLastError();
+    if (e != hipSuccess) throw std::runtime_error("kssim: kernel " + name + " was not launched: " + hipGetErrorString(e));
+  }
+#endif
+  (void)name;
+}
+
+template <class Policy, class Functor>
+void launch(const std::string& name, const Policy& policy, const Functor& functor) {
+  launch_and_count(name, policy, functor);
+  throw_if_launch_refused<typename Policy::execution_space>(name);
 }
 
 }  // namespace kssim::impl

@@ -57,6 +57,15 @@ struct FusedTiles {
   }
 };
 
+// Teams per multiprocessor the fused kernels declare as a launch bound (Tiles.hpp, make_team_policy): it caps
+// their registers per thread. KSSIM_TUNE_FUSED_MIN_TEAMS (bytes of value per team: 16 gives 4 float teams,
+// 2 double teams) exists for tuning runs only.
+#if !defined(KSSIM_TUNE_FUSED_MIN_TEAMS)
+#define KSSIM_TUNE_FUSED_MIN_TEAMS 16
+#endif
+template <class T>
+inline constexpr int fused_min_teams = KSSIM_TUNE_FUSED_MIN_TEAMS / sizeof(T) > 1 ? KSSIM_TUNE_FUSED_MIN_TEAMS / sizeof(T) : 1;
+
 template <class ExecSpace, class T>
 struct FusedForward {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
@@ -196,7 +205,7 @@ void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<Exec
   k.x_rows = nested_row_stride(k.x);
   k.y_rows = nested_row_stride(k.y);
   // Registers: the map formula of several outputs at once, as in the stage schedule's map pass.
-  constexpr int min_teams = int(8 / sizeof(T));
+  constexpr int min_teams = fused_min_teams<T>;
   with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
     auto policy = make_team_policy<min_teams>(exec, k.league_size(), k.rows / K::col_rows, K::cols / K::col_chunk,
                                               K::Tile::scratch_level, K::scratch_bytes(k.rows, k.window.size), opts,
