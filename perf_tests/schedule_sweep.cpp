@@ -1,0 +1,48 @@
+// Times every schedule (Options::schedule: Stages, Fused) of the five perf_tests image shapes, float, both
+// paddings, forward and forward + backward, back to back on the default execution space: 5 warm-up steps,
+// then 50 steps and one fence, per-step mean. A quick sweep for tuning runs and for the router's choices
+// (perf_tests/RESULTS.md, "Schedules and the router"); kssim_perf_tests is the full benchmark. Build:
+//   $KOKKOS/bin/nvcc_wrapper -std=c++20 -O3 -DNDEBUG -arch=sm_90 --extended-lambda -Iinclude -I$KOKKOS/include \
+//       perf_tests/schedule_sweep.cpp -L$KOKKOS/lib -lkokkoscore -lcuda -ldl -o schedule_sweep
+// (-DKSSIM_TUNE_FUSED_MIN_TEAMS=<n> to try other launch bounds of the fused kernels). Prints the SSIM and
+// the L1 norm of the gradient of each run, to compare schedules at a glance.
+#include <kssim/kssim.hpp>
+#include <Kokkos_Core.hpp>
+#include <cstdio>
+#include <string>
+int main(int argc, char** argv) {
+  Kokkos::ScopeGuard guard(argc, argv);
+  using Exec = Kokkos::DefaultExecutionSpace;
+  using T = float;
+  const std::array<int, 4> shapes[] = {{1, 3, 1080, 1920}, {64, 1, 128, 128}, {1, 3, 2160, 3840}, {8, 3, 512, 512}, {1, 1, 4096, 4096}};
+  for (auto e : shapes) {
+    Exec exec;
+    const std::size_t n = std::size_t(e[0]) * e[1] * e[2] * e[3];
+    Kokkos::View<T****, Kokkos::LayoutRight, Exec::memory_space> a("a", e[0], e[1], e[2], e[3]), b("b", e[0], e[1], e[2], e[3]), g("g", e[0], e[1], e[2], e[3]);
+    T* pa = a.data(); T* pb = b.data();
+    Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(std::size_t i) {
+      unsigned h = unsigned(i) * 2654435761u; h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
+      pa[i] = float(h & 0xffffff) / 16777216.0f; unsigned k = h * 0x9e3779b1u; k ^= k >> 16; pb[i] = 0.6f * pa[i] + 0.4f * float(k & 0xffff) / 65536.0f; });
+    for (auto padding : {kssim::Padding::Valid, kssim::Padding::Same})
+      for (auto sch : {kssim::Schedule::Stages, kssim::Schedule::Fused})
+        for (int mode = 0; mode < 2; ++mode) {
+          try {
+          kssim::Options o; o.padding = padding; o.schedule = sch;
+          kssim::SSIM<Exec, T, 4> loss(exec, e, o, mode ? kssim::Gradients::Image1 : kssim::Gradients::None);
+          auto step = [&] { loss.forward(a, b); if (mode) loss.backward(g); };
+          for (int i = 0; i < 5; ++i) step();
+          exec.fence();
+          Kokkos::Timer t; const int it = 50;
+          for (int i = 0; i < it; ++i) step();
+          exec.fence();
+          const double us = t.seconds() / it * 1e6;
+          double gsum = 0;
+          if (mode) { const T* gp = g.data(); Kokkos::parallel_reduce(Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(std::size_t i, double& s) { s += Kokkos::fabs(gp[i]); }, gsum); }
+          std::printf("%dx%dx%dx%d %-5s %-6s %-7s %8.1f us  ssim %.6f |g| %.6e\n", e[0], e[1], e[2], e[3], kssim::to_string(padding),
+                      kssim::to_string(sch), mode ? "fwd+bwd" : "fwd", us, loss.value_on_host(), gsum);
+          T* pg = g.data();  // zero it with a pointer-only kernel (Kokkos' own fill misbehaves under nvcc + mdspan)
+          Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(std::size_t i) { pg[i] = T(0); });
+          } catch (const std::exception& ex) { std::printf("%s: %s\n", kssim::to_string(sch), ex.what()); }
+        }
+  }
+}
