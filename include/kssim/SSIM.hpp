@@ -72,7 +72,10 @@ class SSIM {
 
   // Mean SSIM of the last forward(), on the device.
   Kokkos::View<const double, memory_space> value() const { return plan_.mean(); }
-  // The same, copied to the host (synchronises).
+  // Sums of the map over each (n, c) slice of the last forward(), n major (N * C values), on the device:
+  // per-image and per-channel means without a second pass (the PyTorch binding's reduction="none").
+  Kokkos::View<const double*, memory_space> slice_sums() const { return plan_.image_sums(); }
+  // The mean, copied to the host (synchronises).
   double value_on_host() const {
     double v = 0;
     Kokkos::deep_copy(exec_, v, plan_.mean());

@@ -1,0 +1,88 @@
+#pragma once
+// The seam between the two halves of the PyTorch binding:
+//  - TorchOps.cpp and WorkspaceCache.cpp see ATen tensors and register the operators; no Kokkos.
+//  - Workspace.cpp and KokkosRuntime.cpp run kssim's kernels on Kokkos; no PyTorch.
+// Only plain types cross it. Each half is then compiled with its own world's flags (PyTorch's by the host
+// compiler, the kernels by Kokkos' device compiler in CUDA builds), and neither depends on the other's
+// headers or ABI.
+
+#include <kssim/Options.hpp>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <tuple>
+
+namespace kssim::torch_binding {
+
+enum class Device { Host, Cuda };
+enum class Dtype { Float32, Float64 };
+
+// A tensor as the kernels see it: rank 4 (N, C, H, W) or 5 (N, C, D, H, W), extents and strides in
+// elements (strides positive: size-1 axes carry any positive stride).
+struct Strided {
+  void* data = nullptr;
+  int rank = 0;
+  std::array<std::int64_t, 5> extents{};
+  std::array<std::int64_t, 5> strides{};
+};
+
+// Everything that selects one kssim::SSIM object: the problem, where it runs, which gradients it prepares.
+struct ProblemKey {
+  Device device = Device::Host;
+  int device_index = -1;   // CUDA device, -1 on the host
+  void* stream = nullptr;  // cudaStream_t the kernels run on (torch's current stream), null on the host
+  Dtype dtype = Dtype::Float32;
+  int rank = 4;
+  std::array<std::int64_t, 5> extents{};
+  int window_size = 11;
+  double sigma = 1.5, k1 = 0.01, k2 = 0.03, data_range = 1.0;
+  bool same_padding = false;
+  bool grad1 = false, grad2 = false;
+
+  auto tied() const {
+    return std::tie(device, device_index, stream, dtype, rank, extents, window_size, sigma, k1, k2, data_range,
+                    same_padding, grad1, grad2);
+  }
+  bool operator<(const ProblemKey& o) const { return tied() < o.tied(); }
+  Options options() const {
+    Options o;
+    o.window_size = window_size;
+    o.sigma = sigma;
+    o.k1 = k1;
+    o.k2 = k2;
+    o.data_range = data_range;
+    o.padding = same_padding ? Padding::Same : Padding::Valid;
+    return o;
+  }
+};
+
+// One cached kssim::SSIM object with its workspace, allocated once. Pointers returned are in the memory of
+// the key's device; results are ordered on the key's stream (host: complete when the call returns).
+class Workspace {
+ public:
+  virtual ~Workspace() = default;
+  // Mean SSIM into mean(), the per-slice sums into slice_sums(), and, when the key asks for gradients, the
+  // partial derivatives that backward() needs.
+  virtual void forward(const Strided& img1, const Strided& img2) = 0;
+  virtual const double* mean() const = 0;        // one double
+  virtual const double* slice_sums() const = 0;  // N * C doubles, n major
+  // d(upstream * mean)/d img1 and /d img2 of the last forward() into grad1 / grad2 (either may have null
+  // data); `upstream` points at one double in the device's memory, or is null for 1.
+  virtual void backward(const double* upstream, const Strided& grad1, const Strided& grad2) = 0;
+};
+
+std::unique_ptr<Workspace> make_workspace(const ProblemKey& key);
+
+// Initialises Kokkos on first use unless the program already did (then it is left to the program to
+// finalise). `cuda_device`: the device Kokkos' CUDA backend starts on (ignored without CUDA). `release` is
+// called when Kokkos is finalised, before anything of Kokkos' is torn down: it must drop every Workspace.
+void ensure_kokkos(int cuda_device, void (*release)());
+// Finalises Kokkos if ensure_kokkos() initialised it (at interpreter exit); otherwise only calls `release`.
+void finalize_kokkos();
+// Whether this build runs kernels on CUDA tensors (Kokkos with its CUDA backend).
+bool has_cuda();
+// "Kokkos 5.2.2, OpenMP" and the like, for error messages and the tests' logs.
+const char* kokkos_description();
+
+}  // namespace kssim::torch_binding

@@ -1,0 +1,4 @@
+// See KernelSpaces.hpp.
+#include "KernelSpaces.hpp"
+
+KSSIM_TORCH_EVERY_SPACE(KSSIM_INSTANTIATE, float)

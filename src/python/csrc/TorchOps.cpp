@@ -1,0 +1,291 @@
+// The kssim operators of PyTorch (namespace torch.ops.kssim), on CPU and CUDA tensors:
+//
+//   ssim(img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image, gradients) -> Tensor
+//       mean SSIM (0-dim), or per image (N) when per_image; in the images' dtype. `gradients` (bit 0: img1,
+//       bit 1: img2) says which gradients a backward pass will ask for, so the workspace prepares them.
+//   ssim_backward(grad, img1, img2, <the same options>, per_image, gradients) -> (Tensor, Tensor)
+//       the gradients of <grad, ssim(img1, img2)> with respect to img1 and img2, shaped like them; a
+//       gradient not asked for in `gradients` is an empty tensor.
+//
+// The Python package (src/python/kssim) registers their fake kernels and autograd formula. Tensors are
+// read and written in place, on PyTorch's current CUDA stream, without synchronisation.
+
+#include "Bridge.hpp"
+#include "WorkspaceCache.hpp"
+
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#if defined(KSSIM_TORCH_CUDA)
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+
+namespace kssim::torch_binding {
+namespace {
+
+void release_all_workspaces() { WorkspaceCache::instance().clear(); }
+
+std::string describe(const at::Tensor& t) {
+  std::string s = std::string(c10::toString(t.scalar_type())) + " tensor of shape [";
+  for (std::int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
+  return s + "] on " + t.device().str();
+}
+
+// The checks every entry point makes, with messages that name the argument. The Python package checks
+// the same first (its messages reach users of kssim.ssim); these guard direct calls of the operators.
+void check_images(const at::Tensor& img1, const at::Tensor& img2) {
+  TORCH_CHECK_VALUE(img1.defined() && img2.defined(), "kssim: img1 and img2 must be tensors");
+  TORCH_CHECK_VALUE(img1.device() == img2.device(), "kssim: img1 and img2 must be on the same device, got ",
+                    img1.device(), " and ", img2.device());
+  TORCH_CHECK_TYPE(img1.scalar_type() == img2.scalar_type(), "kssim: img1 and img2 must have the same dtype, got ",
+                   img1.scalar_type(), " and ", img2.scalar_type());
+  TORCH_CHECK_TYPE(img1.scalar_type() == at::kFloat || img1.scalar_type() == at::kDouble,
+                   "kssim: images must be float32 or float64, got ", img1.scalar_type());
+  TORCH_CHECK_VALUE(img1.dim() == 4 || img1.dim() == 5,
+                    "kssim: images must be 4-D (N, C, H, W) or 5-D (N, C, D, H, W), got ", describe(img1));
+  TORCH_CHECK_VALUE(img1.sizes() == img2.sizes(), "kssim: img1 and img2 must have the same shape, got ",
+                    img1.sizes(), " and ", img2.sizes());
+  TORCH_CHECK_VALUE(img1.numel() <= (std::int64_t(1) << 30) - 1,
+                    "kssim: images larger than 2^30 elements per call are not supported, got ", describe(img1));
+  TORCH_CHECK_VALUE(img1.is_cpu() || img1.is_cuda(), "kssim: images must be CPU or CUDA tensors, got ",
+                    describe(img1));
+  TORCH_CHECK(!img1.is_cuda() || has_cuda(),
+              "kssim: this kssim was built without CUDA (", kokkos_description(),
+              "), so it cannot compute on CUDA tensors: move them to the CPU, or rebuild kssim against a Kokkos "
+              "with its CUDA backend");
+}
+
+// A tensor as kernels read it in place. Size-1 axes get stride 1 (their stride is meaningless); an axis
+// broadcast by expand() (stride 0) or any other non-positive stride cannot be a kernel View: such a tensor
+// is copied first (`keep` holds the copy alive).
+Strided strided(const at::Tensor& t, std::optional<at::Tensor>& keep) {
+  const at::Tensor* src = &t;
+  for (std::int64_t i = 0; i < t.dim(); ++i)
+    if (t.size(i) > 1 && t.stride(i) <= 0) {
+      keep = t.contiguous();
+      src = &*keep;
+      break;
+    }
+  Strided s;
+  s.data = const_cast<void*>(src->const_data_ptr());
+  s.rank = int(src->dim());
+  for (int i = 0; i < s.rank; ++i) {
+    s.extents[i] = src->size(i);
+    s.strides[i] = src->size(i) == 1 ? 1 : src->stride(i);
+  }
+  return s;
+}
+
+Strided strided_output(const at::Tensor& t) {
+  std::optional<at::Tensor> unused;
+  return t.numel() == 0 ? Strided{} : strided(t, unused);  // outputs are fresh, dense tensors: never copied
+}
+
+// Places the calls on the images' device and stream; initialises Kokkos on first use.
+struct Placement {
+#if defined(KSSIM_TORCH_CUDA)
+  std::optional<c10::cuda::CUDAGuard> guard;  // also restores the current device Kokkos may change
+#endif
+  Device device = Device::Host;
+  int index = -1;
+  void* stream = nullptr;
+
+  explicit Placement(const at::Tensor& img) {
+    int kokkos_device = -1;
+#if defined(KSSIM_TORCH_CUDA)
+    if (img.is_cuda()) {
+      guard.emplace(img.device());
+      device = Device::Cuda;
+      index = img.device().index();
+      stream = c10::cuda::getCurrentCUDAStream(index).stream();
+      kokkos_device = index;
+    } else {
+      TORCH_CHECK(c10::cuda::device_count() > 0,
+                  "kssim: this kssim was built with CUDA (", kokkos_description(),
+                  ") and needs a CUDA device to start Kokkos, but PyTorch sees none");
+      kokkos_device = c10::cuda::current_device();
+    }
+#else
+    (void)img;
+#endif
+    ensure_kokkos(kokkos_device, release_all_workspaces);
+  }
+};
+
+ProblemKey make_key(const Placement& p, const at::Tensor& img, std::int64_t window_size, double sigma, double k1,
+                    double k2, double data_range, bool same_padding, std::int64_t gradients) {
+  TORCH_CHECK_VALUE(gradients >= 0 && gradients <= 3, "kssim: gradients must be 0 to 3 (bit 0: img1, bit 1: img2)");
+  TORCH_CHECK_VALUE(window_size >= 0 && window_size <= 1 << 20, "kssim: window_size ", window_size, " is out of range");
+  ProblemKey key;
+  key.device = p.device;
+  key.device_index = p.index;
+  key.stream = p.stream;
+  key.dtype = img.scalar_type() == at::kFloat ? Dtype::Float32 : Dtype::Float64;
+  key.rank = int(img.dim());
+  for (int i = 0; i < key.rank; ++i) key.extents[i] = img.size(i);
+  key.window_size = int(window_size);
+  key.sigma = sigma;
+  key.k1 = k1;
+  key.k2 = k2;
+  key.data_range = data_range;
+  key.same_padding = same_padding;
+  key.grad1 = gradients & 1;
+  key.grad2 = gradients & 2;
+  return key;
+}
+
+// Map pixels per (n, c) slice.
+std::int64_t map_pixels(const at::Tensor& img, std::int64_t window_size, bool same_padding) {
+  std::int64_t count = 1;
+  for (std::int64_t i = 2; i < img.dim(); ++i) count *= same_padding ? img.size(i) : img.size(i) - window_size + 1;
+  return count;
+}
+
+// Runs `body`, turning kssim's std::invalid_argument into ValueError and its other errors into RuntimeError.
+template <class Body>
+auto translate_errors(Body&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const c10::Error&) {
+    throw;
+  } catch (const std::invalid_argument& e) {
+    TORCH_CHECK_VALUE(false, e.what());
+  } catch (const std::exception& e) {
+    TORCH_CHECK(false, e.what());
+  }
+}
+
+at::Tensor ssim_forward(const at::Tensor& img1, const at::Tensor& img2, std::int64_t window_size, double sigma,
+                        double k1, double k2, double data_range, bool same_padding, bool per_image,
+                        std::int64_t gradients) {
+  check_images(img1, img2);
+  return translate_errors([&] {
+    auto& cache = WorkspaceCache::instance();
+    std::lock_guard<std::mutex> lock(cache.mutex());
+    const Placement place(img1);
+    const ProblemKey key = make_key(place, img1, window_size, sigma, k1, k2, data_range, same_padding, gradients);
+    CacheEntry& e = cache.entry(key, img1.options());
+    std::optional<at::Tensor> copy1, copy2;
+    e.img1 = e.img2 = InputStamp();  // invalid until forward() has run
+    e.workspace->forward(strided(img1, copy1), strided(img2, copy2));
+    if (key.grad1 || key.grad2) {
+      e.img1 = InputStamp(img1);
+      e.img2 = InputStamp(img2);
+    }
+    const auto doubles = img1.options().dtype(at::kDouble);
+    if (!per_image) {
+      at::Tensor out = at::empty({}, img1.options());
+      out.copy_(at::from_blob(const_cast<double*>(e.workspace->mean()), {}, doubles));
+      return out;
+    }
+    const at::Tensor sums = at::from_blob(const_cast<double*>(e.workspace->slice_sums()),
+                                          {img1.size(0), img1.size(1)}, doubles);
+    return (sums.sum(1) / double(img1.size(1) * map_pixels(img1, window_size, same_padding)))
+        .to(img1.scalar_type());
+  });
+}
+
+std::tuple<at::Tensor, at::Tensor> ssim_backward(const at::Tensor& grad, const at::Tensor& img1,
+                                                 const at::Tensor& img2, std::int64_t window_size, double sigma,
+                                                 double k1, double k2, double data_range, bool same_padding,
+                                                 bool per_image, std::int64_t gradients) {
+  check_images(img1, img2);
+  TORCH_CHECK_VALUE(grad.device() == img1.device(), "kssim: grad must be on the images' device");
+  if (per_image) {
+    TORCH_CHECK_VALUE(grad.dim() == 1 && grad.size(0) == img1.size(0),
+                      "kssim: grad of a per-image SSIM must have shape [N] = [", img1.size(0), "]");
+  } else {
+    TORCH_CHECK_VALUE(grad.numel() == 1, "kssim: grad of a mean SSIM must have one element");
+  }
+  return translate_errors([&] {
+    auto& cache = WorkspaceCache::instance();
+    std::lock_guard<std::mutex> lock(cache.mutex());
+    const Placement place(img1);
+    const ProblemKey key = make_key(place, img1, window_size, sigma, k1, k2, data_range, same_padding, gradients);
+    at::Tensor grad1 = key.grad1 ? at::empty_like(img1) : at::empty({0}, img1.options());
+    at::Tensor grad2 = key.grad2 ? at::empty_like(img2) : at::empty({0}, img2.options());
+    if (!key.grad1 && !key.grad2) return std::make_tuple(grad1, grad2);
+    CacheEntry& e = cache.entry(key, img1.options());
+    std::optional<at::Tensor> copy1, copy2;
+    const Strided x = strided(img1, copy1), y = strided(img2, copy2);
+    if (!(e.img1.matches(img1) && e.img2.matches(img2))) {  // the partials are not of these inputs
+      e.img1 = e.img2 = InputStamp();
+      e.workspace->forward(x, y);
+      e.img1 = InputStamp(img1);
+      e.img2 = InputStamp(img2);
+    }
+    const double* upstream = nullptr;  // per image: 1, then each image's gradient scaled below
+    if (!per_image) {
+      e.upstream.copy_(grad.reshape({}));
+      upstream = e.upstream.const_data_ptr<double>();
+    }
+    e.workspace->backward(upstream, strided_output(grad1), strided_output(grad2));
+    if (per_image) {
+      // Image n's pixels move only its own SSIM: d ssim_n / d img[n] = N * d mean / d img[n].
+      std::vector<std::int64_t> shape(img1.dim(), 1);
+      shape[0] = img1.size(0);
+      const at::Tensor scale = (grad * double(img1.size(0))).reshape(shape);
+      if (key.grad1) grad1.mul_(scale);
+      if (key.grad2) grad2.mul_(scale);
+    }
+    return std::make_tuple(grad1, grad2);
+  });
+}
+
+// Releases every cached workspace, and finalises Kokkos if kssim initialised it (the package calls this at
+// interpreter exit; afterwards the operators raise).
+void finalize() {
+  auto& cache = WorkspaceCache::instance();
+  std::lock_guard<std::mutex> lock(cache.mutex());
+  finalize_kokkos();
+}
+
+void clear_cache() {
+  auto& cache = WorkspaceCache::instance();
+  std::lock_guard<std::mutex> lock(cache.mutex());
+  cache.clear();
+}
+
+// [entries held, workspaces allocated since the start, capacity]
+std::vector<std::int64_t> cache_stats() {
+  auto& cache = WorkspaceCache::instance();
+  std::lock_guard<std::mutex> lock(cache.mutex());
+  return {std::int64_t(cache.size()), std::int64_t(cache.created()), std::int64_t(WorkspaceCache::capacity())};
+}
+
+std::string build_info() { return std::string(kokkos_description()) + (has_cuda() ? "; cuda" : "; no cuda"); }
+
+}  // namespace
+}  // namespace kssim::torch_binding
+
+TORCH_LIBRARY(kssim, m) {
+  using namespace kssim::torch_binding;
+  m.def(
+      "ssim(Tensor img1, Tensor img2, int window_size, float sigma, float k1, float k2, float data_range, "
+      "bool same_padding, bool per_image, int gradients) -> Tensor");
+  m.def(
+      "ssim_backward(Tensor grad, Tensor img1, Tensor img2, int window_size, float sigma, float k1, float k2, "
+      "float data_range, bool same_padding, bool per_image, int gradients) -> (Tensor, Tensor)");
+  m.def("_finalize() -> ()", &finalize);
+  m.def("_clear_cache() -> ()", &clear_cache);
+  m.def("_cache_stats() -> int[]", &cache_stats);
+  m.def("_build_info() -> str", &build_info);
+}
+
+TORCH_LIBRARY_IMPL(kssim, CPU, m) {
+  m.impl("ssim", &kssim::torch_binding::ssim_forward);
+  m.impl("ssim_backward", &kssim::torch_binding::ssim_backward);
+}
+
+// Registered in every build: without CUDA, check_images() says so instead of PyTorch's "could not run".
+TORCH_LIBRARY_IMPL(kssim, CUDA, m) {
+  m.impl("ssim", &kssim::torch_binding::ssim_forward);
+  m.impl("ssim_backward", &kssim::torch_binding::ssim_backward);
+}

@@ -1,0 +1,108 @@
+// The Workspace of Bridge.hpp: one kssim::SSIM object on unmanaged, strided Views of PyTorch's memory.
+// Tensors are never copied: their data pointers and strides become LayoutStride Views, so non-contiguous
+// and channels-last tensors are read where they are.
+
+#include "Bridge.hpp"
+#include "KernelSpaces.hpp"
+#include "KokkosRuntime.hpp"
+
+#include <kssim/SSIM.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <stdexcept>
+#include <type_traits>
+
+namespace kssim::torch_binding {
+namespace {
+
+using HostSpace = Kokkos::DefaultHostExecutionSpace;  // CPU tensors
+
+template <class T, int Rank>
+using ArrayOf = std::conditional_t<Rank == 4, T****, T*****>;
+
+// A Strided as an unmanaged rank-Rank LayoutStride View of T (const T for the images) in memory space Mem.
+template <class T, int Rank, class Mem>
+Kokkos::View<ArrayOf<T, Rank>, Kokkos::LayoutStride, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> view_of(
+    const Strided& s) {
+  using View = Kokkos::View<ArrayOf<T, Rank>, Kokkos::LayoutStride, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  if (s.data == nullptr) return View();
+  if (s.rank != Rank) throw std::invalid_argument("kssim: internal error: tensor rank differs from the workspace's");
+  Kokkos::LayoutStride layout;
+  for (int i = 0; i < Rank; ++i) {
+    layout.dimension[i] = std::size_t(s.extents[i]);
+    layout.stride[i] = std::size_t(s.strides[i]);
+  }
+  return View(static_cast<T*>(s.data), layout);
+}
+
+template <class Exec, class T, int Rank>
+class SsimWorkspace final : public Workspace {
+  using Mem = typename Exec::memory_space;
+
+ public:
+  SsimWorkspace(const Exec& exec, const ProblemKey& key)
+      : exec_(exec), loss_(exec, extents(key), key.options(), gradients(key)) {}
+  // Kernels still queued on the stream may use the workspace (Kokkos' own free also waits, as it may not).
+  ~SsimWorkspace() override { exec_.fence("kssim::torch: release a workspace"); }
+
+  void forward(const Strided& img1, const Strided& img2) override {
+    loss_.forward(view_of<const T, Rank, Mem>(img1), view_of<const T, Rank, Mem>(img2));
+    settle();
+  }
+  const double* mean() const override { return loss_.value().data(); }
+  const double* slice_sums() const override { return loss_.slice_sums().data(); }
+
+  void backward(const double* upstream, const Strided& grad1, const Strided& grad2) override {
+    const auto g1 = view_of<T, Rank, Mem>(grad1);
+    const auto g2 = view_of<T, Rank, Mem>(grad2);
+    if (upstream)
+      loss_.backward(Kokkos::View<const double, Mem>(upstream), g1, g2);
+    else
+      loss_.backward(g1, g2);
+    settle();
+  }
+
+ private:
+  static std::array<int, Rank> extents(const ProblemKey& key) {
+    std::array<int, Rank> e{};
+    for (int i = 0; i < Rank; ++i) e[i] = int(key.extents[i]);
+    return e;
+  }
+  static Gradients gradients(const ProblemKey& key) {
+    return key.grad1 ? (key.grad2 ? Gradients::Both : Gradients::Image1)
+                     : (key.grad2 ? Gradients::Image2 : Gradients::None);
+  }
+  // Host results must be complete when the operator returns (PyTorch's CPU ops are synchronous); device
+  // work stays ordered on the stream, with no synchronisation.
+  void settle() const {
+    if constexpr (std::is_same_v<Exec, HostSpace>) exec_.fence("kssim::torch: host results");
+  }
+
+  Exec exec_;
+  SSIM<Exec, T, Rank> loss_;
+};
+
+template <class Exec, class T>
+std::unique_ptr<Workspace> make_for_rank(const Exec& exec, const ProblemKey& key) {
+  if (key.rank == 4) return std::make_unique<SsimWorkspace<Exec, T, 4>>(exec, key);
+  if (key.rank == 5) return std::make_unique<SsimWorkspace<Exec, T, 5>>(exec, key);
+  throw std::invalid_argument("kssim: images must be 4-D (N, C, H, W) or 5-D (N, C, D, H, W)");
+}
+
+template <class Exec>
+std::unique_ptr<Workspace> make_on(const Exec& exec, const ProblemKey& key) {
+  return key.dtype == Dtype::Float32 ? make_for_rank<Exec, float>(exec, key) : make_for_rank<Exec, double>(exec, key);
+}
+
+}  // namespace
+
+std::unique_ptr<Workspace> make_workspace(const ProblemKey& key) {
+  if (key.device == Device::Host) return make_on(HostSpace(), key);
+#if defined(KOKKOS_ENABLE_CUDA)
+  return make_on(cuda_instance(key.stream), key);
+#else
+  throw std::invalid_argument("kssim: this build has no CUDA backend");
+#endif
+}
+
+}  // namespace kssim::torch_binding

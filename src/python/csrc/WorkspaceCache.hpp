@@ -1,0 +1,69 @@
+#pragma once
+// The binding's cache of kssim::SSIM objects, one per ProblemKey (shape, dtype, options, gradients,
+// device and stream), so that a training step allocates no workspace after its first.
+//
+// The operators are pure functions of their arguments: ssim_backward(grad, img1, img2) could always run the
+// forward stages again. It skips them when the workspace's last forward() read the same tensor contents, as
+// PyTorch tracks them (InputStamp): then the partial derivatives that forward() left in the workspace are
+// the ones wanted. Anything else (another forward of the same shape in between, a recomputed input) just
+// runs the forward stages again, so correctness never rests on the order of the calls.
+
+#include "Bridge.hpp"
+
+#include <ATen/Tensor.h>
+#include <c10/core/StorageImpl.h>
+#include <c10/util/intrusive_ptr.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+namespace kssim::torch_binding {
+
+// The identity of a tensor's contents: the same live storage (a weak reference, so an address freed and
+// reused by another tensor never matches), the same view of it, and the same version counter (PyTorch
+// increments it on every in-place write).
+class InputStamp {
+ public:
+  InputStamp() = default;
+  explicit InputStamp(const at::Tensor& t);
+  bool matches(const at::Tensor& t) const;
+
+ private:
+  std::optional<c10::weak_intrusive_ptr<c10::StorageImpl>> storage_;
+  const void* data_ = nullptr;
+  std::vector<std::int64_t> sizes_, strides_;
+  std::int64_t version_ = -1;
+};
+
+struct CacheEntry {
+  std::unique_ptr<Workspace> workspace;
+  at::Tensor upstream;  // one double on the device: the incoming gradient of the mean, converted
+  InputStamp img1, img2;  // inputs of the workspace's last forward(), when it prepared gradients
+  std::uint64_t last_use = 0;
+};
+
+class WorkspaceCache {
+ public:
+  // Entries kept; the least recently used one is released beyond this (KSSIM_TORCH_CACHE_SIZE, default 8).
+  static std::size_t capacity();
+
+  // The entry for `key`, created (workspace allocated) on first use. Call with mutex() held.
+  CacheEntry& entry(const ProblemKey& key, const at::TensorOptions& device_options);
+  void clear();
+  std::size_t size() const { return entries_.size(); }
+  std::uint64_t created() const { return created_; }  // workspaces allocated so far
+
+  std::mutex& mutex() { return mutex_; }
+  static WorkspaceCache& instance();
+
+ private:
+  std::map<ProblemKey, CacheEntry> entries_;
+  std::uint64_t clock_ = 0, created_ = 0;
+  std::mutex mutex_;
+};
+
+}  // namespace kssim::torch_binding

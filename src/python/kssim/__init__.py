@@ -1,0 +1,20 @@
+"""kssim for PyTorch: fused, differentiable SSIM on CPU and CUDA tensors, computed by kssim's Kokkos kernels.
+
+    from kssim import fused_ssim          # drop-in for `from fused_ssim import fused_ssim`
+    loss = 0.8 * l1 + 0.2 * (1 - fused_ssim(render, target))
+
+    import kssim
+    kssim.ssim(img1, img2, window_size=11, sigma=1.5, k1=0.01, k2=0.03, data_range=1.0,
+               padding="valid", reduction="mean")      # 4-D or 5-D, float32 or float64
+
+Gradients flow to both images (whichever requires them); the operators are torch.library custom ops, so
+they run under torch.compile(fullgraph=True) without graph breaks.
+"""
+
+from . import _library  # loads the operator library: first, the rest registers on its operators
+from . import _registrations  # noqa: F401  (fake kernels and autograd of torch.ops.kssim)
+from ._library import build_info, clear_cache
+from ._version import __version__  # written by CMake from the project's version
+from .functional import fused_ssim, fused_ssim3d, ssim
+
+__all__ = ["ssim", "fused_ssim", "fused_ssim3d", "build_info", "clear_cache", "__version__"]

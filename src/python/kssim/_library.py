@@ -1,0 +1,48 @@
+"""Finds and loads the compiled operator library (torch.ops.kssim), and releases Kokkos at exit."""
+
+import atexit
+import os
+import pathlib
+
+import torch
+
+_LIBRARY_GLOB = "_kssim_ops*.so"
+
+
+def _library_path():
+    explicit = os.environ.get("KSSIM_TORCH_LIBRARY")
+    if explicit:
+        return explicit
+    here = pathlib.Path(__file__).resolve().parent
+    found = sorted(here.glob(_LIBRARY_GLOB))
+    if not found:
+        raise ImportError(
+            f"kssim: no compiled operator library ({_LIBRARY_GLOB}) in {here}. Build it with CMake "
+            "(-DKSSIM_ENABLE_TORCH=ON; the build tree's python/ folder is then an importable package) or "
+            "install kssim with `pip install --no-build-isolation src/python`; KSSIM_TORCH_LIBRARY may also "
+            "name the library file.")
+    return str(found[0])
+
+
+torch.ops.load_library(_library_path())
+# Kokkos is finalised (if kssim initialised it) while PyTorch and the CUDA runtime are still alive.
+atexit.register(torch.ops.kssim._finalize)
+
+# Whether CUDA tensors can be computed on: fixed when the library was built.
+HAS_CUDA = torch.ops.kssim._build_info().endswith("; cuda")
+
+
+def build_info():
+    """The Kokkos version and backends kssim was built with, e.g. 'Kokkos 5.2.2, host OpenMP; no cuda'."""
+    return torch.ops.kssim._build_info()
+
+
+def clear_cache():
+    """Releases every cached workspace (they are allocated again on next use)."""
+    torch.ops.kssim._clear_cache()
+
+
+def cache_stats():
+    """(workspaces held, workspaces allocated since the start, capacity): for tests."""
+    return tuple(torch.ops.kssim._cache_stats())
+

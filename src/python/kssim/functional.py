@@ -1,0 +1,99 @@
+"""The Python API: kssim.ssim, and fused_ssim / fused_ssim3d with fused-ssim's signatures.
+
+Bad input raises before any kernel runs: TypeError for non-tensors and unsupported dtypes, ValueError for
+shapes, devices and options, RuntimeError for CUDA tensors in a build without CUDA."""
+
+import torch
+
+from ._library import HAS_CUDA
+
+_PADDINGS = ("valid", "same")
+_REDUCTIONS = ("mean", "none")
+MAX_WINDOW_SIZE = 31  # kssim::max_window_size
+
+
+def _check_images(img1, img2, ranks):
+    for name, img in (("img1", img1), ("img2", img2)):
+        if not isinstance(img, torch.Tensor):
+            raise TypeError(f"kssim: {name} must be a torch.Tensor, got {type(img).__name__}")
+        if img.dtype not in (torch.float32, torch.float64):
+            raise TypeError(f"kssim: {name} must be float32 or float64, got {img.dtype}")
+        if img.dim() not in ranks:
+            wanted = " or ".join({4: "4-D (N, C, H, W)", 5: "5-D (N, C, D, H, W)"}[r] for r in ranks)
+            raise ValueError(f"kssim: {name} must be {wanted}, got shape {tuple(img.shape)}")
+    if img1.device != img2.device:
+        raise ValueError(f"kssim: img1 and img2 must be on the same device, got {img1.device} and {img2.device}")
+    if img1.dtype != img2.dtype:
+        raise TypeError(f"kssim: img1 and img2 must have the same dtype, got {img1.dtype} and {img2.dtype}")
+    if img1.shape != img2.shape:
+        raise ValueError(f"kssim: img1 and img2 must have the same shape, got {tuple(img1.shape)} and "
+                         f"{tuple(img2.shape)}")
+    if img1.device.type not in ("cpu", "cuda", "meta"):
+        raise ValueError(f"kssim: images must be CPU or CUDA tensors, got {img1.device}")
+    if img1.device.type == "cuda" and not HAS_CUDA:
+        raise RuntimeError("kssim: this kssim was built without CUDA, so it cannot compute on CUDA tensors: move "
+                           "them to the CPU, or rebuild kssim against a Kokkos with its CUDA backend")
+
+
+def _check_options(shape, window_size, sigma, k1, k2, data_range, padding):
+    if padding not in _PADDINGS:
+        raise ValueError(f"kssim: padding must be 'valid' or 'same', got {padding!r}")
+    if not (isinstance(window_size, int) and 3 <= window_size <= MAX_WINDOW_SIZE and window_size % 2 == 1):
+        raise ValueError(f"kssim: window_size must be an odd int in [3, {MAX_WINDOW_SIZE}], got {window_size!r}")
+    if not sigma > 0:
+        raise ValueError(f"kssim: sigma must be > 0, got {sigma!r}")
+    if not data_range > 0:
+        raise ValueError(f"kssim: data_range must be > 0, got {data_range!r}")
+    if not (k1 >= 0 and k2 >= 0) or (k1 == 0 and k2 == 0):
+        raise ValueError(f"kssim: k1 and k2 must be >= 0 and not both 0, got {k1!r} and {k2!r}")
+    if any(n == 0 for n in shape):
+        raise ValueError(f"kssim: images must not be empty, got shape {tuple(shape)}")
+    if padding == "valid" and any(n < window_size for n in shape[2:]):
+        raise ValueError(f"kssim: with padding='valid' every spatial size must be >= window_size {window_size}, "
+                         f"got shape {tuple(shape)}")
+
+
+def _gradients(img1, img2):
+    """Which gradients a backward pass will want (bit 0: img1, bit 1: img2), so that the forward pass
+    prepares exactly those and the backward pass reuses its work."""
+    if not torch.is_grad_enabled():
+        return 0
+    return (1 if img1.requires_grad else 0) | (2 if img2.requires_grad else 0)
+
+
+def _ssim(img1, img2, window_size, sigma, k1, k2, data_range, padding, per_image, train, ranks):
+    _check_images(img1, img2, ranks)
+    _check_options(img1.shape, window_size, sigma, k1, k2, data_range, padding)
+    return torch.ops.kssim.ssim(img1, img2, window_size, float(sigma), float(k1), float(k2), float(data_range),
+                                padding == "same", per_image, _gradients(img1, img2) if train else 0)
+
+
+def ssim(img1, img2, *, window_size=11, sigma=1.5, k1=0.01, k2=0.03, data_range=1.0, padding="valid",
+         reduction="mean"):
+    """SSIM of two batches of images (N, C, H, W) or volumes (N, C, D, H, W), float32 or float64, on CPU
+    or CUDA, differentiable with respect to both.
+
+    window_size, sigma: the Gaussian window (odd size, at most 31); k1, k2, data_range: C1 = (k1 L)^2,
+    C2 = (k2 L)^2; padding: "valid" (the map where the window fits) or "same" (zero padding, map the size
+    of the image); reduction: "mean" (a 0-dim tensor) or "none" (the mean of each image, shape (N,)).
+    The result has the images' dtype (the mean is accumulated in float64).
+    """
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"kssim: reduction must be 'mean' or 'none', got {reduction!r}")
+    return _ssim(img1, img2, window_size, sigma, k1, k2, data_range, padding, reduction == "none", True, (4, 5))
+
+
+def fused_ssim(img1, img2, padding="same", train=True):
+    """fused-ssim's fused_ssim: the mean SSIM of (N, C, H, W) images with an 11x11 window, sigma 1.5,
+    C1 = 0.01^2, C2 = 0.03^2, zero ("same", the default) or "valid" padding.
+
+    train=False computes the forward pass only (no partial derivatives are kept for a backward pass; one
+    would still be correct, by recomputing them). Unlike fused-ssim, img2 gets a gradient too when it
+    requires one, and inputs of any strides are read in place.
+    """
+    return _ssim(img1, img2, 11, 1.5, 0.01, 0.03, 1.0, padding, False, train, (4,))
+
+
+def fused_ssim3d(img1, img2, padding="same", train=True):
+    """fused-ssim's fused_ssim3d: fused_ssim for volumes (N, C, D, H, W)."""
+    return _ssim(img1, img2, 11, 1.5, 0.01, 0.03, 1.0, padding, False, train, (5,))
