@@ -56,11 +56,27 @@ void check_images(const at::Tensor& img1, const at::Tensor& img2) {
                     "kssim: images larger than 2^30 elements per call are not supported, got ", describe(img1));
   TORCH_CHECK_VALUE(img1.is_cpu() || img1.is_cuda(), "kssim: images must be CPU or CUDA tensors, got ",
                     describe(img1));
-  TORCH_CHECK(!img1.is_cuda() || has_cuda(),
-              "kssim: this kssim was built without CUDA (", kokkos_description(),
-              "), so it cannot compute on CUDA tensors: move them to the CPU, or rebuild kssim against a Kokkos "
-              "with its CUDA backend");
 }
+
+// This build computes on CUDA tensors: Kokkos has its CUDA backend and PyTorch is a CUDA build.
+constexpr bool cuda_build =
+#if defined(KSSIM_TORCH_CUDA)
+    true;
+#else
+    false;
+#endif
+
+// The CUDA kernels of a build without CUDA: a clear message instead of PyTorch's "could not run".
+template <class Signature>
+struct WithoutCuda;
+template <class Result, class... Args>
+struct WithoutCuda<Result(Args...)> {
+  static Result run(Args...) {
+    TORCH_CHECK(false, "kssim: this kssim was built without CUDA (", kokkos_description(),
+                "), so it cannot compute on CUDA tensors: move them to the CPU, or rebuild kssim against a Kokkos "
+                "with its CUDA backend and a CUDA PyTorch");
+  }
+};
 
 // A tensor as kernels read it in place. Size-1 axes get stride 1 (their stride is meaningless); an axis
 // broadcast by expand() (stride 0) or any other non-positive stride cannot be a kernel View: such a tensor
@@ -86,6 +102,14 @@ Strided strided(const at::Tensor& t, std::optional<at::Tensor>& keep) {
 Strided strided_output(const at::Tensor& t) {
   std::optional<at::Tensor> unused;
   return t.numel() == 0 ? Strided{} : strided(t, unused);  // outputs are fresh, dense tensors: never copied
+}
+
+// Lets a later ssim_backward of these inputs reuse the workspace's partial derivatives. Not when an input
+// was copied: the workspace's backward() reads the images of its last forward(), and the copy is gone.
+void remember_inputs(CacheEntry& e, const at::Tensor& img1, const at::Tensor& img2, bool copied) {
+  if (copied) return;
+  e.img1 = InputStamp(img1);
+  e.img2 = InputStamp(img2);
 }
 
 // Places the calls on the images' device and stream; initialises Kokkos on first use.
@@ -175,10 +199,7 @@ at::Tensor ssim_forward(const at::Tensor& img1, const at::Tensor& img2, std::int
     std::optional<at::Tensor> copy1, copy2;
     e.img1 = e.img2 = InputStamp();  // invalid until forward() has run
     e.workspace->forward(strided(img1, copy1), strided(img2, copy2));
-    if (key.grad1 || key.grad2) {
-      e.img1 = InputStamp(img1);
-      e.img2 = InputStamp(img2);
-    }
+    if (key.grad1 || key.grad2) remember_inputs(e, img1, img2, copy1 || copy2);
     const auto doubles = img1.options().dtype(at::kDouble);
     if (!per_image) {
       at::Tensor out = at::empty({}, img1.options());
@@ -218,8 +239,7 @@ std::tuple<at::Tensor, at::Tensor> ssim_backward(const at::Tensor& grad, const a
     if (!(e.img1.matches(img1) && e.img2.matches(img2))) {  // the partials are not of these inputs
       e.img1 = e.img2 = InputStamp();
       e.workspace->forward(x, y);
-      e.img1 = InputStamp(img1);
-      e.img2 = InputStamp(img2);
+      remember_inputs(e, img1, img2, copy1 || copy2);
     }
     const double* upstream = nullptr;  // per image: 1, then each image's gradient scaled below
     if (!per_image) {
@@ -260,7 +280,7 @@ std::vector<std::int64_t> cache_stats() {
   return {std::int64_t(cache.size()), std::int64_t(cache.created()), std::int64_t(WorkspaceCache::capacity())};
 }
 
-std::string build_info() { return std::string(kokkos_description()) + (has_cuda() ? "; cuda" : "; no cuda"); }
+std::string build_info() { return std::string(kokkos_description()) + (cuda_build ? "; cuda" : "; no cuda"); }
 
 }  // namespace
 }  // namespace kssim::torch_binding
@@ -284,8 +304,13 @@ TORCH_LIBRARY_IMPL(kssim, CPU, m) {
   m.impl("ssim_backward", &kssim::torch_binding::ssim_backward);
 }
 
-// Registered in every build: without CUDA, check_images() says so instead of PyTorch's "could not run".
 TORCH_LIBRARY_IMPL(kssim, CUDA, m) {
-  m.impl("ssim", &kssim::torch_binding::ssim_forward);
-  m.impl("ssim_backward", &kssim::torch_binding::ssim_backward);
+  using namespace kssim::torch_binding;
+#if defined(KSSIM_TORCH_CUDA)
+  m.impl("ssim", &ssim_forward);
+  m.impl("ssim_backward", &ssim_backward);
+#else
+  m.impl("ssim", &WithoutCuda<decltype(ssim_forward)>::run);
+  m.impl("ssim_backward", &WithoutCuda<decltype(ssim_backward)>::run);
+#endif
 }

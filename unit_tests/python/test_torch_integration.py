@@ -1,0 +1,102 @@
+"""kssim's operators inside PyTorch's machinery: opcheck, torch.compile without graph breaks, the
+workspace cache (nothing allocated after the first step), and backward passes in any order."""
+
+import pytest
+import torch
+
+import kssim
+from conftest import TOLERANCE, random_pair, relative_l2
+from kssim import _library
+from reference_ssim import ssim_and_gradients
+
+OPTIONS = (11, 1.5, 0.01, 0.03, 1.0)  # window_size, sigma, k1, k2, data_range
+
+
+@pytest.mark.parametrize("same_padding,per_image", [(False, False), (True, True)])
+def test_opcheck(device, same_padding, per_image):
+    a, b = random_pair((2, 2, 16, 17), torch.float64, device, seed=1)
+    a.requires_grad_(True)
+    b.requires_grad_(True)
+    torch.library.opcheck(torch.ops.kssim.ssim.default, (a, b, *OPTIONS, same_padding, per_image, 3))
+    grad = torch.ones((2,) if per_image else (), dtype=a.dtype, device=device)
+    torch.library.opcheck(torch.ops.kssim.ssim_backward.default,
+                          (grad, a.detach(), b.detach(), *OPTIONS, same_padding, per_image, 1))
+
+
+def _loss(render, target):
+    return 0.8 * (render - target).abs().mean() + 0.2 * (1 - kssim.fused_ssim(render, target))
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_torch_compile_fullgraph_matches_eager(device, backend):
+    a, b = random_pair((1, 3, 30, 33), torch.float32, device, seed=2)
+    a.requires_grad_(True)
+    eager = _loss(a, b)
+    eager.backward()
+    eager_grad = a.grad
+    a.grad = None
+    torch._dynamo.reset()
+    compiled = torch.compile(_loss, fullgraph=True, backend=backend)  # fullgraph: a graph break raises
+    value = compiled(a, b)
+    value.backward()
+    value_tol, grad_tol = TOLERANCE[torch.float32]
+    assert abs(value.item() - eager.item()) <= value_tol
+    assert relative_l2(a.grad, eager_grad) <= grad_tol
+
+
+def test_torch_compile_dynamic_shapes(device):
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x, y: kssim.ssim(x, y, reduction="none"), fullgraph=True,
+                             backend="aot_eager", dynamic=True)
+    for shape in [(2, 1, 20, 24), (3, 1, 25, 22)]:
+        a, b = random_pair(shape, torch.float64, device, seed=shape[0])
+        expected, _, _ = ssim_and_gradients(a.cpu(), b.cpu(), "none")
+        assert (compiled(a, b).cpu() - expected).abs().max() <= TOLERANCE[torch.float64][0]
+
+
+def test_training_steps_allocate_no_new_workspace(device):
+    a, b = random_pair((2, 3, 40, 41), torch.float32, device, seed=4)
+    a.requires_grad_(True)
+    _loss(a, b).backward()  # first step: the workspace is allocated
+    _, created, _ = _library.cache_stats()
+    for _ in range(3):
+        a.grad = None
+        _loss(a, b).backward()
+    assert _library.cache_stats()[1] == created
+
+
+def test_backward_after_another_forward_of_the_same_shape_is_right(device):
+    """Two losses of one shape share a workspace: the second forward replaces the first one's partial
+    derivatives, so the first backward must notice and recompute them."""
+    x1, y1 = random_pair((1, 2, 26, 27), torch.float64, device, seed=5)
+    x2, y2 = random_pair((1, 2, 26, 27), torch.float64, device, seed=6)
+    x1.requires_grad_(True)
+    x2.requires_grad_(True)
+    first = kssim.ssim(x1, y1)
+    second = kssim.ssim(x2, y2)
+    first.backward()  # out of order
+    second.backward()
+    for x, y in ((x1, y1), (x2, y2)):
+        _, g1, _ = ssim_and_gradients(x.detach().cpu(), y.cpu())
+        assert relative_l2(x.grad.cpu(), g1) <= TOLERANCE[torch.float64][1]
+
+
+def test_in_place_change_between_forward_and_backward_is_caught(device):
+    a, b = random_pair((1, 1, 20, 20), torch.float64, device, seed=7)
+    leaf = a.clone().requires_grad_(True)
+    x = leaf * 1.0
+    value = kssim.ssim(x, b)
+    with torch.no_grad():
+        x.add_(0.1)  # the saved input changed: PyTorch's version counter catches it
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        value.backward()
+
+
+def test_cache_is_bounded_and_can_be_cleared(device):
+    _, _, capacity = _library.cache_stats()
+    for size in range(12, 12 + capacity + 2):
+        a, b = random_pair((1, 1, size, size), torch.float32, device, seed=size)
+        kssim.ssim(a, b)
+    assert _library.cache_stats()[0] == capacity
+    kssim.clear_cache()
+    assert _library.cache_stats()[0] == 0
