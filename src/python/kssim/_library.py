@@ -24,6 +24,16 @@ def _library_path():
     return str(found[0])
 
 
+def _check_torch_version():
+    from ._version import torch_version
+    if torch.__version__ != torch_version:
+        raise ImportError(
+            f"kssim: its operator library was compiled against torch {torch_version}, but this is torch "
+            f"{torch.__version__}; PyTorch's C++ ABI changes between versions, so rebuild kssim with this one "
+            "(pip install --no-build-isolation --force-reinstall src/python, or a new CMake build)")
+
+
+_check_torch_version()
 torch.ops.load_library(_library_path())
 # Kokkos is finalised (if kssim initialised it) while PyTorch and the CUDA runtime are still alive.
 atexit.register(torch.ops.kssim._finalize)

@@ -1,0 +1,72 @@
+"""CUDA only (skipped elsewhere): kssim runs on PyTorch's current stream, without synchronising the host,
+and a training step allocates no device memory after the first."""
+
+import time
+
+import pytest
+import torch
+
+import kssim
+from conftest import TOLERANCE, random_pair, relative_l2
+from kssim import _library
+from reference_ssim import ssim_and_gradients
+
+pytestmark = pytest.mark.skipif(not (torch.cuda.is_available() and _library.HAS_CUDA),
+                                reason="needs a CUDA device and a CUDA build of kssim")
+
+
+def test_a_non_default_stream_is_respected():
+    """The input is written on a side stream behind a sleep kernel (10^9 cycles: about 0.5 s at 2 GHz):
+    kssim must queue behind it on that stream (a kernel on any other stream would read the placeholder
+    0.25s), and the call must return while the sleep still runs (no host synchronisation)."""
+    a, b = random_pair((2, 3, 64, 80), torch.float32, "cuda", seed=21)
+    x = torch.full_like(a, 0.25)
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        # A first step on this stream allocates its workspace (Kokkos' allocations synchronise), as a training
+        # loop's first step does; the step measured below reuses it.
+        warm = x.clone().requires_grad_(True)
+        kssim.ssim(warm, b).backward()
+    torch.cuda.synchronize()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(1_000_000_000)
+        x.copy_(a)
+        x.requires_grad_(True)
+        start = time.perf_counter()
+        value = kssim.ssim(x, b)
+        value.backward()
+        elapsed = time.perf_counter() - start
+        assert not side.query(), f"the side stream finished its sleep: kssim synchronised ({elapsed:.3f} s)"
+    side.synchronize()
+    expected, g1, g2 = ssim_and_gradients(a.cpu(), b.cpu())
+    value_tol, grad_tol = TOLERANCE[torch.float32]
+    assert abs(value.item() - expected.item()) <= value_tol
+    assert relative_l2(x.grad.cpu(), g1) <= grad_tol
+
+
+def test_training_steps_allocate_no_device_memory():
+    a, b = random_pair((1, 3, 270, 480), torch.float32, "cuda", seed=22)
+    a.requires_grad_(True)
+
+    def step():
+        a.grad = None
+        loss = 0.8 * (a - b).abs().mean() + 0.2 * (1 - kssim.fused_ssim(a, b))
+        loss.backward()
+
+    step()
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_stats()["segment.all.allocated"]
+    created = _library.cache_stats()[1]
+    for _ in range(5):
+        step()
+    torch.cuda.synchronize()
+    assert torch.cuda.memory_stats()["segment.all.allocated"] == before  # no new cudaMalloc by PyTorch
+    assert _library.cache_stats()[1] == created  # no new kssim workspace
+
+
+def test_a_second_cuda_device_if_present():
+    if torch.cuda.device_count() < 2:
+        pytest.skip("one CUDA device")
+    a, b = random_pair((1, 2, 30, 31), torch.float64, "cuda:1", seed=23)
+    expected, _, _ = ssim_and_gradients(a.cpu(), b.cpu())
+    assert abs(kssim.ssim(a, b).item() - expected.item()) <= TOLERANCE[torch.float64][0]
