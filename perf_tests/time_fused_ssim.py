@@ -1,35 +1,48 @@
 #!/usr/bin/env python3
-"""Time fused-ssim (https://github.com/rahul-goel/fused-ssim) on the shapes of kssim_perf_tests.
+"""Time fused-ssim (https://github.com/rahul-goel/fused-ssim) and kssim's PyTorch binding (the kssim
+package, src/python) on the shapes of kssim_perf_tests, in one process.
 
-Needs an installed fused_ssim package (this script builds nothing) and a CUDA device. For each shape,
-float32, padding "valid" and "same":
-  fwd      fused_ssim(img1, img2, padding, train=False) under torch.no_grad()
-  fwd+bwd  fused_ssim(img1, img2, padding, train=True).backward()   (gradient of img1 only)
-3D shapes use fused_ssim3d when the installed version has it. Each case: --warmup untimed runs, then
---iters runs each timed with a pair of torch.cuda.Event; the median is reported. img1.grad is reset to
-None outside the timed region, as optimizer.zero_grad() does. Each case is timed twice: as is, and with the
-L2 cache flushed before every run (a 256 MB write outside the timed region, as triton's do_bench does;
-the H200's L2 holds 60 MB, so the small shapes would otherwise stay in it): fused_ssim_us and
-fused_ssim_flushed_us. kssim_perf_tests reports the same two ways (counters us_b2b and us_flushed). The inputs are random in [0, 1) and are
-not rotated between iterations (the same as kssim_perf_tests).
+Needs the installed (or importable) packages that --impl names (this script builds nothing) and a CUDA
+device. For each shape, float32, padding "valid" and "same", and each implementation F (fused_ssim.fused_ssim
+or kssim.fused_ssim; fused_ssim3d for the 3D shapes when fused-ssim has it):
+  fwd      F(img1, img2, padding, train=False) under torch.no_grad()
+  fwd+bwd  F(img1, img2, padding, train=True).backward()   (gradient of img1 only)
+Each case: --warmup untimed runs, then --iters runs each timed with a pair of torch.cuda.Event; the median
+is reported. img1.grad is reset to None outside the timed region, as optimizer.zero_grad() does. Each case
+is timed twice: as is, and with the L2 cache flushed before every run (a 256 MB write outside the timed
+region, as triton's do_bench does; the H200's L2 holds 60 MB, so the small shapes would otherwise stay in
+it): <impl>_us and <impl>_flushed_us (fused_ssim_us, kssim_torch_us, ...). kssim_perf_tests reports the
+same two ways (counters us_b2b and us_flushed). With --do-bench, also triton.testing.do_bench's median
+(<impl>_do_bench_us). The inputs are random in [0, 1) and are not rotated between iterations (the same as
+kssim_perf_tests).
 
   python3 perf_tests/time_fused_ssim.py --json fused.json --csv fused.csv [--kssim-json kssim.json]
+  python3 perf_tests/time_fused_ssim.py --impl fused_ssim,kssim --do-bench --shapes 2d --json both.json
 
 With --kssim-json (a kssim_perf_tests --benchmark_out JSON file) a side-by-side table is printed, using
-kssim's float results on the GPU execution space (Cuda or HIP).
+kssim's float results on the GPU execution space (Cuda or HIP): kssim's C++ time, then each
+implementation's, and their ratios to the first one's (the binding's over the C++ one: its overhead).
 """
 
 import argparse
 import csv
+import importlib
 import json
 import statistics
 
 import torch
 
-import fused_ssim as fs
-
 SHAPES_2D = [(1, 3, 1080, 1920), (1, 3, 2160, 3840), (8, 3, 512, 512), (1, 1, 4096, 4096), (64, 1, 128, 128)]
 SHAPES_3D = [(1, 1, 128, 128, 128), (2, 3, 96, 96, 96), (1, 1, 256, 256, 256)]
+
+
+# --impl name -> (module, column prefix of its results)
+IMPLEMENTATIONS = {"fused_ssim": ("fused_ssim", "fused_ssim"), "kssim": ("kssim", "kssim_torch")}
+
+
+def time_do_bench(fn, tensors):
+    from triton.testing import do_bench
+    return do_bench(fn, grad_to_none=tensors, return_mode="median") * 1e3  # us
 
 
 def time_case(fn, before, warmup, iters):
@@ -67,6 +80,9 @@ def kssim_lookup(results, family, mode, padding, shape):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--impl", default="fused_ssim", help="comma-separated: fused_ssim, kssim")
+    p.add_argument("--do-bench", action="store_true", help="also time with triton.testing.do_bench")
+    p.add_argument("--shapes", choices=("all", "2d", "3d"), default="all")
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--iters", type=int, default=50)
     p.add_argument("--json", help="write the results here")
@@ -76,46 +92,62 @@ def main():
     args = p.parse_args()
 
     assert torch.cuda.is_available(), "fused-ssim timing needs a CUDA device"
+    impls = {}
+    for name in args.impl.split(","):
+        module, prefix = IMPLEMENTATIONS[name]
+        impls[prefix] = importlib.import_module(module)
     dev = torch.device("cuda")
     gen = torch.Generator(device=dev).manual_seed(20261129)
-    has_3d = hasattr(fs, "fused_ssim3d") and getattr(fs, "is_3D_supported", True)
+    fs = impls.get("fused_ssim")
+    has_3d = fs is None or (hasattr(fs, "fused_ssim3d") and getattr(fs, "is_3D_supported", True))
     flush = torch.empty(64 << 20, dtype=torch.float32, device=dev)  # 256 MB
     rows = []
-    cases = [("ssim2d", s, fs.fused_ssim) for s in SHAPES_2D]
-    if has_3d:
-        cases += [("ssim3d", s, fs.fused_ssim3d) for s in SHAPES_3D]
-    for family, shape, fn in cases:
+    cases = [("ssim2d", s, "fused_ssim") for s in SHAPES_2D if args.shapes != "3d"]
+    if has_3d and args.shapes != "2d":
+        cases += [("ssim3d", s, "fused_ssim3d") for s in SHAPES_3D]
+    for family, shape, fn_name in cases:
         img1 = torch.rand(shape, device=dev, generator=gen, dtype=torch.float32).requires_grad_(True)
         img2 = torch.rand(shape, device=dev, generator=gen, dtype=torch.float32)
         for padding in ("valid", "same"):
-            def forward():
-                with torch.no_grad():
-                    return fn(img1, img2, padding=padding, train=False)
+            results = {mode: dict(family=family, mode=mode, dtype="float", padding=padding, shape=shape_name(shape))
+                       for mode in ("fwd", "fwd+bwd")}
+            for prefix, module in impls.items():
+                fn = getattr(module, fn_name)
 
-            def forward_backward():
-                fn(img1, img2, padding=padding, train=True).backward()
+                def forward():
+                    with torch.no_grad():
+                        return fn(img1, img2, padding=padding, train=False)
 
-            def reset():
-                img1.grad = None
+                def forward_backward():
+                    fn(img1, img2, padding=padding, train=True).backward()
 
-            def reset_and_flush():
-                img1.grad = None
-                flush.zero_()
+                def reset():
+                    img1.grad = None
 
-            value = float(forward())
-            for mode, step in (("fwd", forward), ("fwd+bwd", forward_backward)):
-                median, best = time_case(step, reset, args.warmup, args.iters)
-                flushed, _ = time_case(step, reset_and_flush, args.warmup, args.iters)
-                rows.append(dict(family=family, mode=mode, dtype="float", padding=padding, shape=shape_name(shape),
-                                 fused_ssim_us=median, fused_ssim_min_us=best, fused_ssim_flushed_us=flushed,
-                                 ssim=value))
-                print(f"{family}/{mode}/float/{padding}/{shape_name(shape)}: median {median:9.1f} us, "
-                      f"min {best:9.1f} us, ssim {value:.6f}", flush=True)
+                def reset_and_flush():
+                    img1.grad = None
+                    flush.zero_()
+
+                value = float(forward())
+                for mode, step in (("fwd", forward), ("fwd+bwd", forward_backward)):
+                    median, best = time_case(step, reset, args.warmup, args.iters)
+                    flushed, _ = time_case(step, reset_and_flush, args.warmup, args.iters)
+                    row = results[mode]
+                    row.update({f"{prefix}_us": median, f"{prefix}_min_us": best, f"{prefix}_flushed_us": flushed})
+                    if args.do_bench:
+                        row[f"{prefix}_do_bench_us"] = time_do_bench(step, [img1])
+                    row["ssim" if prefix == "fused_ssim" else f"{prefix}_ssim"] = value
+                    print(f"{prefix} {family}/{mode}/float/{padding}/{shape_name(shape)}: median {median:9.1f} us, "
+                          f"min {best:9.1f} us, flushed {flushed:9.1f} us, ssim {value:.6f}", flush=True)
+            rows += results.values()
         del img1, img2
         torch.cuda.empty_cache()
 
     meta = dict(torch=torch.__version__, cuda=torch.version.cuda, device=torch.cuda.get_device_name(),
-                fused_ssim_source=args.source, has_3d=has_3d, warmup=args.warmup, iters=args.iters)
+                fused_ssim_source=args.source, has_3d=has_3d, warmup=args.warmup, iters=args.iters,
+                implementations=list(impls), do_bench=args.do_bench)
+    if "kssim_torch" in impls:
+        meta.update(kssim=impls["kssim_torch"].__version__, kssim_build=impls["kssim_torch"].build_info())
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(context=meta, results=rows), f, indent=1)
@@ -132,17 +164,19 @@ def main():
         except (OSError, ValueError) as e:  # missing, or cut short by a timeout
             print(f"\nno side-by-side table: cannot read {args.kssim_json}: {e}")
             return
-        print(f"\n{meta['device']}, torch {meta['torch']}")
-        print(f"{'case (float)':48s} {'kssim us':>10s} {'fused us':>10s} {'kssim/fused':>11s}"
-              f" {'flushed: kssim':>14s} {'fused':>8s} {'ratio':>7s}")
-        for r in rows:
-            k, kf = kssim_lookup(kssim, r["family"], r["mode"], r["padding"], tuple(map(int, r["shape"].split("x"))))
-            ratio = f"{k / r['fused_ssim_us']:10.3f}x" if k else f"{'-':>11s}"
-            ks = f"{k:10.1f}" if k else f"{'-':>10s}"
-            ff = r["fused_ssim_flushed_us"]
-            flushed = f" {kf:14.1f} {ff:8.1f} {kf / ff:7.3f}" if kf else f" {'-':>14s} {ff:8.1f}"
-            print(f"{r['family']}/{r['mode']}/{r['padding']}/{r['shape']:18s} {ks} {r['fused_ssim_us']:10.1f} {ratio}{flushed}")
-
+        print(f"\n{meta['device']}, torch {meta['torch']}; ratio = time / kssim C++ time")
+        timings = [("", "back to back"), ("_flushed", "L2 flushed")] + ([("_do_bench", "do_bench")] if args.do_bench else [])
+        for suffix, title in timings:
+            print(f"\n{title}: {'case (float)':35s} {'C++ us':>9s}" + "".join(f" {p + ' us':>15s} {'ratio':>6s}" for p in impls))
+            for r in rows:
+                k, kf = kssim_lookup(kssim, r["family"], r["mode"], r["padding"], tuple(map(int, r["shape"].split("x"))))
+                cpp = kf if suffix in ("_flushed", "_do_bench") else k  # do_bench clears the L2 too
+                case = f"{r['family']}/{r['mode']}/{r['padding']}/{r['shape']}"
+                line = f"{'':{len(title) + 2}s}{case:35s} " + (f"{cpp:9.1f}" if cpp else f"{'-':>9s}")
+                for p in impls:
+                    t = r[f"{p}{suffix}_us"]
+                    line += f" {t:15.1f} " + (f"{t / cpp:6.3f}" if cpp else f"{'-':>6s}")
+                print(line)
 
 if __name__ == "__main__":
     main()
