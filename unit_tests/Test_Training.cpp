@@ -29,6 +29,24 @@ TYPED_TEST(Training, ForwardBackwardMatchesOneCallFunctions) {
   }
 }
 
+// slice_sums(): the map summed over each (n, c) slice (the PyTorch binding's per-image means come from it).
+TYPED_TEST(Training, SliceSumsAreTheMapSummedPerChannel) {
+  using C = TypeParam;
+  using T = typename C::value_type;
+  using Exec = typename C::execution_space;
+  const Shape s{2, 3, 1, 23, 26};
+  const auto x = rounded<T>(random_image(s, 90)), y = rounded<T>(noisy_copy(x, 91, 0.2));
+  const ReferenceResult ref = reference_ssim(s, x, y, ReferenceOptions{}, false);
+  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, y);
+  Exec exec;
+  kssim::SSIM<Exec, T> loss(exec, {s.n, s.c, s.h, s.w});
+  loss.forward(a, b);
+  const auto sums = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), loss.slice_sums());
+  ASSERT_EQ(int(sums.extent(0)), s.n * s.c);
+  const double pixels = double(s.h - 10) * (s.w - 10);  // valid map of an 11-tap window
+  for (int i = 0; i < s.n * s.c; ++i) EXPECT_NEAR(sums(i) / pixels, ref.per_channel[i], value_tolerance<T>());
+}
+
 TYPED_TEST(Training, AccumulatesWithHostAndDeviceUpstreamFactors) {
   using C = TypeParam;
   using T = typename C::value_type;

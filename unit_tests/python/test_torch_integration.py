@@ -58,11 +58,13 @@ def test_training_steps_allocate_no_new_workspace(device):
     a, b = random_pair((2, 3, 40, 41), torch.float32, device, seed=4)
     a.requires_grad_(True)
     _loss(a, b).backward()  # first step: the workspace is allocated
-    _, created, _ = _library.cache_stats()
+    before = _library.cache_stats()
     for _ in range(3):
         a.grad = None
         _loss(a, b).backward()
-    assert _library.cache_stats()[1] == created
+    after = _library.cache_stats()
+    assert after.created == before.created  # no new workspace
+    assert after.recomputed == before.recomputed  # every backward reused its forward's partial derivatives
 
 
 def test_backward_after_another_forward_of_the_same_shape_is_right(device):
@@ -74,8 +76,10 @@ def test_backward_after_another_forward_of_the_same_shape_is_right(device):
     x2.requires_grad_(True)
     first = kssim.ssim(x1, y1)
     second = kssim.ssim(x2, y2)
+    recomputed = _library.cache_stats().recomputed
     first.backward()  # out of order
     second.backward()
+    assert _library.cache_stats().recomputed == recomputed + 2  # each found the other's partial derivatives
     for x, y in ((x1, y1), (x2, y2)):
         _, g1, _ = ssim_and_gradients(x.detach().cpu(), y.cpu())
         assert relative_l2(x.grad.cpu(), g1) <= TOLERANCE[torch.float64][1]
@@ -93,10 +97,25 @@ def test_in_place_change_between_forward_and_backward_is_caught(device):
 
 
 def test_cache_is_bounded_and_can_be_cleared(device):
-    _, _, capacity = _library.cache_stats()
+    capacity = _library.cache_stats().capacity
     for size in range(12, 12 + capacity + 2):
         a, b = random_pair((1, 1, size, size), torch.float32, device, seed=size)
         kssim.ssim(a, b)
-    assert _library.cache_stats()[0] == capacity
+    assert _library.cache_stats().held == capacity
     kssim.clear_cache()
-    assert _library.cache_stats()[0] == 0
+    assert _library.cache_stats().held == 0
+
+
+def test_gradient_of_one_input_when_both_require_one(device):
+    """torch.autograd.grad asks for img2's gradient only: the forward prepared both, so the backward reuses
+    its workspace (computing img1's too) rather than running the forward stages again."""
+    a, b = random_pair((1, 2, 21, 22), torch.float64, device, seed=9)
+    a.requires_grad_(True)
+    b.requires_grad_(True)
+    value = kssim.ssim(a, b, padding="same")
+    recomputed = _library.cache_stats().recomputed
+    (g2,) = torch.autograd.grad(value, [b])
+    assert _library.cache_stats().recomputed == recomputed
+    _, _, expected = ssim_and_gradients(a.detach().cpu(), b.detach().cpu(), padding="same")
+    assert relative_l2(g2.cpu(), expected) <= TOLERANCE[torch.float64][1]
+    assert a.grad is None

@@ -237,6 +237,7 @@ std::tuple<at::Tensor, at::Tensor> ssim_backward(const at::Tensor& grad, const a
     std::optional<at::Tensor> copy1, copy2;
     const Strided x = strided(img1, copy1), y = strided(img2, copy2);
     if (!(e.img1.matches(img1) && e.img2.matches(img2))) {  // the partials are not of these inputs
+      cache.count_recomputation();
       e.img1 = e.img2 = InputStamp();
       e.workspace->forward(x, y);
       remember_inputs(e, img1, img2, copy1 || copy2);
@@ -273,11 +274,12 @@ void clear_cache() {
   cache.clear();
 }
 
-// [entries held, workspaces allocated since the start, capacity]
+// [entries held, workspaces allocated since the start, capacity, backward passes that recomputed the forward]
 std::vector<std::int64_t> cache_stats() {
   auto& cache = WorkspaceCache::instance();
   std::lock_guard<std::mutex> lock(cache.mutex());
-  return {std::int64_t(cache.size()), std::int64_t(cache.created()), std::int64_t(WorkspaceCache::capacity())};
+  return {std::int64_t(cache.size()), std::int64_t(cache.created()), std::int64_t(WorkspaceCache::capacity()),
+          std::int64_t(cache.recomputed())};
 }
 
 std::string build_info() { return std::string(kokkos_description()) + (cuda_build ? "; cuda" : "; no cuda"); }

@@ -56,13 +56,16 @@ class WorkspaceCache {
   void clear();
   std::size_t size() const { return entries_.size(); }
   std::uint64_t created() const { return created_; }  // workspaces allocated so far
+  // Backward passes that had to run the forward stages again (their partial derivatives were not there).
+  std::uint64_t recomputed() const { return recomputed_; }
+  void count_recomputation() { ++recomputed_; }
 
   std::mutex& mutex() { return mutex_; }
   static WorkspaceCache& instance();
 
  private:
   std::map<ProblemKey, CacheEntry> entries_;
-  std::uint64_t clock_ = 0, created_ = 0;
+  std::uint64_t clock_ = 0, created_ = 0, recomputed_ = 0;
   std::mutex mutex_;
 };
 

@@ -12,7 +12,7 @@ they run under torch.compile(fullgraph=True) without graph breaks.
 """
 
 from . import _library  # loads the operator library: first, the rest registers on its operators
-from . import _registrations  # noqa: F401  (fake kernels and autograd of torch.ops.kssim)
+from . import _registrations  # noqa: F401  (fake kernels of torch.ops.kssim)
 from ._library import build_info, clear_cache
 from ._version import __version__  # written by CMake from the project's version
 from .functional import fused_ssim, fused_ssim3d, ssim

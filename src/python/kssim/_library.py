@@ -1,6 +1,7 @@
 """Finds and loads the compiled operator library (torch.ops.kssim), and releases Kokkos at exit."""
 
 import atexit
+import collections
 import os
 import pathlib
 
@@ -52,7 +53,11 @@ def clear_cache():
     torch.ops.kssim._clear_cache()
 
 
+CacheStats = collections.namedtuple("CacheStats", "held created capacity recomputed")
+
+
 def cache_stats():
-    """(workspaces held, workspaces allocated since the start, capacity): for tests."""
-    return tuple(torch.ops.kssim._cache_stats())
+    """Workspaces held, allocated since the start, the most held at once, and backward passes that had to
+    run the forward stages again: for tests."""
+    return CacheStats(*torch.ops.kssim._cache_stats())
 

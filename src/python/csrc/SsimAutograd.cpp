@@ -1,0 +1,92 @@
+// The autograd formula of torch.ops.kssim.ssim: its backward is torch.ops.kssim.ssim_backward.
+//
+// Registered in C++ (the Autograd dispatch key) rather than with torch.library.register_autograd, whose
+// Python layers cost about 110 us more per training step on the host: perf_tests/torch_step_overhead.py on
+// this project's 2 loaded cores, alternating runs, "operator with its registered autograd" 132-134 us per
+// step here against 245-252 us with register_autograd (kssim.fused_ssim 152-159 against 267-291 us). At
+// small images that is more than the GPU's work. torch.compile traces through it all the same: forward and
+// backward are dispatcher calls, whose fake kernels the package registers (kssim/_registrations.py).
+
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/autograd.h>
+#include <torch/library.h>
+
+#include <cstdint>
+#include <tuple>
+
+namespace kssim::torch_binding {
+namespace {
+
+using Options = std::tuple<std::int64_t, double, double, double, double, bool, bool>;  // window .. per_image
+
+at::Tensor call_forward(const at::Tensor& img1, const at::Tensor& img2, const Options& o, std::int64_t gradients) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("kssim::ssim", "")
+                             .typed<at::Tensor(const at::Tensor&, const at::Tensor&, std::int64_t, double, double,
+                                               double, double, bool, bool, std::int64_t)>();
+  const auto& [window, sigma, k1, k2, range, same, per_image] = o;
+  return op.call(img1, img2, window, sigma, k1, k2, range, same, per_image, gradients);
+}
+
+std::tuple<at::Tensor, at::Tensor> call_backward(const at::Tensor& grad, const at::Tensor& img1,
+                                                 const at::Tensor& img2, const Options& o, std::int64_t gradients) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("kssim::ssim_backward", "")
+                             .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
+                                                                       const at::Tensor&, std::int64_t, double, double,
+                                                                       double, double, bool, bool, std::int64_t)>();
+  const auto& [window, sigma, k1, k2, range, same, per_image] = o;
+  return op.call(grad, img1, img2, window, sigma, k1, k2, range, same, per_image, gradients);
+}
+
+class SsimFunction : public torch::autograd::Function<SsimFunction> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
+                            std::int64_t window_size, double sigma, double k1, double k2, double data_range,
+                            bool same_padding, bool per_image, std::int64_t gradients) {
+    const Options o{window_size, sigma, k1, k2, data_range, same_padding, per_image};
+    ctx->save_for_backward({img1, img2});
+    ctx->saved_data["window_size"] = window_size;
+    ctx->saved_data["sigma"] = sigma;
+    ctx->saved_data["k1"] = k1;
+    ctx->saved_data["k2"] = k2;
+    ctx->saved_data["data_range"] = data_range;
+    ctx->saved_data["same_padding"] = same_padding;
+    ctx->saved_data["per_image"] = per_image;
+    ctx->saved_data["gradients"] = gradients;
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    return call_forward(img1, img2, o, gradients);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto& d = ctx->saved_data;
+    const Options o{d.at("window_size").toInt(), d.at("sigma").toDouble(),  d.at("k1").toDouble(),
+                    d.at("k2").toDouble(),       d.at("data_range").toDouble(), d.at("same_padding").toBool(),
+                    d.at("per_image").toBool()};
+    const std::int64_t wanted = (ctx->needs_input_grad(0) ? 1 : 0) | (ctx->needs_input_grad(1) ? 2 : 0);
+    torch::autograd::variable_list out(10);
+    if (wanted == 0) return out;
+    // The forward's `gradients` when it covers what is wanted: the same cached workspace, whose partial
+    // derivatives from that forward are then reused (an extra gradient costs less than running it again).
+    const std::int64_t hint = d.at("gradients").toInt();
+    const std::int64_t computed = (hint & wanted) == wanted ? hint : wanted;
+    auto [grad1, grad2] = call_backward(grads[0], saved[0], saved[1], o, computed);
+    if (wanted & 1) out[0] = grad1;
+    if (wanted & 2) out[1] = grad2;
+    return out;
+  }
+};
+
+at::Tensor ssim_autograd(const at::Tensor& img1, const at::Tensor& img2, std::int64_t window_size, double sigma,
+                         double k1, double k2, double data_range, bool same_padding, bool per_image,
+                         std::int64_t gradients) {
+  return SsimFunction::apply(img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image, gradients);
+}
+
+}  // namespace
+}  // namespace kssim::torch_binding
+
+TORCH_LIBRARY_IMPL(kssim, Autograd, m) { m.impl("ssim", &kssim::torch_binding::ssim_autograd); }
