@@ -7,8 +7,9 @@
 //       the gradients of <grad, ssim(img1, img2)> with respect to img1 and img2, shaped like them; a
 //       gradient not asked for in `gradients` is an empty tensor.
 //
-// The Python package (src/python/kssim) registers their fake kernels and autograd formula. Tensors are
-// read and written in place, on PyTorch's current CUDA stream, without synchronisation.
+// The autograd formula of ssim is SsimAutograd.cpp; the Python package (src/python/kssim) registers both
+// operators' fake kernels. Tensors are read and written in place, on PyTorch's current CUDA stream, without
+// synchronisation.
 
 #include "Bridge.hpp"
 #include "WorkspaceCache.hpp"
