@@ -21,31 +21,34 @@ if(NOT Python3_Interpreter_FOUND)
   return()
 endif()
 
-# Each query prints its answers on lines that start with "kssim:" (importing torch may print other things).
-function(_kssim_torch_query out code)
+# _kssim_torch_query(<python code> <var>...): runs the code after `import torch`; it prints one answer per
+# <var> on lines that start with "kssim:" (importing torch may print other things). Sets each <var>, and
+# _kssim_ok to whether every answer came.
+function(_kssim_torch_query code)
   execute_process(COMMAND "${Python3_EXECUTABLE}" -c "import torch\n${code}"
                   OUTPUT_VARIABLE text ERROR_VARIABLE err RESULT_VARIABLE rc)
-  set(answers "")
-  if(rc EQUAL 0)
-    string(REGEX MATCHALL "kssim:[^\n]*" lines "${text}")
-    foreach(line IN LISTS lines)
-      string(SUBSTRING "${line}" 6 -1 line)
-      list(APPEND answers "${line}")
-    endforeach()
+  string(REGEX MATCHALL "kssim:[^\n]*" answers "${text}")
+  list(LENGTH answers got)
+  list(LENGTH ARGN wanted)
+  set(_kssim_ok OFF PARENT_SCOPE)
+  if(NOT rc EQUAL 0 OR NOT got EQUAL wanted)
+    return()
   endif()
-  set(${out} "${answers}" PARENT_SCOPE)
+  foreach(var IN LISTS ARGN)
+    list(POP_FRONT answers answer)
+    string(SUBSTRING "${answer}" 6 -1 answer)
+    set(${var} "${answer}" PARENT_SCOPE)
+  endforeach()
+  set(_kssim_ok ON PARENT_SCOPE)
 endfunction()
 
-_kssim_torch_query(_kssim_torch
-  "print('kssim:' + torch.__version__); print('kssim:' + torch.utils.cmake_prefix_path); print('kssim:' + (torch.version.cuda or ''))")
-list(LENGTH _kssim_torch _kssim_n)
-if(NOT _kssim_n EQUAL 3)
+_kssim_torch_query(
+  "print('kssim:' + torch.__version__); print('kssim:' + torch.utils.cmake_prefix_path); print('kssim:' + (torch.version.cuda or ''))"
+  KSSIM_TORCH_VERSION _kssim_torch_prefix _kssim_torch_cuda_version)
+if(NOT _kssim_ok)
   set(KSSIM_TORCH_WHY "${Python3_EXECUTABLE} cannot import torch")
   return()
 endif()
-list(GET _kssim_torch 0 KSSIM_TORCH_VERSION)
-list(GET _kssim_torch 1 _kssim_torch_prefix)
-list(GET _kssim_torch 2 _kssim_torch_cuda_version)
 if(_kssim_torch_cuda_version)
   set(KSSIM_TORCH_CUDA ON)
 endif()
@@ -73,16 +76,13 @@ if(_kssim_torch_package_usable AND NOT KSSIM_TORCH_FROM_EXTENSION_PATHS)
 endif()
 
 # 2. torch.utils.cpp_extension's paths.
-_kssim_torch_query(_kssim_paths
-  "from torch.utils import cpp_extension as ext; print('kssim:' + ','.join(ext.include_paths())); print('kssim:' + ','.join(ext.library_paths())); print('kssim:' + str(int(torch._C._GLIBCXX_USE_CXX11_ABI)))")
-list(LENGTH _kssim_paths _kssim_n)
-if(NOT _kssim_n EQUAL 3)
+_kssim_torch_query(
+  "from torch.utils import cpp_extension as ext; print('kssim:' + ','.join(ext.include_paths())); print('kssim:' + ','.join(ext.library_paths())); print('kssim:' + str(int(torch._C._GLIBCXX_USE_CXX11_ABI)))"
+  _kssim_torch_includes _kssim_torch_libdirs _kssim_torch_abi)
+if(NOT _kssim_ok)
   set(KSSIM_TORCH_WHY "neither find_package(Torch) nor torch.utils.cpp_extension's paths worked")
   return()
 endif()
-list(GET _kssim_paths 0 _kssim_torch_includes)
-list(GET _kssim_paths 1 _kssim_torch_libdirs)
-list(GET _kssim_paths 2 _kssim_torch_abi)
 string(REPLACE "," ";" _kssim_torch_includes "${_kssim_torch_includes}")
 string(REPLACE "," ";" _kssim_torch_libdirs "${_kssim_torch_libdirs}")
 set(_kssim_torch_names c10 torch_cpu torch)

@@ -67,7 +67,7 @@ def _skip(reason=""):
     raise Skipped(reason)
 
 
-def _install_stand_in():
+def install_stand_in():
     module = types.ModuleType("pytest")
     module.mark, module.fixture, module.raises, module.skip = _Mark(), _fixture, _raises, _skip
     sys.modules["pytest"] = module
@@ -116,7 +116,7 @@ def _cases(function, fixtures):
 def main():
     here = pathlib.Path(__file__).resolve().parent
     sys.path.insert(0, str(here))
-    _install_stand_in()
+    install_stand_in()
     select = sys.argv[sys.argv.index("-k") + 1] if "-k" in sys.argv else ""
     verbose = "-v" in sys.argv
     conftest = importlib.import_module("conftest")
