@@ -106,7 +106,7 @@ std::string run_ssimulacra2(const Ssimulacra2CliOptions& o) {
   if (h < ssimulacra2_min_extent || w < ssimulacra2_min_extent)
     throw UsageError(o.reference + " is " + std::to_string(w) + " x " + std::to_string(h) +
                      ": ssimulacra2 needs at least " + std::to_string(ssimulacra2_min_extent) + " x " +
-                     std::to_string(ssimulacra2_min_extent) + " pixels (its sixth scale, 1:32, must be 8 x 8)");
+                     std::to_string(ssimulacra2_min_extent) + " pixels (as libjxl's tool)");
 
   // A reference with alpha is scored on a dark and a bright background and the worse score kept; otherwise
   // distorted images with alpha are composited on mid grey (both as libjxl's tool does).

@@ -11,6 +11,7 @@
 // (Functors hold raw pointers and PODs only: see Planes.hpp.)
 
 #include <kssim/Options.hpp>
+#include <kssim/impl/Launch.hpp>
 #include <kssim/impl/Tiles.hpp>
 #include <kssim/impl/Vectorize.hpp>
 #include <kssim/impl/ssimulacra2/Constants.hpp>
@@ -240,20 +241,20 @@ void iir_pass(const ExecSpace& exec, const IirCoefficients& c, const float* cons
   constexpr bool gpu = is_gpu_space_v<ExecSpace>;
   const bool contiguous = g.s_across == 1;
   const int strip = gpu ? 32 : (contiguous ? 256 : 16);
-  auto launch = [&](auto blocked) {
+  auto run = [&](auto blocked) {
     IirPass<K, M, decltype(blocked)::value, Sink> pass{c, {}, g, sink, strip, ceil_div(g.across, strip)};
     for (int q = 0; q < IirModeInfo<M, K>::inputs; ++q) pass.in[q] = inputs[q];
     constexpr int level = Tiles<ExecSpace, float>::scratch_level;
     const int inner = gpu ? 32 : 1;
     auto policy = make_team_policy(exec, g.planes * pass.strips, gpu ? strip / inner : 1, inner, level,
                                    pass.scratch_bytes(), opts, pass, Kokkos::ParallelForTag{});
-    Kokkos::parallel_for(decltype(blocked)::value ? "kssim::ssimulacra2::blur_rows" : "kssim::ssimulacra2::blur_columns",
-                         policy, pass);
+    launch(decltype(blocked)::value ? "kssim::ssimulacra2::blur_rows" : "kssim::ssimulacra2::blur_columns", policy,
+           pass);
   };
   if (contiguous)
-    launch(std::false_type{});
+    run(std::false_type{});
   else
-    launch(std::true_type{});
+    run(std::true_type{});
 }
 
 }  // namespace kssim::impl::s2
