@@ -5,6 +5,7 @@
 #include "cli/HelpText.hpp"
 #include "cli/Ssimulacra2Command.hpp"
 #include "cli/UsageError.hpp"
+#include "cli/WaitPolicy.hpp"
 #include "io/Error.hpp"
 
 #include <CLI/CLI.hpp>
@@ -42,6 +43,7 @@ int report(const std::string& message, int status) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kssim::cli::prefer_passive_openmp_waits(argv);
   using kssim::cli::CompareOptions;
   CompareOptions o;
 

@@ -1,0 +1,23 @@
+#include "cli/WaitPolicy.hpp"
+
+#include <Kokkos_Macros.hpp>
+
+#include <cstdlib>
+#if defined(__linux__)
+#include <unistd.h>
+#endif
+
+namespace kssim::cli {
+
+void prefer_passive_openmp_waits(char** argv) {
+#if defined(KOKKOS_ENABLE_OPENMP) && defined(__linux__)
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;  // the user's choice, or already done
+  if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
+  execv("/proc/self/exe", argv);  // returns only on failure
+  unsetenv("OMP_WAIT_POLICY");
+#else
+  (void)argv;
+#endif
+}
+
+}  // namespace kssim::cli
