@@ -35,8 +35,12 @@ Ssimulacra2Result compute_ssimulacra2(const Ssimulacra2Request& r) {
   // Every buffer is allocated once and reused for every batch and background: fresh memory is expensive
   // (the kernel clears each new page; on the development VM first touches ran at about 0.5 GB/s).
   const int batch = int(std::min<std::size_t>(max_batch, r.count));
-  HostImages href(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kssim_cli::s2_ref"), 1, 3, r.h, r.w);
-  HostImages hd(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kssim_cli::s2_dist"), batch, 3, r.h, r.w);
+  // With one image per batch, the distorted images are staged where the reference was (it is not read
+  // again once its pyramid is built).
+  HostImages href(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kssim_cli::s2_images"), 1, 3, r.h, r.w);
+  HostImages hd = batch == 1 ? href
+                             : HostImages(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kssim_cli::s2_dist"), batch,
+                                          3, r.h, r.w);
   auto dref = Kokkos::create_mirror_view(Kokkos::WithoutInitializing, Mem(), href);  // href itself on hosts
   auto dd = Kokkos::create_mirror_view(Kokkos::WithoutInitializing, Mem(), hd);
   Kokkos::View<double*, Mem> s("kssim_cli::s2_scores", batch);
@@ -51,6 +55,7 @@ Ssimulacra2Result compute_ssimulacra2(const Ssimulacra2Request& r) {
       cached.emplace(exec, dref, 0, opts);
     else
       cached->set_reference(exec, dref);
+    exec.fence("kssim_cli: ssimulacra2 reference built");  // before its staging buffer is reused
     for (std::size_t first = 0; first < r.count; first += std::size_t(batch)) {
       const int count = int(std::min<std::size_t>(std::size_t(batch), r.count - first));
       for (int n = 0; n < count; ++n) r.distorted(first + n, bg, hd.data() + n * plane);
