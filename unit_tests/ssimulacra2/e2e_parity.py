@@ -49,6 +49,31 @@ def run(cmd):
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
+def score_set(args, label, size, ref_path, dists, rows, failures):
+    """Writes the distorted images (name, uint8 array) as PNG, scores them all against ref_path with one
+    kssim run and each with the tool; appends (label, size, name, tool, kssim, difference) rows."""
+    stem = os.path.splitext(ref_path)[0]
+    paths = []
+    for dname, arr in dists:
+        paths.append(f"{stem}_{dname}.png")
+        Image.fromarray(arr).save(paths[-1])
+    r = run([args.kssim, "ssimulacra2", ref_path] + paths)
+    ours = [float(line) for line in r.stdout.split()] if r.returncode == 0 else []
+    if len(ours) != len(paths):
+        failures.append(f"kssim on {label} {size[0]}x{size[1]}: rc {r.returncode}, {r.stdout!r} {r.stderr.strip()}")
+        return
+    for (dname, _), p, s in zip(dists, paths, ours):
+        t = run([args.ssimulacra2, ref_path, p])
+        if t.returncode != 0:
+            failures.append(f"ssimulacra2 failed on {p}: {t.stderr.strip()}")
+            continue
+        theirs = float(t.stdout.split()[0])
+        rows.append((label, size, dname, theirs, s, s - theirs))
+        if not abs(s - theirs) <= args.tolerance:
+            failures.append(f"{label} {size[0]}x{size[1]} {dname}: kssim {s:.6f}, ssimulacra2 {theirs:.6f}, "
+                            f"diff {s - theirs:+.6f}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kssim", required=True)
@@ -64,30 +89,7 @@ def main():
             ref = Image.fromarray(getattr(skimage.data, name)()).convert("RGB")
             ref_path = os.path.join(tmp, f"{name}.png")
             ref.save(ref_path)
-            dists = distortions(ref, rng)
-            paths = []
-            for dname, arr in dists:
-                p = os.path.join(tmp, f"{name}_{dname}.png")
-                Image.fromarray(arr).save(p)
-                paths.append(p)
-            r = run([args.kssim, "ssimulacra2", ref_path] + paths)
-            if r.returncode != 0:
-                failures.append(f"kssim failed on {name}: {r.stderr.strip()}")
-                continue
-            ours = [float(line) for line in r.stdout.split()]
-            if len(ours) != len(paths):
-                failures.append(f"kssim printed {len(ours)} scores for {len(paths)} images")
-                continue
-            for (dname, _), p, s in zip(dists, paths, ours):
-                t = run([args.ssimulacra2, ref_path, p])
-                if t.returncode != 0:
-                    failures.append(f"ssimulacra2 failed on {p}: {t.stderr.strip()}")
-                    continue
-                theirs = float(t.stdout.split()[0])
-                d = s - theirs
-                rows.append((name, ref.size, dname, theirs, s, d))
-                if not abs(d) <= args.tolerance:
-                    failures.append(f"{name} {dname}: kssim {s:.6f}, ssimulacra2 {theirs:.6f}, diff {d:+.6f}")
+            score_set(args, name, ref.size, ref_path, distortions(ref, rng), rows, failures)
 
         # Other PNG flavours the CLI reads: grey, 16-bit grey, RGBA (alpha composited as the tool does).
         a = skimage.data.astronaut()
@@ -122,24 +124,7 @@ def main():
             pr = os.path.join(tmp, f"small_{w}x{h}.png")
             ref.save(pr)
             dists = [(dname, arr) for dname, arr in distortions(ref, rng) if dname in SMALL_DISTORTIONS]
-            paths = []
-            for dname, arr in dists:
-                paths.append(os.path.join(tmp, f"small_{w}x{h}_{dname}.png"))
-                Image.fromarray(arr).save(paths[-1])
-            r = run([args.kssim, "ssimulacra2", pr] + paths)
-            ours = [float(line) for line in r.stdout.split()] if r.returncode == 0 else []
-            if len(ours) != len(paths):
-                failures.append(f"kssim on {w}x{h}: rc {r.returncode}, {r.stdout!r} {r.stderr.strip()}")
-                continue
-            for (dname, _), p, s in zip(dists, paths, ours):
-                t = run([args.ssimulacra2, pr, p])
-                if t.returncode != 0:
-                    failures.append(f"ssimulacra2 failed on {p}: {t.stderr.strip()}")
-                    continue
-                theirs = float(t.stdout.split()[0])
-                rows.append(("coffee crop", (w, h), dname, theirs, s, s - theirs))
-                if not abs(s - theirs) <= args.tolerance:
-                    failures.append(f"{w}x{h} {dname}: kssim {s:.6f}, ssimulacra2 {theirs:.6f}, diff {s - theirs:+.6f}")
+            score_set(args, "coffee crop", (w, h), pr, dists, rows, failures)
 
         # The error contract: exit 2, one "kssim: error:" line, nothing on stdout (tiny: below the tool's 8 x 8).
         tiny = os.path.join(tmp, "tiny.png")
