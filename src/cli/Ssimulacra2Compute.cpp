@@ -41,6 +41,8 @@ Ssimulacra2Result compute_ssimulacra2(const Ssimulacra2Request& r) {
   HostImages hd = batch == 1 ? href
                              : HostImages(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kssim_cli::s2_dist"), batch,
                                           3, r.h, r.w);
+  impl::s2::advise_huge_pages(href);  // as the library's workspace
+  if (batch > 1) impl::s2::advise_huge_pages(hd);
   auto dref = Kokkos::create_mirror_view(Kokkos::WithoutInitializing, Mem(), href);  // href itself on hosts
   auto dd = Kokkos::create_mirror_view(Kokkos::WithoutInitializing, Mem(), hd);
   Kokkos::View<double*, Mem> s("kssim_cli::s2_scores", batch);
