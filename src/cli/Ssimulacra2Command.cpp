@@ -51,25 +51,26 @@ void to_rgb(const io::Image& im, float bg, float* out) {
   // codes differently, by one ulp).
   const float scale = 1.0f / float(im.max_value);
   const bool alpha = im.has_alpha();
-  io::for_each_piece(std::size_t(im.height), std::max(1u, std::thread::hardware_concurrency()),
-                     [&](std::size_t, std::size_t y0, std::size_t y1) {
-                       for (std::size_t y = y0; y < y1; ++y) {
-                         const std::uint16_t* row = im.samples.data() + y * width * ch;
-                         for (std::size_t c = 0; c < 3; ++c) {
-                           const std::uint16_t* src = row + (colors == 3 ? c : 0);
-                           float* dst = out + c * plane + y * width;
-                           if (!alpha) {
-                             for (std::size_t x = 0; x < width; ++x) dst[x] = float(src[x * ch]) * scale;
-                             continue;
-                           }
-                           const std::uint16_t* a = row + ch - 1;
-                           for (std::size_t x = 0; x < width; ++x) {
-                             const float av = float(a[x * ch]) * scale, v = float(src[x * ch]) * scale;
-                             dst[x] = std::fma(av, v, 0.0f) + std::fma(1.0f - av, bg, 0.0f);  // two roundings, no FMA
-                           }
-                         }
-                       }
-                     });
+  auto rows = [&](std::size_t, std::size_t y0, std::size_t y1) {
+    for (std::size_t y = y0; y < y1; ++y) {
+      const std::uint16_t* row = im.samples.data() + y * width * ch;
+      for (std::size_t c = 0; c < 3; ++c) {
+        const std::uint16_t* src = row + (colors == 3 ? c : 0);
+        float* dst = out + c * plane + y * width;
+        if (!alpha) {
+          for (std::size_t x = 0; x < width; ++x) dst[x] = float(src[x * ch]) * scale;
+          continue;
+        }
+        const std::uint16_t* a = row + ch - 1;
+        for (std::size_t x = 0; x < width; ++x) {
+          const float av = float(a[x * ch]) * scale, v = float(src[x * ch]) * scale;
+          dst[x] = std::fma(av, v, 0.0f) + std::fma(1.0f - av, bg, 0.0f);  // two roundings, no FMA
+        }
+      }
+    }
+  };
+  const std::size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  io::for_each_piece(std::size_t(im.height), 4 * threads, rows, threads);
 }
 
 struct Loaded {

@@ -1,6 +1,6 @@
 #pragma once
-// A zlib stream (RFC 1950) compressed by several threads, as pigz does: the input is cut into one piece
-// per thread, each piece is deflated on its own (raw deflate ending in a sync flush, the last one finishing
+// A zlib stream (RFC 1950) compressed by several threads, as pigz does: the input is cut into pieces (a
+// few per thread), each piece is deflated on its own (raw deflate ending in a sync flush, the last one finishing
 // the stream), and the Adler-32 checksums of the pieces are combined. The concatenation of the pieces'
 // outputs is one ordinary zlib stream that any inflater reads; each piece starts with an empty dictionary,
 // which costs a few hundred bytes per piece.
@@ -21,8 +21,8 @@ namespace kssim::io {
 using UnitWriter = std::function<void(std::size_t first, std::size_t count, unsigned char* dst)>;
 
 // Deflates `units` units of `unit_bytes` bytes each at zlib `level` (0 to 9) with up to `threads` threads
-// (at least 1; pieces of less than 1 MiB are not worth a thread). Returns the stream in consecutive parts,
-// one per piece: the zlib header is at the start of the first, the Adler-32 at the end of the last. Throws
+// (at least 1; pieces of less than 1 MiB are not worth it). Returns the stream in consecutive parts, one
+// per piece: the zlib header is at the start of the first, the Adler-32 at the end of the last. Throws
 // io::Error if zlib fails.
 std::vector<std::vector<unsigned char>> zlib_compress_units(std::size_t units, std::size_t unit_bytes,
                                                             const UnitWriter& write, int level, unsigned threads);
