@@ -10,9 +10,10 @@
 //   kssim::Ssimulacra2Reference<Kokkos::DefaultExecutionSpace> ref(exec, reference);  // image 0 of the View
 //   ref.compare(exec, distorted_batch, scores);                              // (B, 3, H, W) -> (B)
 //
-// Images must be at least 225 x 225 pixels: the metric's sixth scale (1:32, halving with rounding up) needs
-// 8 x 8 pixels, the size below which the reference tool drops scales (and its score is no longer the
-// calibrated 6-scale one). The workspace is allocated once per object and batch size and reused.
+// Images must be at least 8 x 8 pixels, as for the reference tool. Like the tool, images smaller than
+// 113 x 113 get fewer than six scales (the tool stops before a scale whose predecessor is smaller than 8 x 8)
+// and, with them, the tool's shifted weights (Features.hpp): the scores equal the tool's, though the metric
+// was calibrated on six scales. The workspace is allocated once per object and batch size and reused.
 
 #include <kssim/impl/Tiles.hpp>
 #include <kssim/impl/ssimulacra2/Constants.hpp>
@@ -22,6 +23,7 @@
 #include <kssim/impl/ssimulacra2/Linearize.hpp>
 #include <kssim/impl/ssimulacra2/Planes.hpp>
 #include <kssim/impl/ssimulacra2/RecursiveBlur.hpp>
+#include <kssim/impl/ssimulacra2/SelfCheck.hpp>
 #include <kssim/impl/ssimulacra2/Xyb.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -77,9 +79,8 @@ void require_rgb_image(const char* name, const View& v) {
                                 " has extents " + shape_of(n, c, h, w) + " (blend alpha and expand grey first)");
   if (h < min_extent || w < min_extent)
     throw std::invalid_argument(std::string("kssim: ssimulacra2 needs images of at least ") +
-                                std::to_string(min_extent) + " x " + std::to_string(min_extent) + " pixels (" +
-                                "the sixth scale, 1:32, must be 8 x 8), " + name + " is " + std::to_string(w) +
-                                " x " + std::to_string(h));
+                                std::to_string(min_extent) + " x " + std::to_string(min_extent) + " pixels (as " +
+                                "libjxl's tool), " + name + " is " + std::to_string(w) + " x " + std::to_string(h));
 }
 
 template <class ExecSpace, class View>
@@ -123,7 +124,7 @@ Kokkos::View<T*, Mem> uninitialized(const char* label, std::size_t n) {
 // Temporary planes for `slots` images of h x w (one slot per distorted image of a batch).
 template <class Mem>
 struct Workspace {
-  int slots = 0, h = 0, w = 0;
+  int slots = 0, h = 0, w = 0, scales = 0;
   // Linear RGB of even / odd scales (the odd ones are at most 1/4 the size). A distorted image's scale is
   // downscaled into the other buffer first, then turned into XYB in place: no separate XYB planes.
   Kokkos::View<float*, Mem> linear[2];
@@ -133,7 +134,7 @@ struct Workspace {
   ScaleSums layout{};
 
   Workspace() = default;
-  Workspace(int slots_, int h_, int w_) : slots(slots_), h(h_), w(w_) {
+  Workspace(int slots_, int h_, int w_) : slots(slots_), h(h_), w(w_), scales(scale_count(h_, w_)) {
     const std::size_t full = std::size_t(slots) * 3 * PlaneShape{h, w}.size();
     const std::size_t half = std::size_t(slots) * 3 * scale_shape(h, w, 1).size();
     linear[0] = uninitialized<float, Mem>("kssim::s2::linear0", full);
@@ -147,6 +148,7 @@ struct Workspace {
       layout.pixels[s] = double(sh.size());
       off += std::int64_t(slots) * 3 * num_stats * sh.w;
     }
+    layout.scales = scales;
     col_sums = Kokkos::View<double*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kssim::s2::col_sums"), off);
     features = Kokkos::View<double**, Mem>("kssim::s2::features", slots, num_features);
   }
@@ -177,7 +179,7 @@ float* linear_scale(const ExecSpace& exec, Workspace<Mem>& ws, const StridedInpu
 // Downscales scale s's linear RGB into ws.linear[(s + 1) % 2], before scale s becomes XYB in place.
 template <class ExecSpace, class Mem>
 void next_scale(const ExecSpace& exec, Workspace<Mem>& ws, int images, int s) {
-  if (s + 1 < num_scales)
+  if (s + 1 < ws.scales)
     downscale(exec, ws.linear[s % 2].data(), images * 3, scale_shape(ws.h, ws.w, s), scale_shape(ws.h, ws.w, s + 1),
               ws.linear[(s + 1) % 2].data());
 }
@@ -216,6 +218,7 @@ class Ssimulacra2Reference {
       throw std::invalid_argument("kssim: ssimulacra2: reference index " + std::to_string(index) +
                                   " is outside the View's " + std::to_string(reference.extent(0)) + " images");
     auto one = Kokkos::subview(reference, Kokkos::make_pair(index, index + 1), Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
+    impl::s2::ensure_self_checked(exec);  // before the first kernel
     require_valid_values(exec, "the reference", one, opts_);
     h_ = int(reference.extent(2));
     w_ = int(reference.extent(3));
@@ -228,7 +231,7 @@ class Ssimulacra2Reference {
     workspace(1);
     const bool srgb = opts_.encoding == ColorEncoding::Srgb;
     const StridedInput in = strided_input(one);
-    for (int s = 0; s < num_scales; ++s) {
+    for (int s = 0; s < ws_.scales; ++s) {
       const PlaneShape sh = scale_shape(h_, w_, s);
       const float* linear = linear_scale(exec, ws_, in, 1, s, srgb);
       next_scale(exec, ws_, 1, s);
@@ -246,6 +249,8 @@ class Ssimulacra2Reference {
 
   int height() const { return h_; }
   int width() const { return w_; }
+  // The number of scales of the reference's size: 6 from 113 x 113 up, fewer below (down to 2 at 8 x 8).
+  int scales() const { return impl::s2::scale_count(h_, w_); }
 
   // Scores of each distorted image ((B, 3, H, W), float, same H and W) against the reference, into
   // `scores` (a rank-1 View of B float or double values).
@@ -276,7 +281,7 @@ class Ssimulacra2Reference {
     const bool srgb = opts_.encoding == ColorEncoding::Srgb;
     const StridedInput in = strided_input(distorted);
     const int planes = images * 3;
-    for (int s = 0; s < num_scales; ++s) {
+    for (int s = 0; s < ws_.scales; ++s) {
       const PlaneShape sh = scale_shape(h_, w_, s);
       float* xyb = linear_scale(exec, ws_, in, images, s, srgb);
       next_scale(exec, ws_, images, s);
@@ -298,7 +303,8 @@ class Ssimulacra2Reference {
   }
 
   // The 108 features of each image of the last compare() ((B, 108): channel X/Y/B, scale 1:1..1:32,
-  // 1-norm/4-norm, map SSIM/artifact/detail loss); valid until the next call.
+  // 1-norm/4-norm, map SSIM/artifact/detail loss; 0 for the scales a small image does not have, scales());
+  // valid until the next call.
   Kokkos::View<double**, memory_space> features() const { return features_; }
 
   // Bytes held: the reference's pyramids plus the workspace of the largest batch so far.

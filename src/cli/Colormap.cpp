@@ -1,11 +1,8 @@
 #include "cli/Colormap.hpp"
 
-#include "io/Error.hpp"
-#include "io/Pieces.hpp"
-
 #include <algorithm>
 #include <cmath>
-#include <thread>
+#include <cstring>
 #include <stdexcept>
 
 namespace kssim::cli {
@@ -24,27 +21,56 @@ constexpr Stop stops[] = {
     {1.00, 255, 255, 215},  // pale yellow: identical
 };
 
-// Rounded to nearest (v + 0.5 truncated: v is never negative here), without a libm call: this runs once per
-// channel of every pixel of a map picture.
-std::uint8_t channel(double v) { return std::uint8_t(std::fmin(255.0, std::fmax(0.0, v)) + 0.5); }
+// One channel of the color of s in [0, 1]: piecewise linear between the stops, rounded to nearest (v + 0.5
+// truncated). The segment (stops[i].at < s <= stops[i + 1].at) is chosen by selects, not a search loop;
+// the arithmetic is the documented one. No clamp is needed: t is in [0, 1], and lo + t (hi - lo), rounded
+// (fused or not), lies between the stops' values, themselves in [0, 255].
+template <double Stop::*C>
+inline int channel(double s) {
+  static_assert(sizeof(stops) / sizeof(stops[0]) == 5, "the selects below choose among four segments");
+  const bool s1 = s > stops[1].at, s2 = s > stops[2].at, s3 = s > stops[3].at;
+  const double lo = s3 ? stops[3].*C : s2 ? stops[2].*C : s1 ? stops[1].*C : stops[0].*C;
+  const double hi = s3 ? stops[4].*C : s2 ? stops[3].*C : s1 ? stops[2].*C : stops[1].*C;
+  const double at = s3 ? stops[3].at : s2 ? stops[2].at : s1 ? stops[1].at : stops[0].at;
+  const double next = s3 ? stops[4].at : s2 ? stops[3].at : s1 ? stops[2].at : stops[1].at;
+  const double t = (s - at) / (next - at);
+  return int(lo + t * (hi - lo) + 0.5);
+}
+
+// The documented color of each value: s <= 0 is the first stop's (t = 0 of the first segment), s > 1 the
+// last one's (t = 1 of the last), NaN the gutter gray. Written for the vectoriser (selects, no branches;
+// this file is compiled with -fno-trapping-math, without which GCC keeps the branches of selects whose
+// comparisons or conversions could raise on NaN): the map picture colours 25 million values for a 4K RGB
+// pair.
+template <class T>
+void color_row(const T* values, std::size_t count, unsigned char* dst) {
+  constexpr std::size_t block = 256;
+  int rgb[3][block];
+  for (std::size_t x0 = 0; x0 < count; x0 += block) {
+    const std::size_t n = count - x0 < block ? count - x0 : block;
+#pragma omp simd
+    for (std::size_t k = 0; k < n; ++k) {
+      const double v = double(values[x0 + k]);
+      const bool nan = v != v;
+      const double s = nan || v < stops[0].at ? stops[0].at : v > stops[4].at ? stops[4].at : v;
+      const int r = channel<&Stop::r>(s), g = channel<&Stop::g>(s), b = channel<&Stop::b>(s);
+      rgb[0][k] = nan ? gutter_color.r : r;
+      rgb[1][k] = nan ? gutter_color.g : g;
+      rgb[2][k] = nan ? gutter_color.b : b;
+    }
+    for (std::size_t k = 0; k < n; ++k)
+      for (int c = 0; c < 3; ++c) dst[3 * (x0 + k) + c] = static_cast<unsigned char>(rgb[c][k]);
+  }
+}
 
 }  // namespace
 
 Rgb ssim_color(double s) {
-  if (std::isnan(s)) return gutter_color;
-  constexpr int count = int(sizeof(stops) / sizeof(stops[0]));
-  if (s <= stops[0].at) return {channel(stops[0].r), channel(stops[0].g), channel(stops[0].b)};
-  for (int i = 1; i < count; ++i) {
-    if (s <= stops[i].at) {
-      const Stop& lo = stops[i - 1];
-      const Stop& hi = stops[i];
-      const double t = (s - lo.at) / (hi.at - lo.at);
-      return {channel(lo.r + t * (hi.r - lo.r)), channel(lo.g + t * (hi.g - lo.g)), channel(lo.b + t * (hi.b - lo.b))};
-    }
-  }
-  const Stop& last = stops[count - 1];
-  return {channel(last.r), channel(last.g), channel(last.b)};
+  unsigned char c[3];
+  color_row(&s, 1, c);
+  return {c[0], c[1], c[2]};
 }
+
 
 std::vector<std::size_t> tile_grid(const std::vector<std::size_t>& shape) {
   if (shape.size() == 4) return {shape[0], shape[1]};
@@ -59,40 +85,28 @@ std::vector<std::size_t> rendered_size(const std::vector<std::size_t>& shape) {
   return {grid[1] * w + (grid[1] - 1) * g, grid[0] * h + (grid[0] - 1) * g};
 }
 
-io::Image render_map(const io::Array& map) {
+void render_map_row(const io::Array& map, std::size_t y, std::size_t width, unsigned char* dst) {
   const auto grid = tile_grid(map.shape);
-  const auto size = rendered_size(map.shape);
   const std::size_t h = map.shape[map.shape.size() - 2], w = map.shape[map.shape.size() - 1];
-  if (size[0] > (1u << 20) || size[1] > (1u << 20) || size[0] * size[1] > (1u << 28))
-    throw io::Error("the map is too large to render as PNG; write it as .npy");
-  io::Image image;
-  image.width = int(size[0]);
-  image.height = int(size[1]);
-  image.channels = 3;
-  image.max_value = 255;
-  static_assert(gutter_color.r == gutter_color.g && gutter_color.g == gutter_color.b, "the fill below is gray");
-  image.samples.assign(image.sample_count(), gutter_color.r);
-  std::visit(
-      [&](const auto& values) {
-        // Slices are contiguous in C order; slice k sits in grid row k / columns, column k % columns. Rows of
-        // tiles are independent: they are shared among the cores (a 4K RGB map has 25 million pixels).
-        auto paint = [&](std::size_t, std::size_t begin, std::size_t end) {
-          for (std::size_t ky = begin; ky < end; ++ky) {
-            const std::size_t k = ky / h, y = ky % h;
-            const std::size_t x0 = (k % grid[1]) * (w + gutter_pixels), y0 = (k / grid[1]) * (h + gutter_pixels);
-            std::uint16_t* p = image.samples.data() + ((y0 + y) * size[0] + x0) * 3;
-            for (std::size_t x = 0; x < w; ++x, p += 3) {
-              const Rgb c = ssim_color(double(values[(k * h + y) * w + x]));
-              p[0] = c.r;
-              p[1] = c.g;
-              p[2] = c.b;
+  static_assert(gutter_color.r == gutter_color.g && gutter_color.g == gutter_color.b, "the fills below are gray");
+  const std::size_t ty = y / (h + gutter_pixels), yy = y % (h + gutter_pixels);
+  std::size_t x = 0;  // pixels written
+  if (ty < grid[0] && yy < h) {
+    std::visit(
+        [&](const auto& values) {
+          // Slices are contiguous in C order; slice k sits in grid row k / columns, column k % columns.
+          for (std::size_t tx = 0; tx < grid[1]; ++tx) {
+            if (tx > 0) {
+              std::memset(dst + 3 * x, gutter_color.r, 3 * gutter_pixels);
+              x += gutter_pixels;
             }
+            color_row(values.data() + ((ty * grid[1] + tx) * h + yy) * w, w, dst + 3 * x);
+            x += w;
           }
-        };
-        io::for_each_piece(grid[0] * grid[1] * h, std::max(1u, std::thread::hardware_concurrency()), paint);
-      },
-      map.values);
-  return image;
+        },
+        map.values);
+  }
+  std::memset(dst + 3 * x, gutter_color.r, 3 * (width - x));  // a gutter row, or right of the tiles
 }
 
 std::string colormap_legend() {

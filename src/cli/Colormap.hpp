@@ -1,10 +1,9 @@
 #pragma once
 // The 8-bit rendering of an SSIM map written by `kssim compare --map FILE.png`: a colormap of our own
 // (black -> purple -> crimson -> orange -> pale yellow as SSIM goes 0 -> 1) and the tiling of the map's
-// 2D slices into one RGB image.
+// 2D slices into one RGB picture, row by row.
 
 #include "io/Array.hpp"
-#include "io/Image.hpp"
 
 #include <cstdint>
 #include <string>
@@ -34,9 +33,10 @@ std::vector<std::size_t> tile_grid(const std::vector<std::size_t>& map_shape);
 // Width and height in pixels of the rendering of a map of extents (N, C, [D,] H, W).
 std::vector<std::size_t> rendered_size(const std::vector<std::size_t>& map_shape);
 
-// Renders a map of extents (N, C, H, W) or (N, C, D, H, W) (values in C order, any float dtype) as an 8-bit
-// RGB image, one tile per 2D slice laid out as tile_grid() says, tile pixel (x, y) = map (..., y, x).
-io::Image render_map(const io::Array& map);
+// Row y of the picture of a map of extents (N, C, H, W) or (N, C, D, H, W) (values in C order, any float
+// dtype) as 8-bit RGB, `width` pixels (at least rendered_size()[0]; gutter gray right of the tiles): one
+// tile per 2D slice laid out as tile_grid() says, tile pixel (x, y) = map (..., y, x).
+void render_map_row(const io::Array& map, std::size_t y, std::size_t width, unsigned char* dst);
 
 // A few lines describing colors and layout, for --help and the PNG's Description chunk.
 std::string colormap_legend();

@@ -41,6 +41,12 @@ Kokkos::LayoutRight layout_of(const std::vector<int>& e) {
 
 std::vector<std::size_t> to_shape(const std::vector<int>& e) { return {e.begin(), e.end()}; }
 
+std::size_t element_count(const std::vector<int>& e) {
+  std::size_t n = 1;
+  for (int x : e) n *= std::size_t(x);
+  return n;
+}
+
 template <class T, int Rank>
 struct Kernels {
   using DeviceView = Kokkos::View<typename DataType<T, Rank>::type, Kokkos::LayoutRight, Mem>;
@@ -98,9 +104,19 @@ struct Kernels {
 
     // One forward pass gives the mean, and the map when one is wanted (the same kernels either way: the mean
     // does not depend on --map, which cli.e2e.values checks).
+    // Where the host can read the device's memory (host backends), the kernel writes the map straight into
+    // the host array that is returned: no second 100 MB array and copy for a 4K RGB pair.
+    constexpr bool host_reads_device = Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible;
+    const std::vector<int> map_ext = map_extents(r.extents, opts);
     DeviceView map;
-    if (r.want_map) map = allocate("kssim_cli::map", map_extents(r.extents, opts));
-    c.ssim.forward(a, b, map);
+    std::vector<T> map_host;
+    if constexpr (host_reads_device) {
+      if (r.want_map) map_host.resize(element_count(map_ext));
+      c.ssim.forward(a, b, r.want_map ? HostOutput(map_host.data(), layout_of<Rank>(map_ext)) : HostOutput());
+    } else {
+      if (r.want_map) map = allocate("kssim_cli::map", map_ext);
+      c.ssim.forward(a, b, map);
+    }
     out.mean = c.ssim.value_on_host();
 
     const bool want_grad = r.want_grad_a || r.want_grad_b;
@@ -115,7 +131,8 @@ struct Kernels {
     };
     if (want_grad) once();  // the gradients; also the warm-up of the timed runs
 
-    if (r.want_map) out.map = download(map, map_extents(r.extents, opts));
+    if (r.want_map)
+      out.map = host_reads_device ? io::Array(to_shape(map_ext), std::move(map_host)) : download(map, map_ext);
     if (r.want_per_image) {
       Kokkos::View<double*, Mem> per_image("kssim_cli::per_image", r.extents[0]);
       kssim::ssim_per_image(exec, a, b, per_image, opts);

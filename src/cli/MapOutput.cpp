@@ -3,9 +3,12 @@
 #include "cli/Colormap.hpp"
 #include "cli/MapLegend.hpp"
 #include "cli/UsageError.hpp"
+#include "io/Error.hpp"
 #include "io/PngImage.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 
 #ifndef KSSIM_VERSION
 #define KSSIM_VERSION "unknown"
@@ -22,6 +25,11 @@ std::vector<std::size_t> png_size(const std::vector<std::size_t>& map_shape, boo
     size[1] += gutter_pixels + legend_height;
   }
   return size;
+}
+
+// The PNG's size limits: 2^20 pixels a side, 2^28 in all.
+bool renderable(const std::vector<std::size_t>& size) {
+  return size[0] <= (1u << 20) && size[1] <= (1u << 20) && size[0] * size[1] <= (1u << 28);
 }
 
 }  // namespace
@@ -50,8 +58,7 @@ io::Array mean_over_channels(const io::Array& map) {
 void check_renderable(const std::vector<int>& map_ext, bool mean, bool legend) {
   std::vector<std::size_t> shape(map_ext.begin(), map_ext.end());
   if (mean) shape[1] = 1;
-  const auto size = png_size(shape, legend);
-  if (size[0] > (1u << 20) || size[1] > (1u << 20) || size[0] * size[1] > (1u << 28))
+  if (!renderable(png_size(shape, legend)))
     throw UsageError("--map: the map is too large to render as PNG; write it as .npy");
 }
 
@@ -68,22 +75,30 @@ std::string map_description(bool mean, const Options& options) {
 }
 
 std::vector<std::byte> encode_map_png(const io::Array& map, const std::string& description, bool legend) {
-  io::Image image = render_map(map);
+  const auto tiles = rendered_size(map.shape);
+  const auto size = png_size(map.shape, legend);
+  if (!renderable(size)) throw io::Error("the map is too large to render as PNG; write it as .npy");
+  // The colour bar is small: drawn once, then copied into its rows.
+  io::Image bar;
   if (legend) {
-    const auto size = png_size(map.shape, legend);
-    io::Image framed = image;
-    framed.width = int(size[0]);
-    framed.height = int(size[1]);
-    framed.samples.assign(framed.sample_count(), gutter_color.r);  // gray: r = g = b
-    for (std::size_t y = 0; y < std::size_t(image.height); ++y)
-      std::copy_n(image.samples.begin() + std::ptrdiff_t(y * std::size_t(image.width) * 3),
-                  std::size_t(image.width) * 3, framed.samples.begin() + std::ptrdiff_t(y * size[0] * 3));
-    draw_legend(framed, std::size_t(image.height) + gutter_pixels);
-    image = std::move(framed);
+    bar.width = int(size[0]);
+    bar.height = int(legend_height);
+    bar.channels = 3;
+    bar.samples.resize(bar.sample_count());
+    draw_legend(bar, 0);
   }
-  return io::encode_png(image,
-                        {{"Title", "kssim SSIM map"}, {"Description", description}, {"Software", "kssim " KSSIM_VERSION}},
-                        true);
+  io::PngRows rows;
+  rows.width = int(size[0]);
+  rows.height = int(size[1]);
+  rows.write_row = [&](std::size_t y, unsigned char* dst) {
+    if (y < tiles[1]) return render_map_row(map, y, size[0], dst);
+    const std::size_t strip_row = y - tiles[1];
+    if (strip_row < gutter_pixels) return void(std::memset(dst, gutter_color.r, 3 * size[0]));  // gray: r = g = b
+    const std::uint16_t* src = bar.samples.data() + (strip_row - gutter_pixels) * size[0] * 3;
+    for (std::size_t k = 0; k < 3 * size[0]; ++k) dst[k] = static_cast<unsigned char>(src[k]);
+  };
+  return io::encode_png_rows(
+      rows, {{"Title", "kssim SSIM map"}, {"Description", description}, {"Software", "kssim " KSSIM_VERSION}});
 }
 
 }  // namespace kssim::cli

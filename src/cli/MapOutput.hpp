@@ -21,8 +21,9 @@ void check_renderable(const std::vector<int>& map_ext, bool mean, bool legend);
 // The legend text of the PNG's Description chunk: colors, layout, and where a valid map sits in the input.
 std::string map_description(bool mean, const Options& options);
 
-// The PNG file of a map of extents (N, C, [D,] H, W): tiles, then the colour bar when `legend`. Encoded with
-// libpng's fast settings (a 4K RGB map is about 75 MB of pixels).
+// The PNG file of a map of extents (N, C, [D,] H, W): tiles, then the colour bar when `legend`. Rendered
+// row by row straight into the compressor (io::encode_png_rows): a 4K RGB map is 74 MB of pixels, never
+// held as a whole.
 std::vector<std::byte> encode_map_png(const io::Array& map, const std::string& description, bool legend);
 
 }  // namespace kssim::cli

@@ -4,6 +4,7 @@
 #include "io/File.hpp"
 #include "io/Image.hpp"
 #include "io/JpegImage.hpp"
+#include "io/Pieces.hpp"
 #include "io/PngImage.hpp"
 #include "io/PnmImage.hpp"
 #include "io/TiffImage.hpp"
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <sstream>
@@ -39,22 +41,36 @@ io::Image load_image(const std::string& path) {
 }
 
 // The image's colour as sRGB planes (3, h, w) in [0, 1], grey expanded to RGB; an alpha channel is
-// composited on a grey background `bg` in sRGB (what libjxl's ssimulacra2 tool does).
+// composited on a grey background `bg` in sRGB (what libjxl's ssimulacra2 tool does). Rows are shared among
+// the cores, and each row's loops have no per-sample branches (this ran single-threaded at 15 ms of CPU
+// per 1080p image, while the kernels' threads waited).
 void to_rgb(const io::Image& im, float bg, float* out) {
-  const int ch = im.channels, colors = im.color_channels();
-  const std::size_t plane = std::size_t(im.width) * im.height;
+  const std::size_t ch = std::size_t(im.channels), colors = std::size_t(im.color_channels());
+  const std::size_t width = std::size_t(im.width), plane = width * std::size_t(im.height);
   // Samples times a float reciprocal, as libjxl's image import does (a division in double rounds a few
   // codes differently, by one ulp).
   const float scale = 1.0f / float(im.max_value);
-  for (std::size_t i = 0; i < plane; ++i) {
-    const std::size_t s = i * ch;
-    const float a = im.has_alpha() ? float(im.samples[s + ch - 1]) * scale : 1.0f;
-    for (int c = 0; c < 3; ++c) {
-      float v = float(im.samples[s + (colors == 3 ? c : 0)]) * scale;
-      if (im.has_alpha()) v = std::fma(a, v, 0.0f) + std::fma(1.0f - a, bg, 0.0f);  // two roundings, no FMA
-      out[c * plane + i] = v;
+  const bool alpha = im.has_alpha();
+  auto rows = [&](std::size_t, std::size_t y0, std::size_t y1) {
+    for (std::size_t y = y0; y < y1; ++y) {
+      const std::uint16_t* row = im.samples.data() + y * width * ch;
+      for (std::size_t c = 0; c < 3; ++c) {
+        const std::uint16_t* src = row + (colors == 3 ? c : 0);
+        float* dst = out + c * plane + y * width;
+        if (!alpha) {
+          for (std::size_t x = 0; x < width; ++x) dst[x] = float(src[x * ch]) * scale;
+          continue;
+        }
+        const std::uint16_t* a = row + ch - 1;
+        for (std::size_t x = 0; x < width; ++x) {
+          const float av = float(a[x * ch]) * scale, v = float(src[x * ch]) * scale;
+          dst[x] = std::fma(av, v, 0.0f) + std::fma(1.0f - av, bg, 0.0f);  // two roundings, no FMA
+        }
+      }
     }
-  }
+  };
+  const std::size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  io::for_each_piece(std::size_t(im.height), 4 * threads, rows, threads);
 }
 
 struct Loaded {
@@ -106,7 +122,7 @@ std::string run_ssimulacra2(const Ssimulacra2CliOptions& o) {
   if (h < ssimulacra2_min_extent || w < ssimulacra2_min_extent)
     throw UsageError(o.reference + " is " + std::to_string(w) + " x " + std::to_string(h) +
                      ": ssimulacra2 needs at least " + std::to_string(ssimulacra2_min_extent) + " x " +
-                     std::to_string(ssimulacra2_min_extent) + " pixels (its sixth scale, 1:32, must be 8 x 8)");
+                     std::to_string(ssimulacra2_min_extent) + " pixels (as libjxl's tool)");
 
   // A reference with alpha is scored on a dark and a bright background and the worse score kept; otherwise
   // distorted images with alpha are composited on mid grey (both as libjxl's tool does).

@@ -20,8 +20,9 @@ struct Ssimulacra2CliOptions {
 // The text to print (one line per distorted image); throws UsageError, io::Error or std::invalid_argument.
 std::string run_ssimulacra2(const Ssimulacra2CliOptions& options);
 
-// The smallest width and height: the sixth scale (1:32, halving rounding up) must keep 8 x 8 pixels.
-inline constexpr int ssimulacra2_min_extent = 225;
+// The smallest width and height, as libjxl's tool ("Minimum image size is 8x8 pixels"); images below
+// 113 x 113 get fewer than six scales, as in the tool.
+inline constexpr int ssimulacra2_min_extent = 8;
 
 // What the Kokkos side computes: for each background, the reference and every distorted image as sRGB
 // (3, h, w) float planes (filled on request, so that only one batch is held at a time), the score of each

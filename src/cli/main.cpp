@@ -5,6 +5,7 @@
 #include "cli/HelpText.hpp"
 #include "cli/Ssimulacra2Command.hpp"
 #include "cli/UsageError.hpp"
+#include "cli/WaitPolicy.hpp"
 #include "io/Error.hpp"
 
 #include <CLI/CLI.hpp>
@@ -42,6 +43,7 @@ int report(const std::string& message, int status) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kssim::cli::prefer_passive_openmp_waits(argv);
   using kssim::cli::CompareOptions;
   CompareOptions o;
 
@@ -100,8 +102,9 @@ int main(int argc, char** argv) {
   ssimulacra2->footer(
       "Prints one score per distorted image, in argument order (%.8f, as libjxl's ssimulacra2 tool), or with\n"
       "--json one JSON object per line. Scores reach 100 for identical images; about 90: visually lossless,\n"
-      "70: high, 50: medium, 30: low quality. Images must be at least 225 x 225 pixels (6 scales). Alpha is\n"
-      "composited as the tool does. Errors: exit status 2, one 'kssim: error:' line.\n"
+      "70: high, 50: medium, 30: low quality. Images must be at least 8 x 8 pixels; below 113 x 113 they have\n"
+      "fewer than 6 scales, scored as the tool scores them. Alpha is composited as the tool does. Errors:\n"
+      "exit status 2, one 'kssim: error:' line.\n"
       "Example: kssim ssimulacra2 original.png q50.png q80.png --json");
   ssimulacra2->add_option("REF", s2.reference, "Reference image: PNG/PGM/PPM, sRGB")->required()->type_name("FILE");
   ssimulacra2->add_option("DIST", s2.distorted, "Distorted images, same size as REF")->required()->type_name("FILE");

@@ -2,7 +2,6 @@
 
 #include "io/Error.hpp"
 #include "io/ParallelDeflate.hpp"
-#include "io/Pieces.hpp"
 
 #include <png.h>
 
@@ -159,46 +158,19 @@ bool write_all(Writer& w, const Image& image, png_bytepp rows, png_textp text, i
   return true;
 }
 
-// The fast path: libpng writes the signature, IHDR and text chunks; the image data is a zlib stream of
-// Sub-filtered rows made by zlib_compress_parallel, written as IDAT chunks of at most 1 MiB, then IEND.
-bool write_compressed(Writer& w, const Image& image, png_textp text, int text_count,
-                      const std::vector<unsigned char>& stream) {
+// The fast path: libpng writes the signature, IHDR and text chunks; the image data, a zlib stream in parts
+// (zlib_compress_units), goes into IDAT chunks of at most 1 MiB, then IEND.
+bool write_compressed(Writer& w, const Image& header, png_textp text, int text_count,
+                      const std::vector<std::vector<unsigned char>>& parts) {
   if (setjmp(png_jmpbuf(w.png))) return false;
-  set_header(w, image, text, text_count);
+  set_header(w, header, text, text_count);
   png_write_info(w.png, w.info);
   static const png_byte idat[5] = "IDAT", iend[5] = "IEND";
-  for (std::size_t at = 0; at < stream.size(); at += std::size_t(1) << 20)
-    png_write_chunk(w.png, idat, stream.data() + at, std::min(stream.size() - at, std::size_t(1) << 20));
+  for (const auto& part : parts)
+    for (std::size_t at = 0; at < part.size(); at += std::size_t(1) << 20)
+      png_write_chunk(w.png, idat, part.data() + at, std::min(part.size() - at, std::size_t(1) << 20));
   png_write_chunk(w.png, iend, nullptr, 0);
   return true;
-}
-
-// The image's rows as PNG data with the Sub filter (type 1) on each: filter byte 1, then each byte minus the
-// byte of the same sample one pixel to the left; rows shared among `threads` threads.
-std::vector<unsigned char> sub_filtered(const Image& image, unsigned threads) {
-  const bool wide = image.max_value > 255;
-  const std::size_t per_row = std::size_t(image.width) * std::size_t(image.channels);
-  const std::size_t row_bytes = per_row * (wide ? 2 : 1), pixel_bytes = std::size_t(image.channels) * (wide ? 2 : 1);
-  const std::size_t height = std::size_t(image.height);
-  std::vector<unsigned char> out((row_bytes + 1) * height);
-  for_each_piece(height, threads, [&](std::size_t, std::size_t y0, std::size_t y1) {
-    for (std::size_t y = y0; y < y1; ++y) {
-      const std::uint16_t* src = image.samples.data() + y * per_row;
-      unsigned char* dst = out.data() + y * (row_bytes + 1);
-      dst[0] = 1;
-      unsigned char* bytes = dst + 1;
-      if (wide) {
-        for (std::size_t k = 0; k < per_row; ++k) {
-          bytes[2 * k] = static_cast<unsigned char>(src[k] >> 8);
-          bytes[2 * k + 1] = static_cast<unsigned char>(src[k] & 0xff);
-        }
-      } else {
-        for (std::size_t k = 0; k < per_row; ++k) bytes[k] = static_cast<unsigned char>(src[k]);
-      }
-      for (std::size_t k = row_bytes; k-- > pixel_bytes;) bytes[k] = static_cast<unsigned char>(bytes[k] - bytes[k - pixel_bytes]);
-    }
-  });
-  return out;
 }
 
 [[noreturn]] void fail(const std::string& what) { throw Error("invalid PNG file: " + what); }
@@ -280,29 +252,16 @@ Image decode_png(std::span<const std::byte> bytes) {
   return image;
 }
 
-std::vector<std::byte> encode_png(const Image& image, const std::vector<std::pair<std::string, std::string>>& text,
-                                  bool fast) {
-  check_image(image);
-  if (image.max_value != 255 && image.max_value != 65535)
-    throw Error("PNG images must have a maximum sample value of 255 or 65535");
+namespace {
+
+void check_text(const PngText& text) {
   for (const auto& [key, value] : text)
     if (key.empty() || key.size() > 79) throw Error("PNG text keywords must have 1 to 79 characters");
+}
 
-  const bool wide = image.max_value > 255;
-  const std::size_t per_row = std::size_t(image.width) * std::size_t(image.channels);
-  const std::size_t row_bytes = per_row * (wide ? 2 : 1);
-  std::vector<unsigned char> pixels(fast ? 0 : row_bytes * std::size_t(image.height));  // the fast path filters
-  for (std::size_t k = 0; k < pixels.size() / (wide ? 2 : 1); ++k) {
-    if (wide) {
-      pixels[2 * k] = static_cast<unsigned char>(image.samples[k] >> 8);
-      pixels[2 * k + 1] = static_cast<unsigned char>(image.samples[k] & 0xff);
-    } else {
-      pixels[k] = static_cast<unsigned char>(image.samples[k]);
-    }
-  }
-  std::vector<png_bytep> rows(fast ? 0 : std::size_t(image.height));
-  for (std::size_t y = 0; y < rows.size(); ++y) rows[y] = pixels.data() + y * row_bytes;
-
+// libpng's writer with the text chunks, writing into `out`; write(w, chunks, count) -> false on a libpng error.
+template <class Write>
+std::vector<std::byte> write_png(const PngText& text, const Write& write) {
   std::vector<std::string> keys, values;  // owned copies: png_text takes non-const char*
   for (const auto& [key, value] : text) {
     keys.push_back(key);
@@ -316,7 +275,6 @@ std::vector<std::byte> encode_png(const Image& image, const std::vector<std::pai
     chunks[i].text = values[i].data();
     chunks[i].text_length = values[i].size();
   }
-
   std::vector<std::byte> out;
   Writer w;
   w.png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &w.errors, on_error, on_warning);
@@ -325,17 +283,68 @@ std::vector<std::byte> encode_png(const Image& image, const std::vector<std::pai
   if (!w.info) throw Error("cannot initialise libpng");
   w.sink = WriteSink{&out, false};
   png_set_write_fn(w.png, &w.sink, on_write, on_flush);
-  bool written;
-  if (fast) {
-    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-    const std::vector<unsigned char> stream = zlib_compress_parallel(sub_filtered(image, threads), 1, threads);
-    written = write_compressed(w, image, chunks.data(), int(chunks.size()), stream);
-  } else {
-    written = write_all(w, image, rows.data(), chunks.data(), int(chunks.size()));
-  }
-  if (!written) throw Error(std::string("cannot encode PNG: ") + w.errors.message);
+  if (!write(w, &out, chunks.data(), int(chunks.size()))) throw Error(std::string("cannot encode PNG: ") + w.errors.message);
   if (w.sink.failed) throw Error("cannot encode PNG: out of memory");
   return out;
+}
+
+}  // namespace
+
+std::vector<std::byte> encode_png(const Image& image, const PngText& text) {
+  check_image(image);
+  if (image.max_value != 255 && image.max_value != 65535)
+    throw Error("PNG images must have a maximum sample value of 255 or 65535");
+  check_text(text);
+  const bool wide = image.max_value > 255;
+  const std::size_t per_row = std::size_t(image.width) * std::size_t(image.channels);
+  const std::size_t row_bytes = per_row * (wide ? 2 : 1);
+  std::vector<unsigned char> pixels(row_bytes * std::size_t(image.height));
+  for (std::size_t k = 0; k < pixels.size() / (wide ? 2 : 1); ++k) {
+    if (wide) {
+      pixels[2 * k] = static_cast<unsigned char>(image.samples[k] >> 8);
+      pixels[2 * k + 1] = static_cast<unsigned char>(image.samples[k] & 0xff);
+    } else {
+      pixels[k] = static_cast<unsigned char>(image.samples[k]);
+    }
+  }
+  std::vector<png_bytep> rows(std::size_t(image.height));
+  for (std::size_t y = 0; y < rows.size(); ++y) rows[y] = pixels.data() + y * row_bytes;
+  return write_png(text, [&](Writer& w, std::vector<std::byte>*, png_textp chunks, int count) {
+    return write_all(w, image, rows.data(), chunks, count);
+  });
+}
+
+std::vector<std::byte> encode_png_rows(const PngRows& layout, const PngText& text) {
+  if (layout.width < 1 || layout.height < 1 || layout.width > (1 << 24) || layout.height > (1 << 24) ||
+      layout.channels < 1 || layout.channels > 4 || (layout.bit_depth != 8 && layout.bit_depth != 16))
+    throw Error("cannot encode PNG: invalid size, channel count or bit depth");
+  check_text(text);
+  Image header;  // what set_header reads: no samples
+  header.width = layout.width;
+  header.height = layout.height;
+  header.channels = layout.channels;
+  header.max_value = layout.bit_depth == 16 ? 65535 : 255;
+  const std::size_t pixel_bytes = std::size_t(layout.channels) * std::size_t(layout.bit_depth / 8);
+  const std::size_t row_bytes = std::size_t(layout.width) * pixel_bytes;
+  // Each unit is a filtered row: the Sub filter (type 1), each byte minus the byte of the same sample one
+  // pixel to the left (cheap, and it turns the map's flat runs into zeros).
+  const auto filtered = [&](std::size_t first, std::size_t count, unsigned char* dst) {
+    for (std::size_t y = first; y < first + count; ++y, dst += row_bytes + 1) {
+      dst[0] = 1;
+      unsigned char* bytes = dst + 1;
+      layout.write_row(y, bytes);
+      for (std::size_t k = row_bytes; k-- > pixel_bytes;) bytes[k] = static_cast<unsigned char>(bytes[k] - bytes[k - pixel_bytes]);
+    }
+  };
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  const auto parts = zlib_compress_units(std::size_t(layout.height), row_bytes + 1, filtered, 1, threads);
+  return write_png(text, [&](Writer& w, std::vector<std::byte>* out, png_textp chunks, int count) {
+    std::size_t size = 1024;  // signature, header and IEND chunks
+    for (const auto& [key, value] : text) size += key.size() + value.size() + 13;
+    for (const auto& part : parts) size += part.size() + 12 * (part.size() / (std::size_t(1) << 20) + 1);
+    out->reserve(size);  // the file grows in place
+    return write_compressed(w, header, chunks, count, parts);
+  });
 }
 
 }  // namespace kssim::io

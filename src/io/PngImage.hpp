@@ -8,6 +8,7 @@
 #include "io/Image.hpp"
 
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <string>
 #include <utility>
@@ -22,13 +23,25 @@ ImageInfo png_info(std::span<const std::byte> bytes);
 // implausible for the file's size before allocating it, so it is safe to fuzz.
 Image decode_png(std::span<const std::byte> bytes);
 
-// Encodes an image with max_value 255 (8-bit) or 65535 (16-bit) and 1 to 4 channels, with optional tEXt
-// chunks (keyword, text; keywords of 1 to 79 Latin-1 characters). `fast` trades file size for speed: the
-// Sub filter on every row (instead of libpng's trial of all five per row) and zlib level 1 on all cores
-// (ParallelDeflate.hpp) instead of level 6 on one.
-std::vector<std::byte> encode_png(const Image& image,
-                                  const std::vector<std::pair<std::string, std::string>>& text = {},
-                                  bool fast = false);
+// tEXt chunks: (keyword, text) pairs, keywords of 1 to 79 Latin-1 characters.
+using PngText = std::vector<std::pair<std::string, std::string>>;
+
+// Encodes an image with max_value 255 (8-bit) or 65535 (16-bit) and 1 to 4 channels, with optional text
+// chunks, through libpng with its default settings.
+std::vector<std::byte> encode_png(const Image& image, const PngText& text = {});
+
+// A picture produced row by row: write_row(y, dst) writes row y's samples (width x channels, 1 or 2 bytes
+// each, 16-bit ones big-endian) into dst; it is called from several threads at once, for different rows.
+struct PngRows {
+  int width = 0, height = 0, channels = 3, bit_depth = 8;
+  std::function<void(std::size_t y, unsigned char* dst)> write_row;
+};
+
+// Encodes such a picture fast, trading file size for speed: the Sub filter on every row (instead of
+// libpng's trial of all five per row) and zlib level 1 on all cores (ParallelDeflate.hpp) instead of level
+// 6 on one. Rows are produced, filtered and compressed a few at a time on each thread: the uncompressed
+// picture never exists as a whole.
+std::vector<std::byte> encode_png_rows(const PngRows& rows, const PngText& text = {});
 
 // True when `bytes` starts with the PNG signature.
 bool looks_like_png(std::span<const std::byte> bytes);

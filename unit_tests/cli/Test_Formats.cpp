@@ -428,6 +428,31 @@ TEST(ParallelDeflate, IsOneZlibStreamForAnyThreadCount) {
   }
 }
 
+// Units produced on demand (the map PNG's rows): any unit size, including units larger than a thread's
+// batch and no units at all, give one stream of the units in order.
+TEST(ParallelDeflate, ProducedUnitsAreOneZlibStream) {
+  for (auto [units, unit_bytes] : {std::pair<std::size_t, std::size_t>{0, 7}, {1, 1}, {3000, 1001},
+                                   {5, (std::size_t(1) << 20) + 3}}) {
+    SCOPED_TRACE(std::to_string(units) + " units of " + std::to_string(unit_bytes) + " bytes");
+    auto byte = [](std::size_t i) { return static_cast<unsigned char>(((i * 2654435761u) >> 13) & 0x3f); };
+    for (unsigned threads : {1u, 2u, 3u}) {
+      const auto parts = zlib_compress_units(
+          units, unit_bytes,
+          [&](std::size_t first, std::size_t count, unsigned char* dst) {
+            for (std::size_t i = 0; i < count * unit_bytes; ++i) dst[i] = byte(first * unit_bytes + i);
+          },
+          1, threads);
+      std::vector<unsigned char> z;
+      for (const auto& p : parts) z.insert(z.end(), p.begin(), p.end());
+      std::vector<unsigned char> back(units * unit_bytes + 1);
+      uLongf got = uLongf(back.size());
+      ASSERT_EQ(uncompress(back.data(), &got, z.data(), uLong(z.size())), Z_OK);  // checks the Adler-32 too
+      ASSERT_EQ(got, units * unit_bytes);
+      for (std::size_t i = 0; i < got; ++i) ASSERT_EQ(back[i], byte(i)) << "byte " << i;
+    }
+  }
+}
+
 TEST(ImageSize, LimitsAreCheckedBeforeDecoding) {
   EXPECT_NO_THROW(check_image_size("T", 100, 100, 3));
   EXPECT_THROW(check_image_size("T", 0, 100, 3), Error);

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <tuple>
+
 namespace kssim::io {
 namespace {
 
@@ -109,6 +112,57 @@ TEST(Png, EncodeRejectsUnsupportedImages) {
   bad.samples.pop_back();
   EXPECT_THROW(encode_png(bad), Error);
   EXPECT_THROW(encode_png(make_image(2, 2, 3, 255), {{"", "empty keyword"}}), Error);
+}
+
+// Pictures written row by row (the map PNG's fast path) decode to the rows written, for both depths, every
+// channel count, a single row, and pictures large enough to be compressed in several pieces.
+TEST(Png, RowsRoundTripAtBothDepths) {
+  struct Case {
+    int width, height, channels, depth;
+  };
+  for (const Case& c : {Case{13, 7, 3, 8}, Case{5, 1, 1, 16}, Case{1, 9, 4, 8}, Case{800, 700, 3, 8}, Case{300, 900, 2, 16}}) {
+    SCOPED_TRACE(std::to_string(c.width) + " x " + std::to_string(c.height) + ", " + std::to_string(c.channels) +
+                 " channels, " + std::to_string(c.depth) + " bits");
+    const Image want = make_image(c.width, c.height, c.channels, c.depth == 16 ? 65535 : 255);
+    PngRows rows;
+    rows.width = c.width;
+    rows.height = c.height;
+    rows.channels = c.channels;
+    rows.bit_depth = c.depth;
+    const std::size_t per_row = std::size_t(c.width) * std::size_t(c.channels);
+    rows.write_row = [&](std::size_t y, unsigned char* dst) {
+      for (std::size_t k = 0; k < per_row; ++k) {
+        const std::uint16_t v = want.samples[y * per_row + k];
+        if (c.depth == 16) {
+          dst[2 * k] = static_cast<unsigned char>(v >> 8);
+          dst[2 * k + 1] = static_cast<unsigned char>(v & 0xff);
+        } else {
+          dst[k] = static_cast<unsigned char>(v);
+        }
+      }
+    };
+    const auto png = encode_png_rows(rows, {{"Title", "rows"}});
+    const Image back = decode_png(png);  // libpng checks every CRC and the zlib stream's Adler-32
+    EXPECT_EQ(back.width, c.width);
+    EXPECT_EQ(back.height, c.height);
+    EXPECT_EQ(back.channels, c.channels);
+    EXPECT_EQ(back.max_value, want.max_value);
+    EXPECT_EQ(back.samples, want.samples);
+    const std::string text(reinterpret_cast<const char*>(png.data()), png.size());
+    EXPECT_NE(text.find(std::string("tEXtTitle\0rows", 14)), std::string::npos);
+  }
+}
+
+TEST(Png, RowsRejectInvalidLayouts) {
+  PngRows rows;
+  rows.write_row = [](std::size_t, unsigned char*) {};
+  for (auto [w, h, c, d] : {std::tuple{0, 4, 3, 8}, {4, 0, 3, 8}, {4, 4, 5, 8}, {4, 4, 3, 12}}) {
+    rows.width = w;
+    rows.height = h;
+    rows.channels = c;
+    rows.bit_depth = d;
+    EXPECT_THROW(encode_png_rows(rows), Error) << w << " " << h << " " << c << " " << d;
+  }
 }
 
 }  // namespace

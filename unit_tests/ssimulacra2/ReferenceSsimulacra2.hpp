@@ -159,11 +159,16 @@ inline std::array<double, 6> channel_stats(const Iir& c, const Plane& a, const P
   return out;
 }
 
-// The 108 features, in the weights' order (channel, scale, norm, map), of two linear-RGB images.
-inline std::vector<double> features(Rgb a, Rgb b) {
+// The 108 features, in the weights' order (channel, scale, norm, map), of two linear-RGB images. Like
+// libjxl's tool, it stops before a scale when the current image (the previous scale, or the input) is
+// smaller than 8 x 8; the features of missing scales are 0, and `scales` says how many there are.
+inline std::vector<double> features(Rgb a, Rgb b, int* scales = nullptr) {
   const Iir c = make_iir(1.5);
   std::vector<double> f(108);
+  if (scales) *scales = 0;
   for (int s = 0; s < 6; ++s) {
+    if (a.h < 8 || a.w < 8) break;
+    if (scales) *scales = s + 1;
     if (s > 0) {
       int oh = 0, ow = 0;
       for (int k = 0; k < 3; ++k) {

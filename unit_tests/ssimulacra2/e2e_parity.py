@@ -3,7 +3,7 @@
 
 Photographs: scikit-image's sample photos (python3-skimage). Distortions: JPEG at several qualities (Pillow's
 libjpeg), Gaussian blur, Gaussian noise, downscale + upscale, written as PNG; plus grey, 16-bit grey and RGBA
-(alpha) images. Every pair is scored by both
+(alpha) images, and small crops (8 x 8 to 300 x 200, odd sizes: fewer scales). Every pair is scored by both
 tools; the test fails if any |difference| exceeds --tolerance (0.05) or if the CLI's error contract breaks.
 
   e2e_parity.py --kssim build/bin/kssim [--ssimulacra2 ssimulacra2] [--tolerance 0.05] [--report out.md]
@@ -20,6 +20,11 @@ from PIL import Image, ImageFilter
 import skimage.data
 
 PHOTOS = ["astronaut", "coffee", "chelsea", "rocket"]
+# (width, height) of the small-image pairs (crops of "coffee"), odd and even, each side of the six-scale
+# threshold (113) and of the former minimum (225), with three of the distortions below.
+SMALL_SIZES = [(8, 8), (13, 8), (8, 9), (15, 17), (16, 16), (31, 29), (57, 41), (100, 113), (112, 112), (113, 113),
+               (150, 97), (224, 224), (300, 200)]
+SMALL_DISTORTIONS = ("jpeg_q30", "blur_1.0", "noise_12")
 
 
 def distortions(img, rng):
@@ -44,6 +49,31 @@ def run(cmd):
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
+def score_set(args, label, size, ref_path, dists, rows, failures):
+    """Writes the distorted images (name, uint8 array) as PNG, scores them all against ref_path with one
+    kssim run and each with the tool; appends (label, size, name, tool, kssim, difference) rows."""
+    stem = os.path.splitext(ref_path)[0]
+    paths = []
+    for dname, arr in dists:
+        paths.append(f"{stem}_{dname}.png")
+        Image.fromarray(arr).save(paths[-1])
+    r = run([args.kssim, "ssimulacra2", ref_path] + paths)
+    ours = [float(line) for line in r.stdout.split()] if r.returncode == 0 else []
+    if len(ours) != len(paths):
+        failures.append(f"kssim on {label} {size[0]}x{size[1]}: rc {r.returncode}, {r.stdout!r} {r.stderr.strip()}")
+        return
+    for (dname, _), p, s in zip(dists, paths, ours):
+        t = run([args.ssimulacra2, ref_path, p])
+        if t.returncode != 0:
+            failures.append(f"ssimulacra2 failed on {p}: {t.stderr.strip()}")
+            continue
+        theirs = float(t.stdout.split()[0])
+        rows.append((label, size, dname, theirs, s, s - theirs))
+        if not abs(s - theirs) <= args.tolerance:
+            failures.append(f"{label} {size[0]}x{size[1]} {dname}: kssim {s:.6f}, ssimulacra2 {theirs:.6f}, "
+                            f"diff {s - theirs:+.6f}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kssim", required=True)
@@ -59,30 +89,7 @@ def main():
             ref = Image.fromarray(getattr(skimage.data, name)()).convert("RGB")
             ref_path = os.path.join(tmp, f"{name}.png")
             ref.save(ref_path)
-            dists = distortions(ref, rng)
-            paths = []
-            for dname, arr in dists:
-                p = os.path.join(tmp, f"{name}_{dname}.png")
-                Image.fromarray(arr).save(p)
-                paths.append(p)
-            r = run([args.kssim, "ssimulacra2", ref_path] + paths)
-            if r.returncode != 0:
-                failures.append(f"kssim failed on {name}: {r.stderr.strip()}")
-                continue
-            ours = [float(line) for line in r.stdout.split()]
-            if len(ours) != len(paths):
-                failures.append(f"kssim printed {len(ours)} scores for {len(paths)} images")
-                continue
-            for (dname, _), p, s in zip(dists, paths, ours):
-                t = run([args.ssimulacra2, ref_path, p])
-                if t.returncode != 0:
-                    failures.append(f"ssimulacra2 failed on {p}: {t.stderr.strip()}")
-                    continue
-                theirs = float(t.stdout.split()[0])
-                d = s - theirs
-                rows.append((name, ref.size, dname, theirs, s, d))
-                if not abs(d) <= args.tolerance:
-                    failures.append(f"{name} {dname}: kssim {s:.6f}, ssimulacra2 {theirs:.6f}, diff {d:+.6f}")
+            score_set(args, name, ref.size, ref_path, distortions(ref, rng), rows, failures)
 
         # Other PNG flavours the CLI reads: grey, 16-bit grey, RGBA (alpha composited as the tool does).
         a = skimage.data.astronaut()
@@ -109,9 +116,19 @@ def main():
             if not abs(s - theirs) <= args.tolerance:
                 failures.append(f"{fname}: kssim {s:.6f}, ssimulacra2 {theirs:.6f}")
 
-        # The error contract: exit 2, one "kssim: error:" line, nothing on stdout.
+        # Small images, down to the tool's minimum of 8 x 8: fewer than six scales below 113 x 113 (the tool
+        # stops before a scale whose predecessor is smaller than 8 x 8) and the tool's weights for them.
+        coffee = Image.fromarray(skimage.data.coffee()).convert("RGB")
+        for w, h in SMALL_SIZES:
+            ref = coffee.crop((150, 100, 150 + w, 100 + h))
+            pr = os.path.join(tmp, f"small_{w}x{h}.png")
+            ref.save(pr)
+            dists = [(dname, arr) for dname, arr in distortions(ref, rng) if dname in SMALL_DISTORTIONS]
+            score_set(args, "coffee crop", (w, h), pr, dists, rows, failures)
+
+        # The error contract: exit 2, one "kssim: error:" line, nothing on stdout (tiny: below the tool's 8 x 8).
         tiny = os.path.join(tmp, "tiny.png")
-        Image.fromarray(np.zeros((200, 300, 3), np.uint8)).save(tiny)
+        Image.fromarray(np.zeros((7, 300, 3), np.uint8)).save(tiny)
         for cmd in ([args.kssim, "ssimulacra2", tiny, tiny],
                     [args.kssim, "ssimulacra2", os.path.join(tmp, "astronaut.png"), os.path.join(tmp, "coffee.png")],
                     [args.kssim, "ssimulacra2", os.path.join(tmp, "missing.png"), tiny],

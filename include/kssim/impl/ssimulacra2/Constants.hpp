@@ -8,12 +8,11 @@
 
 namespace kssim::impl::s2 {
 
-inline constexpr int num_scales = 6;
+inline constexpr int num_scales = 6;  // at most: smaller images have fewer (scale_count(), Planes.hpp)
 inline constexpr int num_stats = 6;  // per scale and channel: SSIM 1-/4-norm, artifact 1-/4-norm, detail 1-/4-norm
 inline constexpr int num_features = num_scales * 3 * num_stats;  // 108
-// The smallest extent whose sixth scale still has 8 pixels, the size below which the reference tool stops
-// adding scales: scales halve rounding up, so scale 5 has ceil(n / 32) >= 8 pixels iff n >= 7 * 32 + 1.
-inline constexpr int min_extent = 7 * 32 + 1;
+// The smallest width and height the reference tool accepts ("Minimum image size is 8x8 pixels").
+inline constexpr int min_extent = 8;
 
 // Linear sRGB -> LMS-like "mixed" values: rows of the opsin absorbance matrix, then the bias.
 struct Opsin {

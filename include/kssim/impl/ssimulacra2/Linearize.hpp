@@ -94,30 +94,51 @@ struct InputFaults {
   std::int64_t nonfinite = 0, out_of_range = 0;
 };
 
+// A team per input row: its invalid values counted across the lanes, then added to the two totals with
+// integer atomics. One row has at most 3 * w < 2^32 of each, so both counts travel in one 64-bit sum.
 struct InputCheckFunctor {
   StridedInput in;
   int h, w;
   bool srgb;
-  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, std::int64_t& nonfinite, std::int64_t& out_of_range) const {
-    const std::int64_t hw = std::int64_t(h) * w;
-    const std::int64_t n = i / hw, r = i % hw, y = r / w, x = r % w;
-    for (int c = 0; c < 3; ++c) {
-      const float v = in.data[n * in.sn + c * in.sc + y * in.sh + x * in.sw];
-      if (!Kokkos::isfinite(v))
-        ++nonfinite;
-      else if (srgb && !(v >= 0.0f && v <= 1.0f))
-        ++out_of_range;
-    }
+  unsigned long long* totals;  // [0] non-finite, [1] outside [0, 1] (sRGB only)
+  template <class Team>
+  KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
+    const int n = team.league_rank() / h, y = team.league_rank() % h;
+    const float* row = in.data + n * in.sn + y * in.sh;
+    constexpr unsigned long long one_nonfinite = 1ull << 32;
+    unsigned long long packed = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamVectorRange(team, w),
+        [&](int x, unsigned long long& sum) {
+          for (int c = 0; c < 3; ++c) {
+            const float v = row[c * in.sc + x * in.sw];
+            if (!Kokkos::isfinite(v))
+              sum += one_nonfinite;
+            else if (srgb && !(v >= 0.0f && v <= 1.0f))
+              sum += 1;
+          }
+        },
+        packed);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      if (packed >> 32) Kokkos::atomic_add(&totals[0], packed >> 32);
+      if (packed & 0xffffffffull) Kokkos::atomic_add(&totals[1], packed & 0xffffffffull);
+    });
   }
 };
 
 template <class ExecSpace>
 InputFaults check_input(const ExecSpace& exec, const StridedInput& in, int n, int h, int w, bool srgb) {
-  InputFaults f;
-  Kokkos::parallel_reduce("kssim::ssimulacra2::check_input",
-                          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, std::int64_t(n) * h * w),
-                          InputCheckFunctor{in, h, w, srgb}, f.nonfinite, f.out_of_range);
-  return f;
+  if (n <= 0 || h <= 0 || w <= 0) return {};
+  using Mem = typename ExecSpace::memory_space;
+  Kokkos::View<unsigned long long[2], Mem> totals(Kokkos::view_alloc(exec, "kssim::ssimulacra2::input_faults"));
+  constexpr bool gpu = is_gpu_space_v<ExecSpace>;
+  const InputCheckFunctor k{in, h, w, srgb, totals.data()};
+  auto policy = make_team_policy(exec, n * h, gpu ? 8 : 1, gpu ? 32 : 1, 0, 0, Options{}, k, Kokkos::ParallelForTag{});
+  launch("kssim::ssimulacra2::check_input", policy, k);
+  unsigned long long host[2] = {};
+  Kokkos::deep_copy(exec, Kokkos::View<unsigned long long[2], Kokkos::HostSpace>(host), totals);
+  exec.fence("kssim::ssimulacra2: input check");
+  return {std::int64_t(host[0]), std::int64_t(host[1])};
 }
 
 }  // namespace kssim::impl::s2

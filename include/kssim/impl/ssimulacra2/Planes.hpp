@@ -3,13 +3,16 @@
 // for image n and channel c.
 //
 // Rule for every functor and lambda of the SSIMULACRA2 kernels: they hold only raw pointers, integer
-// extents and strides, and plain structs of those. Never a Kokkos::View (member or capture): with Kokkos'
+// extents and strides, and plain structs of those, and are dispatched through impl::launch (Launch.hpp:
+// test builds check that every team ran). Never a Kokkos::View (member or capture): with Kokkos'
 // mdspan-based View, nvcc can lay a View out differently in device code than the host compiler does, and a
 // kernel that captured one silently did nothing. Views are turned into pointers before dispatch.
 
 #include <kssim/Options.hpp>
+#include <kssim/impl/Launch.hpp>
 #include <kssim/impl/Tiles.hpp>
 #include <kssim/impl/Vectorize.hpp>
+#include <kssim/impl/ssimulacra2/Constants.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <cstddef>
@@ -28,6 +31,20 @@ inline PlaneShape scale_shape(int h, int w, int s) {
     w = (w + 1) / 2;
   }
   return {h, w};
+}
+
+// The number of scales of an h x w image (h, w >= min_extent), as the reference tool decides it: before
+// each scale it stops if the previous scale (the input, for the first) is smaller than 8 x 8. So scale s >= 1
+// exists while scale s - 1 has 8 x 8 pixels: all six from 113 x 113 (scale 4 is ceil(113 / 16) = 8), two
+// at 8 x 8 (the second 4 x 4). Fewer scales also change which weight each feature gets (Features.hpp).
+inline int scale_count(int h, int w) {
+  int count = 0;
+  while (count < num_scales) {
+    const PlaneShape before = scale_shape(h, w, count > 0 ? count - 1 : 0);
+    if (before.h < 8 || before.w < 8) break;
+    ++count;
+  }
+  return count;
 }
 
 // Elements of one plane summed over the six scales (offsets of a per-scale pyramid).
@@ -81,7 +98,7 @@ void for_each_row(const ExecSpace& exec, const char* label, int rows, int cols, 
   constexpr bool gpu = is_gpu_space_v<ExecSpace>;
   const RowKernel<F> k{f, cols};
   auto policy = make_team_policy(exec, rows, gpu ? 8 : 1, gpu ? 32 : 1, 0, 0, Options{}, k, Kokkos::ParallelForTag{});
-  Kokkos::parallel_for(label, policy, k);
+  launch(label, policy, k);
 }
 
 }  // namespace kssim::impl::s2

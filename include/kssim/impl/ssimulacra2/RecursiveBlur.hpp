@@ -11,6 +11,7 @@
 // (Functors hold raw pointers and PODs only: see Planes.hpp.)
 
 #include <kssim/Options.hpp>
+#include <kssim/impl/Launch.hpp>
 #include <kssim/impl/Tiles.hpp>
 #include <kssim/impl/Vectorize.hpp>
 #include <kssim/impl/ssimulacra2/Constants.hpp>
@@ -18,6 +19,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
+#include <stdexcept>
 
 namespace kssim::impl::s2 {
 
@@ -109,6 +111,16 @@ struct IirPass {
     return std::size_t(strip) * (Sink::acc_per_line * sizeof(double) + state_per_line * sizeof(float)) + 64;
   }
 
+  // Element (i, j) of a plane. The stride that is 1 is fixed at compile time: the blocked (horizontal) pass
+  // walks along contiguous rows, the fused (vertical) one across contiguous lines (iir_pass chooses so).
+  // With a run-time stride of 1, GCC loaded the vertical pass's lanes one by one, as for a gather.
+  KOKKOS_FORCEINLINE_FUNCTION static std::int64_t at(const AxisGeometry& g, int i, int j) {
+    if constexpr (Blocked)
+      return i + j * g.s_across;
+    else
+      return i * g.s_along + j;
+  }
+
   // The K input sums x(i - R - 1) + x(i + R - 1) of line j (zero outside the line when Edge).
   template <bool Edge>
   KOKKOS_FORCEINLINE_FUNCTION static void sums(const float* const (&src)[NI], const AxisGeometry& g, int R, int i, int j,
@@ -117,8 +129,8 @@ struct IirPass {
     float xl[NI], xh[NI];
     KSSIM_S2_UNROLL
     for (int q = 0; q < NI; ++q) {
-      xl[q] = (!Edge || lo >= 0) ? src[q][lo * g.s_along + j * g.s_across] : 0.0f;
-      xh[q] = (!Edge || hi < g.along) ? src[q][hi * g.s_along + j * g.s_across] : 0.0f;
+      xl[q] = (!Edge || lo >= 0) ? src[q][at(g, lo, j)] : 0.0f;
+      xh[q] = (!Edge || hi < g.along) ? src[q][at(g, hi, j)] : 0.0f;
     }
     float vl[K], vh[K];
     Info::products(xl, vl);
@@ -176,7 +188,7 @@ struct IirPass {
           }
           o[k] = y[0] + (y[1] + y[2]);
         }
-        if (!Edge || i >= 0) Sink::put(out, i * g.s_along + j * g.s_across, o, acc, S, jj);
+        if (!Edge || i >= 0) Sink::put(out, at(g, i, j), o, acc, S, jj);
       });
     };
     // Four outputs i .. i + 3 per line, every input inside the line (blocked passes only).
@@ -210,7 +222,7 @@ struct IirPass {
           for (int l = 0; l < 4; ++l) o[l][k] = y[0][l] + (y[1][l] + y[2][l]);
         }
         KSSIM_S2_UNROLL
-        for (int l = 0; l < 4; ++l) Sink::put(out, (i + l) * g.s_along + j * g.s_across, o[l], acc, S, jj);
+        for (int l = 0; l < 4; ++l) Sink::put(out, at(g, i + l, j), o[l], acc, S, jj);
       });
     };
     using edge = std::true_type;
@@ -239,21 +251,23 @@ void iir_pass(const ExecSpace& exec, const IirCoefficients& c, const float* cons
               const AxisGeometry& g, const Sink& sink, const Options& opts = {}) {
   constexpr bool gpu = is_gpu_space_v<ExecSpace>;
   const bool contiguous = g.s_across == 1;
+  if (!contiguous && g.s_along != 1)
+    throw std::invalid_argument("kssim: ssimulacra2: a blur pass needs unit stride along or across its lines");
   const int strip = gpu ? 32 : (contiguous ? 256 : 16);
-  auto launch = [&](auto blocked) {
+  auto run = [&](auto blocked) {
     IirPass<K, M, decltype(blocked)::value, Sink> pass{c, {}, g, sink, strip, ceil_div(g.across, strip)};
     for (int q = 0; q < IirModeInfo<M, K>::inputs; ++q) pass.in[q] = inputs[q];
     constexpr int level = Tiles<ExecSpace, float>::scratch_level;
     const int inner = gpu ? 32 : 1;
     auto policy = make_team_policy(exec, g.planes * pass.strips, gpu ? strip / inner : 1, inner, level,
                                    pass.scratch_bytes(), opts, pass, Kokkos::ParallelForTag{});
-    Kokkos::parallel_for(decltype(blocked)::value ? "kssim::ssimulacra2::blur_rows" : "kssim::ssimulacra2::blur_columns",
-                         policy, pass);
+    launch(decltype(blocked)::value ? "kssim::ssimulacra2::blur_rows" : "kssim::ssimulacra2::blur_columns", policy,
+           pass);
   };
   if (contiguous)
-    launch(std::false_type{});
+    run(std::false_type{});
   else
-    launch(std::true_type{});
+    run(std::true_type{});
 }
 
 }  // namespace kssim::impl::s2
