@@ -54,6 +54,13 @@ if(_kssim_torch_cuda_version)
 endif()
 
 add_library(kssim_torch_libraries INTERFACE)
+# PyTorch's CUDA headers (c10/cuda, ATen/cuda) include the CUDA runtime's: with CUDA tensors in use, its
+# include directory and library come from the toolkit (TorchConfig's targets do not carry them everywhere:
+# the H200's pip torch 2.11 did not).
+if(KSSIM_TORCH_CUDA AND Kokkos_ENABLE_CUDA)
+  find_package(CUDAToolkit REQUIRED)
+  target_link_libraries(kssim_torch_libraries INTERFACE CUDA::cudart)
+endif()
 
 # 1. PyTorch's CMake package.
 set(_kssim_torch_package_usable ON)
@@ -88,8 +95,6 @@ string(REPLACE "," ";" _kssim_torch_libdirs "${_kssim_torch_libdirs}")
 set(_kssim_torch_names c10 torch_cpu torch)
 if(KSSIM_TORCH_CUDA AND Kokkos_ENABLE_CUDA)
   list(APPEND _kssim_torch_names c10_cuda torch_cuda)
-  find_package(CUDAToolkit REQUIRED)
-  target_link_libraries(kssim_torch_libraries INTERFACE CUDA::cudart)
 endif()
 foreach(name IN LISTS _kssim_torch_names)
   find_library(KSSIM_TORCH_LIBRARY_${name} ${name} HINTS ${_kssim_torch_libdirs})
