@@ -2,13 +2,14 @@
 // Forward stage 2, the column blur (and, for volumes, the depth blur): combine the four moment planes
 // along a strided axis (LocalMoments.hpp). The last forward pass evaluates the SSIM map there and writes
 // what the backward pass needs: the map's partial derivatives (MapFormula.hpp) and one partial sum of the
-// map per team, summed later in a fixed order (Reduction.hpp) so the mean is bitwise reproducible.
+// map per team, summed later in a fixed order (Reduction.hpp) so the mean is bitwise reproducible. The map
+// pass evaluates a Term (MapTerms.hpp): SSIM, or MS-SSIM's contrast-structure term.
 
 #include <kssim/impl/AxisTile.hpp>
 #include <kssim/impl/GaussianWindow.hpp>
 #include <kssim/impl/Geometry.hpp>
 #include <kssim/impl/LocalMoments.hpp>
-#include <kssim/impl/MapFormula.hpp>
+#include <kssim/impl/MapTerms.hpp>
 #include <kssim/impl/Reduction.hpp>
 #include <kssim/impl/KernelArrays.hpp>
 #include <kssim/impl/Launch.hpp>
@@ -30,7 +31,7 @@ struct PartialPlanes {
   KOKKOS_INLINE_FUNCTION bool any() const { return image1 || image2; }
 };
 
-template <class ExecSpace, class T, ColumnOutput Output>
+template <class ExecSpace, class T, ColumnOutput Output, class Term = SsimTerm>
 struct ColumnBlur {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = typename AxisScratch<ExecSpace, T>::Scratch;
@@ -115,7 +116,7 @@ struct ColumnBlur {
         KSSIM_VECTORIZE
         for (int u = 0; u < chunk; ++u) {
           const MapAndPartials<T> r =
-              ssim_map_and_partials(acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u], s1, s2, c1, c2);
+              Term::value_and_partials(acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u], s1, s2, c1, c2);
           value[u] = r.map;
           d_var[u] = r.d_var;
           d_cov[u] = r.d_cov;
@@ -129,7 +130,7 @@ struct ColumnBlur {
       } else {
         KSSIM_VECTORIZE
         for (int u = 0; u < chunk; ++u)
-          value[u] = ssim_map_value(acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u], s1, s2, c1, c2);
+          value[u] = Term::value(acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u], s1, s2, c1, c2);
       }
       if (map.data() != nullptr) store_map(p.outer, std::size_t(l) * a.inner + p.i0 + i0, value, nu);
       for (int u = 0; u < chunk; ++u)
@@ -148,16 +149,16 @@ struct ColumnBlur {
   }
 };
 
-template <class ExecSpace, class T, ColumnOutput Output>
-void column_blur(const ExecSpace& exec, const Options& opts, ColumnBlur<ExecSpace, T, Output> k) {
-  using K = ColumnBlur<ExecSpace, T, Output>;
+template <class ExecSpace, class T, ColumnOutput Output, class Term>
+void column_blur(const ExecSpace& exec, const Options& opts, ColumnBlur<ExecSpace, T, Output, Term> k) {
+  using K = ColumnBlur<ExecSpace, T, Output, Term>;
   // The map pass holds the statistics of several outputs and the map formula's temporaries: ask for four
   // teams per multiprocessor (64 registers per float thread) rather than the compiler's two.
   constexpr int min_teams = Output == ColumnOutput::Map ? int(16 / sizeof(T)) : 1;
   with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
     auto policy = make_team_policy<min_teams>(exec, k.a.league_size(), k.a.tile_len, K::tile_inner, K::scratch_level,
                                               k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});
-    launch(Output == ColumnOutput::Map ? "kssim::column_blur_map" : "kssim::column_blur_stats", policy, kernel);
+    launch(Output == ColumnOutput::Map ? Term::kernel_name : "kssim::column_blur_stats", policy, kernel);
   });
 }
 
