@@ -2,6 +2,7 @@
 // independent float64 reference (ReferenceMasked.hpp), central differences, the defined edge cases (NaN in
 // masked-out data, windows without valid pixels, an empty mask), the training object, and bad input.
 #include "ReferenceMasked.hpp"
+#include "StepEvents.hpp"
 #include "TestingUtilities.hpp"
 
 #include <limits>
@@ -341,6 +342,35 @@ TYPED_TEST(Masked, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
     std::vector<double> want(s.size());
     for (std::size_t i = 0; i < want.size(); ++i) want[i] = double(T(start[i])) + 0.3 * ref1[i];
     EXPECT_LE(relative_l2_error(from_view(g, s), want), 10 * gradient_tolerance<T>());
+  }
+}
+
+TYPED_TEST(Masked, TrainingStepsAllocateNothingAndNeverSynchronise) {
+  using C = TypeParam;
+  using Exec = typename C::execution_space;
+  const Shape s{2, 3, 1, 40, 44};
+  const auto x = random_image(s, 515);
+  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 516, 0.1));
+  auto m = to_view<C>("m", mask_shape(s, 1), region_mask(s, 1, 517));
+  auto g = make_view<C>("g", s);
+  Exec exec;
+  for (MaskMode mode : {MaskMode::Weights, MaskMode::Normalized}) {
+    kssim::MaskedSSIM<Exec, typename C::value_type> loss(exec, {s.n, s.c, s.h, s.w}, mode);
+    loss.forward(a, b, m);  // warm-up: first launches may set up backend state
+    loss.backward(g);
+    exec.fence();
+    Kokkos::View<double, typename C::memory_space> upstream("upstream");
+    const StepEvents e = count_step_events<typename C::memory_space>(exec, [&] {
+      for (int step = 0; step < 3; ++step) {
+        loss.forward(a, b, m);
+        loss.backward(g, {}, kssim::Accumulate::Yes, 0.1);
+        loss.backward(upstream, g, {}, kssim::Accumulate::Yes);
+      }
+    });
+    EXPECT_EQ(e.allocations, 0) << mode_name(mode) << e.seen;
+    EXPECT_EQ(e.fences, 0) << mode_name(mode) << e.seen;
+    EXPECT_GE(e.probe_allocations, 1);
+    EXPECT_GE(e.probe_fences, 1);
   }
 }
 

@@ -2,6 +2,7 @@
 // reference (ReferenceMsSsim.hpp), central differences, the clamp's zero gradient, the training object,
 // and the errors of bad input.
 #include "ReferenceMsSsim.hpp"
+#include "StepEvents.hpp"
 #include "TestingUtilities.hpp"
 
 using namespace kssim_test;
@@ -234,6 +235,32 @@ TYPED_TEST(MsSsim, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
   std::vector<double> want(s.size());
   for (std::size_t i = 0; i < want.size(); ++i) want[i] = double(T(start[i])) + 0.3 * ref1[i];
   EXPECT_LE(relative_l2_error(from_view(g, s), want), 10 * gradient_tolerance<T>());
+}
+
+TYPED_TEST(MsSsim, TrainingStepsAllocateNothingAndNeverSynchronise) {
+  using C = TypeParam;
+  using Exec = typename C::execution_space;
+  const Shape s{2, 3, 1, 40, 44};
+  ReferenceOptions ro;
+  ro.window = 3;
+  const auto x = random_image(s, 370);
+  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 371, 0.1));
+  auto g = make_view<C>("g", s);
+  Exec exec;
+  kssim::MSSSIM<Exec, typename C::value_type> loss(exec, {s.n, s.c, s.h, s.w}, ms_options(ro, default_weights));
+  loss.forward(a, b);  // warm-up: first launches may set up backend state
+  loss.backward(g);
+  exec.fence();
+  const StepEvents e = count_step_events<typename C::memory_space>(exec, [&] {
+    for (int step = 0; step < 3; ++step) {
+      loss.forward(a, b);
+      loss.backward(g, {}, kssim::Accumulate::Yes, 0.1);
+    }
+  });
+  EXPECT_EQ(e.allocations, 0) << e.seen;
+  EXPECT_EQ(e.fences, 0) << e.seen;
+  EXPECT_GE(e.probe_allocations, 1);
+  EXPECT_GE(e.probe_fences, 1);
 }
 
 TYPED_TEST(MsSsim, RejectsBadInputWithInvalidArgument) {

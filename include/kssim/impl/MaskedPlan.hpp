@@ -132,65 +132,13 @@ class MaskedPlan {
 
   // `mask` is (N, 1 or C, D, H, W) of the images' spatial extents (checked by the caller); `map` may be empty.
   void forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const InputArray<T>& mask,
-               const OutputArray<T>& map) const {
-    check_mask_values(exec, MaskCheck<T>{mask, invalid_.data()});
-    const InputArray<T> m = broadcast_channels(mask, g_.c);
-    if (normalized())
-      compute_masked_shifts<ExecSpace>(exec, g_, x, y, m, shifts_.data());
-    else
-      compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
-    if (normalized()) {
-      MaskedRowBlur<ExecSpace, T> k{};
-      k.x = x;
-      k.y = y;
-      k.mask = m;
-      k.shifts = shifts_.data();
-      k.stats = plane_array(row_stats_);
-      k.window = window_;
-      k.g = g_;
-      masked_row_blur(exec, opts_, k);
-    } else {
-      row_blur(exec, opts_, RowBlur<ExecSpace, T>{x, y, shifts_.data(), plane_array(row_stats_), window_, g_});
-    }
-    PlaneArray<T> map_input = plane_array(row_stats_);
-    if (g_.volumetric) {
-      if (normalized())
-        masked_column_blur(exec, opts_, statistics_pass<MaskedColumnBlur<ExecSpace, T, MaskMode::Normalized, ColumnOutput::Statistics>>());
-      else
-        column_blur(exec, opts_, statistics_pass<ColumnBlur<ExecSpace, T, ColumnOutput::Statistics>>());
-      map_input = plane_array(column_stats_);
-    }
-    if (normalized())
-      masked_column_blur(exec, opts_, map_pass<MaskMode::Normalized>(map_input, m, map));
-    else
-      masked_column_blur(exec, opts_, map_pass<MaskMode::Weights>(map_input, m, map));
-    sum_map(exec, sums_.arrays);
-    sum_map(exec, weights_.arrays);
-    launch("kssim::masked_mean", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
-           MaskedMean{sums_.arrays.total, weights_.arrays.total, invalid_.data(), invalid_seen_.data(), mean_.data(),
-                      inverse_weight_.data()});
-  }
+               const OutputArray<T>& map) const;
 
   // d(upstream * masked mean)/dx and /dy from the partials of the last forward(); `scale` is a host factor,
   // `upstream` an optional device factor. grad1 / grad2 may be empty; `accumulate` adds to them.
   void backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const InputArray<T>& mask,
                 const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale, const double* upstream,
-                bool accumulate) const {
-    const bool want1 = grad1.data() != nullptr, want2 = grad2.data() != nullptr;
-    if (!want1 && !want2) return;
-    if ((want1 && !wanted_.image1) || (want2 && !wanted_.image2))
-      throw std::invalid_argument("kssim: backward asked for a gradient this object was not set up to compute");
-    const double* factor = inverse_weight_.data();  // 1 / sum w
-    if (upstream) {
-      launch("kssim::masked_upstream", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
-             MaskedUpstream{upstream, inverse_weight_.data(), factor_.data()});
-      factor = factor_.data();
-    }
-    if (wanted_.count() == 4)
-      backward_planes<4>(exec, x, y, broadcast_channels(mask, g_.c), grad1, grad2, scale, factor, accumulate);
-    else
-      backward_planes<3>(exec, x, y, broadcast_channels(mask, g_.c), grad1, grad2, scale, factor, accumulate);
-  }
+                bool accumulate) const;
 
  private:
   bool normalized() const { return mode_ == MaskMode::Normalized; }
@@ -271,5 +219,68 @@ class MaskedPlan {
   Kokkos::View<unsigned, Mem> invalid_, invalid_seen_;  // MaskCheck's flag, and its value at the last forward()
   Kokkos::View<double, Mem> mean_, inverse_weight_, factor_;  // factor_: upstream / sum w
 };
+
+// Defined outside the class so that kssim/Instantiate.hpp can compile them (and their kernels) once.
+template <class ExecSpace, class T>
+void MaskedPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
+                                       const InputArray<T>& mask, const OutputArray<T>& map) const {
+  check_mask_values(exec, MaskCheck<T>{mask, invalid_.data()});
+  const InputArray<T> m = broadcast_channels(mask, g_.c);
+  if (normalized())
+    compute_masked_shifts<ExecSpace>(exec, g_, x, y, m, shifts_.data());
+  else
+    compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
+  if (normalized()) {
+    MaskedRowBlur<ExecSpace, T> k{};
+    k.x = x;
+    k.y = y;
+    k.mask = m;
+    k.shifts = shifts_.data();
+    k.stats = plane_array(row_stats_);
+    k.window = window_;
+    k.g = g_;
+    masked_row_blur(exec, opts_, k);
+  } else {
+    row_blur(exec, opts_, RowBlur<ExecSpace, T>{x, y, shifts_.data(), plane_array(row_stats_), window_, g_});
+  }
+  PlaneArray<T> map_input = plane_array(row_stats_);
+  if (g_.volumetric) {
+    if (normalized())
+      masked_column_blur(exec, opts_, statistics_pass<MaskedColumnBlur<ExecSpace, T, MaskMode::Normalized, ColumnOutput::Statistics>>());
+    else
+      column_blur(exec, opts_, statistics_pass<ColumnBlur<ExecSpace, T, ColumnOutput::Statistics>>());
+    map_input = plane_array(column_stats_);
+  }
+  if (normalized())
+    masked_column_blur(exec, opts_, map_pass<MaskMode::Normalized>(map_input, m, map));
+  else
+    masked_column_blur(exec, opts_, map_pass<MaskMode::Weights>(map_input, m, map));
+  sum_map(exec, sums_.arrays);
+  sum_map(exec, weights_.arrays);
+  launch("kssim::masked_mean", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
+         MaskedMean{sums_.arrays.total, weights_.arrays.total, invalid_.data(), invalid_seen_.data(), mean_.data(),
+                    inverse_weight_.data()});
+}
+
+template <class ExecSpace, class T>
+void MaskedPlan<ExecSpace, T>::backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
+                                        const InputArray<T>& mask, const OutputArray<T>& grad1,
+                                        const OutputArray<T>& grad2, double scale, const double* upstream,
+                                        bool accumulate) const {
+  const bool want1 = grad1.data() != nullptr, want2 = grad2.data() != nullptr;
+  if (!want1 && !want2) return;
+  if ((want1 && !wanted_.image1) || (want2 && !wanted_.image2))
+    throw std::invalid_argument("kssim: backward asked for a gradient this object was not set up to compute");
+  const double* factor = inverse_weight_.data();  // 1 / sum w
+  if (upstream) {
+    launch("kssim::masked_upstream", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
+           MaskedUpstream{upstream, inverse_weight_.data(), factor_.data()});
+    factor = factor_.data();
+  }
+  if (wanted_.count() == 4)
+    backward_planes<4>(exec, x, y, broadcast_channels(mask, g_.c), grad1, grad2, scale, factor, accumulate);
+  else
+    backward_planes<3>(exec, x, y, broadcast_channels(mask, g_.c), grad1, grad2, scale, factor, accumulate);
+}
 
 }  // namespace kssim::impl

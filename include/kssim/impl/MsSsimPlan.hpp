@@ -90,53 +90,12 @@ class MsSsimPlan {
   Kokkos::View<const double, Mem> mean() const { return result_.mean; }
   Kokkos::View<const double*, Mem> per_slice() const { return per_slice_; }
 
-  void forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y) const {
-    for (int k = 0; k < scales_; ++k) {
-      if (k > 0) {
-        const auto [px, py] = images_at(k - 1, x, y);
-        average_pool(exec, AveragePool<T>{px, py, as_rank5<OutputArray<T>>(x_[k - 1]),
-                                          as_rank5<OutputArray<T>>(y_[k - 1]), pads_[k - 1]});
-      }
-      const auto [sx, sy] = images_at(k, x, y);
-      if (k + 1 < scales_)
-        cs_[k].forward(exec, sx, sy, {});
-      else
-        last_->forward(exec, sx, sy, {});
-    }
-    ms_ssim_product(exec, product_, result_.arrays);
-  }
+  void forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y) const;
 
   // d(upstream * mean)/dx and /dy for the images of the last forward(); `scale` is a host factor, `upstream`
   // an optional device factor. grad1 / grad2 may be empty; `accumulate` adds to them.
   void backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const OutputArray<T>& grad1,
-                const OutputArray<T>& grad2, double scale, const double* upstream, bool accumulate) const {
-    const bool want1 = grad1.data() != nullptr, want2 = grad2.data() != nullptr;
-    if (!want1 && !want2) return;
-    if ((want1 && !wanted_.image1) || (want2 && !wanted_.image2))
-      throw std::invalid_argument("kssim: backward asked for a gradient this object was not set up to compute");
-    for (int k = scales_ - 1; k >= 0; --k) {
-      OutputArray<T> t1 = !want1 ? OutputArray<T>{} : k == 0 ? grad1 : as_rank5<OutputArray<T>>(g1_[k - 1]);
-      OutputArray<T> t2 = !want2 ? OutputArray<T>{} : k == 0 ? grad2 : as_rank5<OutputArray<T>>(g2_[k - 1]);
-      bool add = k == 0 && accumulate;
-      if (k + 1 < scales_) {  // the coarser scale's gradient, pooled back to this one
-        AveragePoolAdjoint<T> adjoint{};
-        if (want1) adjoint.grad1_in = as_rank5<InputArray<T>>(g1_[k]);
-        if (want2) adjoint.grad2_in = as_rank5<InputArray<T>>(g2_[k]);
-        adjoint.grad1_out = t1;
-        adjoint.grad2_out = t2;
-        adjoint.pad = pads_[k];
-        adjoint.accumulate = add;
-        average_pool_adjoint(exec, adjoint);
-        add = true;
-      }
-      const auto [sx, sy] = images_at(k, x, y);
-      const double* factors = factors_.data() + std::size_t(k) * g_.images();
-      if (k + 1 < scales_)
-        cs_[k].backward(exec, sx, sy, t1, t2, scale, upstream, add, factors);
-      else
-        last_->backward(exec, sx, sy, t1, t2, scale, upstream, add, factors);
-    }
-  }
+                const OutputArray<T>& grad2, double scale, const double* upstream, bool accumulate) const;
 
  private:
   static Buffer buffer(const ExecSpace& exec, const char* label, const std::array<int, 5>& e) {
@@ -161,5 +120,56 @@ class MsSsimPlan {
   MapSumStore<Mem> result_;
   MsSsimProduct product_;
 };
+
+// Defined outside the class so that kssim/Instantiate.hpp can compile them (and their kernels) once.
+template <class ExecSpace, class T>
+void MsSsimPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T>& x,
+                                        const InputArray<T>& y) const {
+  for (int k = 0; k < scales_; ++k) {
+    if (k > 0) {
+      const auto [px, py] = images_at(k - 1, x, y);
+      average_pool(exec, AveragePool<T>{px, py, as_rank5<OutputArray<T>>(x_[k - 1]),
+                                        as_rank5<OutputArray<T>>(y_[k - 1]), pads_[k - 1]});
+    }
+    const auto [sx, sy] = images_at(k, x, y);
+    if (k + 1 < scales_)
+      cs_[k].forward(exec, sx, sy, {});
+    else
+      last_->forward(exec, sx, sy, {});
+  }
+  ms_ssim_product(exec, product_, result_.arrays);
+}
+
+template <class ExecSpace, class T>
+void MsSsimPlan<ExecSpace, T>::backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
+                                        const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale,
+                                        const double* upstream, bool accumulate) const {
+  const bool want1 = grad1.data() != nullptr, want2 = grad2.data() != nullptr;
+  if (!want1 && !want2) return;
+  if ((want1 && !wanted_.image1) || (want2 && !wanted_.image2))
+    throw std::invalid_argument("kssim: backward asked for a gradient this object was not set up to compute");
+  for (int k = scales_ - 1; k >= 0; --k) {
+    OutputArray<T> t1 = !want1 ? OutputArray<T>{} : k == 0 ? grad1 : as_rank5<OutputArray<T>>(g1_[k - 1]);
+    OutputArray<T> t2 = !want2 ? OutputArray<T>{} : k == 0 ? grad2 : as_rank5<OutputArray<T>>(g2_[k - 1]);
+    bool add = k == 0 && accumulate;
+    if (k + 1 < scales_) {  // the coarser scale's gradient, pooled back to this one
+      AveragePoolAdjoint<T> adjoint{};
+      if (want1) adjoint.grad1_in = as_rank5<InputArray<T>>(g1_[k]);
+      if (want2) adjoint.grad2_in = as_rank5<InputArray<T>>(g2_[k]);
+      adjoint.grad1_out = t1;
+      adjoint.grad2_out = t2;
+      adjoint.pad = pads_[k];
+      adjoint.accumulate = add;
+      average_pool_adjoint(exec, adjoint);
+      add = true;
+    }
+    const auto [sx, sy] = images_at(k, x, y);
+    const double* factors = factors_.data() + std::size_t(k) * g_.images();
+    if (k + 1 < scales_)
+      cs_[k].backward(exec, sx, sy, t1, t2, scale, upstream, add, factors);
+    else
+      last_->backward(exec, sx, sy, t1, t2, scale, upstream, add, factors);
+  }
+}
 
 }  // namespace kssim::impl
