@@ -1,6 +1,7 @@
 // Masked SSIM, both modes: value, map, per-image and per-channel results and gradients against the
 // independent float64 reference (ReferenceMasked.hpp), central differences, the defined edge cases (NaN in
 // masked-out data, windows without valid pixels, an empty mask), the training object, and bad input.
+#include "ErrorRecord.hpp"
 #include "ReferenceMasked.hpp"
 #include "StepEvents.hpp"
 #include "TestingUtilities.hpp"
@@ -63,7 +64,9 @@ void expect_masked_matches_reference(const Shape& s, const ReferenceOptions& ro,
   auto a = to_view<C, Rank>("a", s, xr), b = to_view<C, Rank>("b", s, yr);
   auto m = to_view<C, Rank>("m", mask_shape(s, mask_channels), mr);
 
-  EXPECT_NEAR(kssim::masked_ssim(exec, a, b, m, mode, opts), ref.mean, value_tolerance<T>());
+  const double value = kssim::masked_ssim(exec, a, b, m, mode, opts);
+  record_error("value_error", std::abs(value - ref.mean));
+  EXPECT_NEAR(value, ref.mean, value_tolerance<T>());
   Kokkos::View<double, Mem> mean("mean");
   kssim::masked_ssim(exec, a, b, m, mode, mean, opts);
   double mean_host = 0;
@@ -72,7 +75,9 @@ void expect_masked_matches_reference(const Shape& s, const ReferenceOptions& ro,
 
   auto map = make_view<C, Rank>("map", ref.map_shape);
   kssim::masked_ssim_map(exec, a, b, m, mode, map, opts);
-  EXPECT_LE(max_abs_error(from_view(map, ref.map_shape), ref.map), map_tolerance<T>());
+  const double map_error = max_abs_error(from_view(map, ref.map_shape), ref.map);
+  record_error("map_error", map_error);
+  EXPECT_LE(map_error, map_tolerance<T>());
 
   Kokkos::View<double*, Mem> per_image("per_image", s.n);
   Kokkos::View<double**, Mem> per_channel("per_channel", s.n, s.c);
@@ -88,8 +93,10 @@ void expect_masked_matches_reference(const Shape& s, const ReferenceOptions& ro,
 
   auto g1 = make_view<C, Rank>("g1", s), g2 = make_view<C, Rank>("g2", s);
   EXPECT_NEAR(kssim::masked_ssim_grad(exec, a, b, m, mode, g1, g2, opts), ref.mean, value_tolerance<T>());
-  EXPECT_LE(relative_l2_error(from_view(g1, s), ref.grad1), gradient_tolerance<T>());
-  EXPECT_LE(relative_l2_error(from_view(g2, s), ref.grad2), gradient_tolerance<T>());
+  const double e1 = relative_l2_error(from_view(g1, s), ref.grad1), e2 = relative_l2_error(from_view(g2, s), ref.grad2);
+  record_error("gradient_error", std::max(e1, e2));
+  EXPECT_LE(e1, gradient_tolerance<T>());
+  EXPECT_LE(e2, gradient_tolerance<T>());
   auto h2 = make_view<C, Rank>("h2", s);
   kssim::masked_ssim_grad(exec, a, b, m, mode, decltype(h2){}, h2, opts);
   EXPECT_LE(relative_l2_error(from_view(h2, s), ref.grad2), gradient_tolerance<T>());

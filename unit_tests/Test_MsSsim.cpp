@@ -1,6 +1,7 @@
 // MS-SSIM: values, per-image and per-channel results and gradients against the independent float64
 // reference (ReferenceMsSsim.hpp), central differences, the clamp's zero gradient, the training object,
 // and the errors of bad input.
+#include "ErrorRecord.hpp"
 #include "ReferenceMsSsim.hpp"
 #include "StepEvents.hpp"
 #include "TestingUtilities.hpp"
@@ -43,7 +44,9 @@ void expect_ms_ssim_matches_reference(const Shape& s, const ReferenceOptions& ro
   auto a = to_view<C, Rank>("a", s, xr);
   auto b = to_view<C, Rank>("b", s, yr);
 
-  EXPECT_NEAR(kssim::ms_ssim(exec, a, b, opts), ref.mean, ms_value_tolerance<T>());
+  const double mean = kssim::ms_ssim(exec, a, b, opts);
+  record_error("value_error", std::abs(mean - ref.mean));
+  EXPECT_NEAR(mean, ref.mean, ms_value_tolerance<T>());
 
   Kokkos::View<double*, Mem> per_image("per_image", s.n);
   Kokkos::View<double**, Mem> per_channel("per_channel", s.n, s.c);
@@ -56,6 +59,7 @@ void expect_ms_ssim_matches_reference(const Shape& s, const ReferenceOptions& ro
     for (int c = 0; c < s.c; ++c) {
       const double want = ref.per_slice[std::size_t(n) * s.c + c];
       image += want / s.c;
+      record_error("value_error", std::abs(pc(n, c) - want));
       EXPECT_NEAR(pc(n, c), want, ms_value_tolerance<T>()) << "n " << n << " c " << c;
     }
     EXPECT_NEAR(pi(n), image, ms_value_tolerance<T>()) << "n " << n;
@@ -64,8 +68,10 @@ void expect_ms_ssim_matches_reference(const Shape& s, const ReferenceOptions& ro
   auto g1 = make_view<C, Rank>("g1", s), g2 = make_view<C, Rank>("g2", s);
   const double v = kssim::ms_ssim_grad(exec, a, b, g1, g2, opts);
   EXPECT_NEAR(v, ref.mean, ms_value_tolerance<T>());
-  EXPECT_LE(relative_l2_error(from_view(g1, s), ref.grad1), ms_gradient_tolerance<T>());
-  EXPECT_LE(relative_l2_error(from_view(g2, s), ref.grad2), ms_gradient_tolerance<T>());
+  const double e1 = relative_l2_error(from_view(g1, s), ref.grad1), e2 = relative_l2_error(from_view(g2, s), ref.grad2);
+  record_error("gradient_error", std::max(e1, e2));
+  EXPECT_LE(e1, ms_gradient_tolerance<T>());
+  EXPECT_LE(e2, ms_gradient_tolerance<T>());
   // One gradient at a time gives the same numbers.
   auto h2 = make_view<C, Rank>("h2", s);
   kssim::ms_ssim_grad(exec, a, b, decltype(h2){}, h2, opts);

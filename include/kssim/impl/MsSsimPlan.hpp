@@ -128,7 +128,7 @@ void MsSsimPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T
   for (int k = 0; k < scales_; ++k) {
     if (k > 0) {
       const auto [px, py] = images_at(k - 1, x, y);
-      average_pool(exec, AveragePool<T>{px, py, as_rank5<OutputArray<T>>(x_[k - 1]),
+      average_pool(exec, AveragePool<ExecSpace, T>{px, py, as_rank5<OutputArray<T>>(x_[k - 1]),
                                         as_rank5<OutputArray<T>>(y_[k - 1]), pads_[k - 1]});
     }
     const auto [sx, sy] = images_at(k, x, y);
@@ -153,7 +153,7 @@ void MsSsimPlan<ExecSpace, T>::backward(const ExecSpace& exec, const InputArray<
     OutputArray<T> t2 = !want2 ? OutputArray<T>{} : k == 0 ? grad2 : as_rank5<OutputArray<T>>(g2_[k - 1]);
     bool add = k == 0 && accumulate;
     if (k + 1 < scales_) {  // the coarser scale's gradient, pooled back to this one
-      AveragePoolAdjoint<T> adjoint{};
+      AveragePoolAdjoint<ExecSpace, T> adjoint{};
       if (want1) adjoint.grad1_in = as_rank5<InputArray<T>>(g1_[k]);
       if (want2) adjoint.grad2_in = as_rank5<InputArray<T>>(g2_[k]);
       adjoint.grad1_out = t1;

@@ -132,8 +132,8 @@ void run_self_check(const ExecSpace& exec, SelfCheckFault fault = SelfCheckFault
   // MS-SSIM (MsSsimPlan.hpp) and masked SSIM (MaskedPlan.hpp).
   probe_layout<ExecSpace, T, ColumnBlur<ExecSpace, T, ColumnOutput::Map, ContrastStructureTerm>>(exec, "column_blur_cs",
                                                                                                  fault);
-  probe_layout<ExecSpace, T, AveragePool<T>>(exec, "average_pool", fault);
-  probe_layout<ExecSpace, T, AveragePoolAdjoint<T>>(exec, "average_pool_adjoint", fault);
+  probe_layout<ExecSpace, T, AveragePool<ExecSpace, T>>(exec, "average_pool", fault);
+  probe_layout<ExecSpace, T, AveragePoolAdjoint<ExecSpace, T>>(exec, "average_pool_adjoint", fault);
   probe_layout<ExecSpace, T, MsSsimProduct>(exec, "ms_ssim_product", fault);
   probe_layout<ExecSpace, T, MaskCheck<T>>(exec, "check_mask", fault);
   probe_layout<ExecSpace, T, MaskedRowBlur<ExecSpace, T>>(exec, "masked_row_blur", fault);
