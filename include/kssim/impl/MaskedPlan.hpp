@@ -56,6 +56,13 @@ void compute_masked_shifts(const ExecSpace& exec, const Geometry& g, const Input
          });
 }
 
+// *value = NaN, on the device.
+template <class ExecSpace>
+void set_nan(const ExecSpace& exec, double* value) {
+  launch("kssim::set_nan", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
+         KOKKOS_LAMBDA(int) { *value = Kokkos::Experimental::quiet_NaN_v<double>; });
+}
+
 // The mean and the backward factor from the two totals. Only pointers (KernelArrays.hpp).
 struct MaskedMean {
   const double* value_total = nullptr;  // sum of w * map
@@ -115,9 +122,7 @@ class MaskedPlan {
     mean_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::masked_mean"));
     inverse_weight_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::masked_inverse_weight"));
     factor_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::masked_factor"));
-    double* mean = mean_.data();  // NaN until a forward pass writes it (Reduction.hpp's rule)
-    launch("kssim::masked_mean_init", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
-           KOKKOS_LAMBDA(int) { *mean = Kokkos::Experimental::quiet_NaN_v<double>; });
+    set_nan(exec, mean_.data());  // until a forward pass writes it (Reduction.hpp's rule)
   }
 
   const Geometry& geometry() const { return g_; }

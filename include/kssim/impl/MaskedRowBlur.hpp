@@ -37,7 +37,7 @@ struct MaskedRowBlur {
   std::ptrdiff_t x_rows = -1, y_rows = -1, mask_rows = -1;  // nested_row_stride (KernelArrays.hpp)
 
   KOKKOS_INLINE_FUNCTION int rows() const { return g.images() * g.d * g.h; }
-  int halo_cols() const { return tile_cols + window.size - 1; }
+  KOKKOS_INLINE_FUNCTION int halo_cols() const { return tile_cols + window.size - 1; }
   int league_size() const { return ceil_div(rows(), tile_rows) * col_tiles; }
   std::size_t scratch_bytes() const { return RowScratch<ExecSpace, T>::bytes(3, tile_rows, halo_cols()); }
 
