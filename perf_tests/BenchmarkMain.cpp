@@ -4,6 +4,7 @@
 //   kssim_perf_tests --benchmark_filter='ssim2d/fwd\+bwd/float/.*/1x3x1080x1920'
 //   KSSIM_BENCH_ALL=1 kssim_perf_tests        # host backends: also the shapes over 2^23 voxels
 //   kssim_perf_tests --benchmark_filter='^stages/'   # each stage kernel alone (PerfStages.cpp)
+//   kssim_perf_tests --benchmark_filter='^(msssim|masked)/'   # MS-SSIM, masked SSIM (PerfMetrics.cpp)
 //
 // Kokkos options (--kokkos-num-threads=N, --kokkos-device-id=N, ...) are consumed before Google
 // Benchmark parses the rest. The JSON context records the Kokkos version, the execution spaces, their
@@ -60,6 +61,7 @@ int main(int argc, char** argv) {
   kssim_perf::register_ssim2d_benchmarks();
   kssim_perf::register_ssim3d_benchmarks();
   kssim_perf::register_stage_benchmarks();
+  kssim_perf::register_metric_benchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -317,5 +317,6 @@ void register_shapes(const char* family, const std::vector<std::array<int, Rank>
 void register_ssim2d_benchmarks();
 void register_ssim3d_benchmarks();
 void register_stage_benchmarks();  // PerfStages.cpp
+void register_metric_benchmarks();  // PerfMetrics.cpp: MS-SSIM and masked SSIM
 
 }  // namespace kssim_perf

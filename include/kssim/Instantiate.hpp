@@ -1,7 +1,7 @@
 #pragma once
 // kssim is header-only, so every translation unit that calls it compiles its kernels again (with a GPU
 // compiler, about a minute per (execution space, value type)). A program with many translation units can
-// compile them once instead:
+// compile them once instead (SSIM's, MS-SSIM's and masked SSIM's):
 //
 //   // in every translation unit that calls kssim, e.g. through a project header:
 //   KSSIM_EXTERN_INSTANTIATION(Kokkos::Cuda, float)
@@ -11,12 +11,20 @@
 // Both are optional; results are identical either way. Every translation unit of the program must be
 // compiled with the same kssim definitions.
 
+#include <kssim/impl/MaskedPlan.hpp>
+#include <kssim/impl/MsSsimPlan.hpp>
 #include <kssim/impl/Plan.hpp>
 
-#define KSSIM_EXTERN_INSTANTIATION(ExecSpace, T)     \
-  extern template class kssim::impl::Plan<ExecSpace, T>; \
+#define KSSIM_EXTERN_INSTANTIATION(ExecSpace, T)                                                           \
+  extern template class kssim::impl::Plan<ExecSpace, T>;                                                     \
+  extern template class kssim::impl::Plan<ExecSpace, T, kssim::impl::ContrastStructureTerm>;                 \
+  extern template class kssim::impl::MsSsimPlan<ExecSpace, T>;                                               \
+  extern template class kssim::impl::MaskedPlan<ExecSpace, T>;                                               \
   extern template void kssim::impl::run_self_check<ExecSpace, T>(const ExecSpace&, kssim::impl::SelfCheckFault);
 
-#define KSSIM_INSTANTIATE(ExecSpace, T)       \
-  template class kssim::impl::Plan<ExecSpace, T>; \
+#define KSSIM_INSTANTIATE(ExecSpace, T)                                                    \
+  template class kssim::impl::Plan<ExecSpace, T>;                                          \
+  template class kssim::impl::Plan<ExecSpace, T, kssim::impl::ContrastStructureTerm>;      \
+  template class kssim::impl::MsSsimPlan<ExecSpace, T>;                                    \
+  template class kssim::impl::MaskedPlan<ExecSpace, T>;                                    \
   template void kssim::impl::run_self_check<ExecSpace, T>(const ExecSpace&, kssim::impl::SelfCheckFault);

@@ -20,6 +20,14 @@ enum class Schedule {
   Fused    // one kernel per pass (forward, backward) over tiles in team scratch: 2D images whose tile fits
 };
 
+// How a mask (a weight per pixel in [0, 1]) enters masked SSIM (kssim/Masked.hpp).
+enum class MaskMode {
+  Weights,    // the map's mean becomes its weighted mean, each map pixel weighted by the mask at its window's
+              // centre; the window statistics are SSIM's own
+  Normalized  // also the window statistics are masked (normalized convolution): mu = B(m x) / B(m), and
+              // likewise the second moments, so pixels of weight 0 never enter a window
+};
+
 // Largest supported window. Bounded so that a tile and its halo fit in one team's scratch on every backend.
 inline constexpr int max_window_size = 31;
 
@@ -43,6 +51,7 @@ inline const char* to_string(Padding p) { return p == Padding::Valid ? "valid" :
 inline const char* to_string(Schedule s) {
   return s == Schedule::Auto ? "auto" : s == Schedule::Stages ? "stages" : "fused";
 }
+inline const char* to_string(MaskMode m) { return m == MaskMode::Weights ? "weights" : "normalized"; }
 
 // Throws std::invalid_argument naming the offending option.
 inline void validate(const Options& o) {

@@ -5,5 +5,7 @@
 #include <kssim/Options.hpp>
 #include <kssim/SSIM.hpp>
 #include <kssim/Instantiate.hpp>
+#include <kssim/Masked.hpp>
+#include <kssim/MsSsim.hpp>
 #include <kssim/Ssimulacra2.hpp>
 #include <kssim/ViewChecks.hpp>

@@ -4,6 +4,7 @@
 #include "cli/Compute.hpp"
 #include "cli/Inputs.hpp"
 #include "cli/MapOutput.hpp"
+#include "cli/Mask.hpp"
 #include "cli/NumberText.hpp"
 #include "cli/Report.hpp"
 #include "cli/UsageError.hpp"
@@ -12,6 +13,7 @@
 #include "io/Load.hpp"
 #include "io/Npy.hpp"
 
+#include <kssim/MsSsimOptions.hpp>
 #include <kssim/Options.hpp>
 
 #include <algorithm>
@@ -48,6 +50,18 @@ Options validated_options(const CompareOptions& o) {
     throw UsageError("--threshold must be a finite number, got " + number_text(*o.threshold));
   if (o.repeat_given && (o.repeat < 1 || o.repeat > 1000000))
     throw UsageError("--repeat must be from 1 to 1000000, got " + std::to_string(o.repeat));
+  if (o.metric != "ssim" && o.metric != "ms-ssim")
+    throw UsageError("unknown --metric '" + o.metric + "' (expected ssim or ms-ssim)");
+  if (!o.mask_mode.empty() && o.mask_mode != "weights" && o.mask_mode != "normalized")
+    throw UsageError("unknown --mask-mode '" + o.mask_mode + "' (expected weights or normalized)");
+  if (!o.mask_mode.empty() && o.mask.empty()) throw UsageError("--mask-mode needs --mask FILE");
+  if (o.metric == "ms-ssim") {
+    if (!o.mask.empty()) throw UsageError("--mask is not available with --metric ms-ssim (masked MS-SSIM is not implemented)");
+    if (o.padding != "valid")
+      throw UsageError("--metric ms-ssim uses valid windows at every scale: --padding same is not available");
+    if (!o.map.empty())
+      throw UsageError("--metric ms-ssim has no map (it multiplies the means of five scales): --map is not available");
+  }
   opts.window_size = o.window;
   opts.sigma = o.sigma;
   opts.k1 = o.k1;
@@ -99,6 +113,7 @@ void check_outputs(const CompareOptions& o) {
     if (!seen.insert(key).second) throw UsageError(option + " '" + path + "' names a file already used for another output");
     std::vector<std::string> inputs = o.b;
     inputs.insert(inputs.begin(), o.a);
+    if (!o.mask.empty()) inputs.push_back(o.mask);
     for (const std::string& input : inputs) {
       std::error_code eq;
       if (input != io::stdin_path.string() && fs::equivalent(fs::path(path), fs::path(input), eq) && !eq)
@@ -166,6 +181,17 @@ io::Array in_layout_of(io::Array array, const Input& like, int dims) {
   return channels_last(std::move(array), dims, like.axis);
 }
 
+// MS-SSIM's scales: every spatial extent must exceed (window - 1) * 2^4 (pytorch-msssim's rule).
+void check_ms_ssim_size(const std::vector<int>& extents, const Input& a, const Options& opts) {
+  MsSsimOptions ms;
+  ms.ssim = opts;
+  for (std::size_t i = 2; i < extents.size(); ++i)
+    if (extents[i] < ms.min_extent())
+      throw UsageError("--metric ms-ssim needs every spatial extent > " + std::to_string(ms.min_extent() - 1) +
+                       " ((window - 1) * 2^4 for its five scales), but the inputs have shape " +
+                       io::shape_string(a.info.shape) + " (use a smaller --window, or --metric ssim)");
+}
+
 std::string not_finite_message(const Options& opts) {
   if (opts.k1 == 0 || opts.k2 == 0)
     return "the SSIM is NaN although both inputs are finite: with --k1 0 or --k2 0 a window in which both inputs "
@@ -183,7 +209,8 @@ CompareOutcome run_compare(const CompareOptions& o) {
   const bool several = o.b.size() > 1;
   if (several && (!o.map.empty() || !o.grad_a.empty() || !o.grad_b.empty()))
     throw UsageError("--map, --grad-a and --grad-b write one pair's results: give a single B with them");
-  std::size_t from_stdin = std::count(o.b.begin(), o.b.end(), io::stdin_path.string()) + (o.a == io::stdin_path.string());
+  std::size_t from_stdin = std::count(o.b.begin(), o.b.end(), io::stdin_path.string()) + (o.a == io::stdin_path.string()) +
+                           (o.mask == io::stdin_path.string());
   if (from_stdin > 1) throw UsageError("only one input can be read from the standard input ('-')");
   check_outputs(o);
 
@@ -198,6 +225,9 @@ CompareOutcome run_compare(const CompareOptions& o) {
     check_same_kind(a, b, o.dims);
   }
   check_size(extents, a, opts, o.dims);
+  if (o.metric == "ms-ssim") check_ms_ssim_size(extents, a, opts);
+  std::optional<Input> mask;
+  if (!o.mask.empty()) mask = probe_mask(o.mask, o.dims, o.channel_axis, extents);
   const std::vector<int> map_ext = map_extents(extents, opts);
   const bool map_png = !o.map.empty() && lower_extension(o.map) == ".png";
   const bool map_mean = o.map_channels == "mean";
@@ -211,6 +241,8 @@ CompareOutcome run_compare(const CompareOptions& o) {
   CompareOutcome outcome;
   const io::LoadedArray a_loaded = load_input(a, o.dims);
   if (auto w = data_range_warning(a, a_loaded, opts.data_range)) outcome.warnings.push_back(*w);
+  std::optional<io::Array> mask_array;
+  if (mask) mask_array = load_mask(*mask, o.dims, extents, a.info.dtype);
   ComputeSession session(opts);
   std::vector<io::OutputFile> files;
   std::string text;
@@ -221,6 +253,9 @@ CompareOutcome run_compare(const CompareOptions& o) {
     request.a = &a_loaded.array;
     request.b = &b_loaded.array;
     request.extents = extents;
+    request.metric = o.metric == "ms-ssim" ? Metric::MsSsim : Metric::Ssim;
+    request.mask = mask_array ? &*mask_array : nullptr;
+    request.mask_mode = o.mask_mode == "normalized" ? MaskMode::Normalized : MaskMode::Weights;
     request.want_map = !o.map.empty();
     request.want_per_image = o.per_image;
     request.want_per_channel = o.per_channel;
@@ -228,7 +263,10 @@ CompareOutcome run_compare(const CompareOptions& o) {
     request.want_grad_b = !o.grad_b.empty();
     request.repeat = o.repeat_given ? o.repeat : 0;
     ComputeResult r = session.compute(request);
-    if (!std::isfinite(r.mean)) throw UsageError(not_finite_message(opts));
+    if (!std::isfinite(r.mean))
+      throw UsageError(mask ? "the masked SSIM is undefined: the mask is 0 at the centre of every window (with valid "
+                              "padding the mask's outer (window - 1) / 2 pixels weigh nothing)"
+                            : not_finite_message(opts));
     const bool below = o.threshold && r.mean < *o.threshold;
     if (below) outcome.status = 1;
 
@@ -246,7 +284,7 @@ CompareOutcome run_compare(const CompareOptions& o) {
     if (r.grad_a) files.push_back({o.grad_a, io::encode_npy(in_layout_of(std::move(*r.grad_a), a, o.dims))});
     if (r.grad_b) files.push_back({o.grad_b, io::encode_npy(in_layout_of(std::move(*r.grad_b), b, o.dims))});
 
-    const PairReport report{a, b, r, extents, map_shape, below, several};
+    const PairReport report{a, b, mask ? &*mask : nullptr, r, extents, map_shape, below, several};
     text += o.json ? json_report(report, o, opts) : plain_report(report);
   }
 

@@ -10,6 +10,9 @@ namespace kssim::cli {
 struct CompareOptions {
   std::string a;                  // the reference input
   std::vector<std::string> b;     // one or more inputs compared with A, each on its own
+  std::string metric = "ssim";    // "ssim" or "ms-ssim"
+  std::string mask;               // empty: no mask
+  std::string mask_mode;          // "weights" or "normalized"; empty: weights (with --mask)
   std::string padding = "valid";  // "valid" or "same"
   int window = 11;
   double sigma = 1.5;

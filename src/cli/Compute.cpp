@@ -47,6 +47,20 @@ std::size_t element_count(const std::vector<int>& e) {
   return n;
 }
 
+// The mask's extents: A's, with its own channel count.
+std::vector<int> mask_extents(const ComputeRequest& r) {
+  std::vector<int> e = r.extents;
+  e[1] = int(r.mask->shape[1]);
+  return e;
+}
+
+// MS-SSIM with pytorch-msssim's five scales and the command line's SSIM options.
+kssim::MsSsimOptions ms_ssim_options(const Options& opts) {
+  kssim::MsSsimOptions o;
+  o.ssim = opts;
+  return o;
+}
+
 template <class T, int Rank>
 struct Kernels {
   using DeviceView = Kokkos::View<typename DataType<T, Rank>::type, Kokkos::LayoutRight, Mem>;
@@ -55,12 +69,15 @@ struct Kernels {
   using HostOutput = Kokkos::View<typename DataType<T, Rank>::type, Kokkos::LayoutRight, Kokkos::HostSpace,
                                   Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
-  // What stays on the device between requests that share A.
+  // What stays on the device between requests that share A: A, B's buffer, the mask, and the training object
+  // of the metric (its workspace allocated once).
   struct Cache {
     const io::Array* a;
     std::vector<int> extents;
-    DeviceView a_device, b_device;
-    kssim::SSIM<Exec, T, Rank> ssim;
+    DeviceView a_device, b_device, mask_device;
+    std::optional<kssim::SSIM<Exec, T, Rank>> ssim;
+    std::optional<kssim::MSSSIM<Exec, T, Rank>> ms_ssim;
+    std::optional<kssim::MaskedSSIM<Exec, T, Rank>> masked;
   };
 
   static DeviceView allocate(const char* label, const std::vector<int>& extents) {
@@ -85,8 +102,16 @@ struct Kernels {
     std::array<int, Rank> e{};
     std::copy(r.extents.begin(), r.extents.end(), e.begin());
     auto fresh = std::make_shared<Cache>(Cache{r.a, r.extents, allocate("kssim_cli::a", r.extents),
-                                               allocate("kssim_cli::b", r.extents),
-                                               kssim::SSIM<Exec, T, Rank>(exec, e, s.options, Gradients::None)});
+                                               allocate("kssim_cli::b", r.extents), {}, {}, {}, {}});
+    if (r.mask) {
+      fresh->mask_device = allocate("kssim_cli::mask", mask_extents(r));
+      upload(fresh->mask_device, *r.mask, mask_extents(r));
+      fresh->masked.emplace(exec, e, r.mask_mode, s.options, Gradients::None);
+    } else if (r.metric == Metric::MsSsim) {
+      fresh->ms_ssim.emplace(exec, e, ms_ssim_options(s.options), Gradients::None);
+    } else {
+      fresh->ssim.emplace(exec, e, s.options, Gradients::None);
+    }
     upload(fresh->a_device, *r.a, r.extents);
     s.cache = fresh;
     return *fresh;
@@ -102,6 +127,9 @@ struct Kernels {
     upload(b, *r.b, r.extents);
     const Options& opts = s.options;
 
+    const DeviceView& mask = c.mask_device;
+    const kssim::MsSsimOptions ms_opts = ms_ssim_options(opts);
+
     // One forward pass gives the mean, and the map when one is wanted (the same kernels either way: the mean
     // does not depend on --map, which cli.e2e.values checks).
     // Where the host can read the device's memory (host backends), the kernel writes the map straight into
@@ -110,14 +138,25 @@ struct Kernels {
     const std::vector<int> map_ext = map_extents(r.extents, opts);
     DeviceView map;
     std::vector<T> map_host;
-    if constexpr (host_reads_device) {
-      if (r.want_map) map_host.resize(element_count(map_ext));
-      c.ssim.forward(a, b, r.want_map ? HostOutput(map_host.data(), layout_of<Rank>(map_ext)) : HostOutput());
-    } else {
+    bool map_on_host = false;
+    if (c.masked) {
       if (r.want_map) map = allocate("kssim_cli::map", map_ext);
-      c.ssim.forward(a, b, map);
+      c.masked->forward(a, b, mask, map);
+      out.mean = c.masked->value_on_host();
+    } else if (c.ms_ssim) {
+      c.ms_ssim->forward(a, b);
+      out.mean = c.ms_ssim->value_on_host();
+    } else {
+      if constexpr (host_reads_device) {
+        if (r.want_map) map_host.resize(element_count(map_ext));
+        c.ssim->forward(a, b, r.want_map ? HostOutput(map_host.data(), layout_of<Rank>(map_ext)) : HostOutput());
+        map_on_host = true;
+      } else {
+        if (r.want_map) map = allocate("kssim_cli::map", map_ext);
+        c.ssim->forward(a, b, map);
+      }
+      out.mean = c.ssim->value_on_host();
     }
-    out.mean = c.ssim.value_on_host();
 
     const bool want_grad = r.want_grad_a || r.want_grad_b;
     DeviceView grad_a, grad_b;  // empty unless wanted
@@ -127,22 +166,37 @@ struct Kernels {
     // forward's above, so that it does not depend on whether gradients are requested (ssim_grad's own mean
     // can differ from it in the last float32 digits).
     auto once = [&]() -> double {
+      if (c.masked)
+        return want_grad ? kssim::masked_ssim_grad(exec, a, b, mask, r.mask_mode, grad_a, grad_b, opts)
+                         : kssim::masked_ssim(exec, a, b, mask, r.mask_mode, opts);
+      if (c.ms_ssim)
+        return want_grad ? kssim::ms_ssim_grad(exec, a, b, grad_a, grad_b, ms_opts) : kssim::ms_ssim(exec, a, b, ms_opts);
       return want_grad ? kssim::ssim_grad(exec, a, b, grad_a, grad_b, opts) : kssim::ssim(exec, a, b, opts);
     };
     if (want_grad) once();  // the gradients; also the warm-up of the timed runs
 
     if (r.want_map)
-      out.map = host_reads_device ? io::Array(to_shape(map_ext), std::move(map_host)) : download(map, map_ext);
+      out.map = map_on_host ? io::Array(to_shape(map_ext), std::move(map_host)) : download(map, map_ext);
     if (r.want_per_image) {
       Kokkos::View<double*, Mem> per_image("kssim_cli::per_image", r.extents[0]);
-      kssim::ssim_per_image(exec, a, b, per_image, opts);
+      if (c.masked)
+        kssim::masked_ssim_per_image(exec, a, b, mask, r.mask_mode, per_image, opts);
+      else if (c.ms_ssim)
+        kssim::ms_ssim_per_image(exec, a, b, per_image, ms_opts);
+      else
+        kssim::ssim_per_image(exec, a, b, per_image, opts);
       auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), per_image);
       out.per_image.assign(host.data(), host.data() + host.size());
     }
     if (r.want_per_channel) {
       Kokkos::View<double**, Kokkos::LayoutRight, Mem> per_channel("kssim_cli::per_channel", r.extents[0],
                                                                     r.extents[1]);
-      kssim::ssim_per_channel(exec, a, b, per_channel, opts);
+      if (c.masked)
+        kssim::masked_ssim_per_channel(exec, a, b, mask, r.mask_mode, per_channel, opts);
+      else if (c.ms_ssim)
+        kssim::ms_ssim_per_channel(exec, a, b, per_channel, ms_opts);
+      else
+        kssim::ssim_per_channel(exec, a, b, per_channel, opts);
       auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), per_channel);
       out.per_channel.assign(host.data(), host.data() + host.size());
     }

@@ -12,7 +12,8 @@ std::string main_description() {
 std::string compare_description() {
   return "Compute the SSIM of A and B (or of A and each of B1 B2 ...): the mean over images, channels and map "
          "pixels, and optionally the SSIM map, per-image and per-channel means and the gradients of the mean "
-         "with respect to A and B.";
+         "with respect to A and B; or their MS-SSIM (--metric ms-ssim), or the SSIM over the pixels a mask "
+         "selects (--mask).";
 }
 
 std::string tidy_help(const std::string& help) {
@@ -77,6 +78,34 @@ SSIM
                    the map starts (w-1)/2 pixels in from every edge (5 for the default window).
   --padding same:  zero padding outside the input; map pixel (y, x) is input pixel (y, x).
 
+METRICS
+  --metric ssim    (default) SSIM as above.
+  --metric ms-ssim multi-scale SSIM (Wang, Simoncelli and Bovik 2003) with pytorch-msssim's
+                   conventions: 5 scales with the weights 0.0448, 0.2856, 0.3001, 0.2363, 0.1333;
+                   scale k+1 is the 2x2 (volumes 2x2x2) average of scale k, an odd extent padded
+                   with one zero sample in front; per image and channel, the mean contrast-structure
+                   term (2 cov + C2) / (v1 + v2 + C2) of scales 1 to 4 and the mean SSIM of scale 5,
+                   each clamped at 0 and raised to its weight, multiplied; then the mean over images
+                   and channels. Valid windows at every scale: every spatial axis must be longer than
+                   (--window - 1) * 16 (160 for the default window). No --map, --padding same or
+                   --mask with it; --per-image, --per-channel, --grad-a/-b and --repeat work.
+
+MASKS
+  --mask FILE      masked SSIM. FILE (any input format; an integer image loads as samples / max)
+                   holds a weight in [0, 1] per pixel: the inputs' spatial shape, 1 channel (used for
+                   every channel) or C, 1 image (used for every image) or N. Each map pixel weighs
+                   the mask at its window's centre (valid padding: mask pixel (y + (w-1)/2,
+                   x + (w-1)/2) for map pixel (y, x)), and the result is the weighted mean of the
+                   map (--per-image, --per-channel: over each image, each channel).
+  --mask-mode weights      (default) the map is SSIM's own: masked-out pixels still enter their
+                   neighbours' windows.
+  --mask-mode normalized   the window statistics are masked too (normalized convolution:
+                   mu = B(m x) / B(m), and likewise the second moments), so masked-out pixels
+                   (missing data, a background) never enter a window, and with --padding same
+                   neither do the zeros outside the input. A window without any pixel of weight > 0
+                   has the map value 0 (its centre weighs 0, so it never counts).
+  --map writes the map itself (unweighted). A mask that is 0 at every window centre is an error.
+
 ONE REFERENCE, MANY INPUTS
   kssim compare REF D1 D2 ... compares each Dk with REF: REF is decoded and copied to the device
   once, and one SSIM workspace serves every pair. One result per pair, in the order given: a line
@@ -89,10 +118,13 @@ OUTPUT
   same double. With --per-image one line "image <n>: <mean>" per image follows; with
   --per-channel one line "channel <c>: <mean>" per channel ("image <n> channel <c>: <mean>" when
   N > 1); with --repeat a last line "timing: repeat=<N> median_s=<seconds> min_s=<seconds>".
-  --json: one JSON object per pair, on one line, with "ssim" (full precision), "shape" (of A, as
-  stored), "dtype", "dims", "channel_axis", "padding", "window", "sigma", "k1", "k2",
-  "data_range", "map_shape", "backend" (the Kokkos execution space that ran it), "inputs" {"a",
-  "b": {"path", "format", and "alpha": "ignored" when the input had alpha}}, "outputs",
+  --json: one JSON object per pair, on one line, with "metric" ("ssim" or "ms-ssim"), "value"
+  (the result, full precision), "ssim" (the same, with --metric ssim), "mask" {"path", "format",
+  "shape", "mode"} (with --mask), "scales" and "weights" (with --metric ms-ssim), "shape" (of A,
+  as stored), "dtype", "dims", "channel_axis", "padding", "window", "sigma", "k1", "k2",
+  "data_range", "map_shape" (not with ms-ssim), "backend" (the Kokkos execution space that ran
+  it), "inputs" {"a", "b": {"path", "format", and "alpha": "ignored" when the input had alpha}},
+  "outputs",
   "per_image" (with --per-image), "per_channel" (with --per-channel: one list of C means per
   image), "threshold" and "below_threshold" (with --threshold) and "timing" {"repeat",
   "median_s", "min_s"} (with --repeat).
@@ -118,7 +150,9 @@ OUTPUT
   --repeat N       after the run that produces the results (the warm-up), run the computation N
                    more times, each fenced, and report the median and minimum seconds. Timed:
                    one call of kssim::ssim, or of kssim::ssim_grad (forward + backward) when a
-                   gradient is requested, workspace set-up included; not timed: file I/O,
+                   gradient is requested (kssim::ms_ssim / ms_ssim_grad, kssim::masked_ssim /
+                   masked_ssim_grad with --metric ms-ssim / --mask), workspace set-up included;
+                   not timed: file I/O,
                    host-device copies, --map, --per-image and --per-channel.
   Output files are written under temporary names and renamed at the end: after an error none of
   them exists. An output that is the same file as an input (by any path) is refused.
@@ -133,8 +167,10 @@ EXIT STATUS
      as on success.
   2  error: bad usage or input: unknown option, bad option value, unreadable, truncated or
      corrupt file, unsupported format, dtype or rank, Fortran-ordered array, A and B of different
-     shapes or dtypes, ambiguous channel axis, input smaller than the window, an output that is
-     an input, a NaN SSIM from finite inputs (--k1 0 or --k2 0 on flat images)... One line
+     shapes or dtypes, ambiguous channel axis, input smaller than the window (or than MS-SSIM's
+     scales need), a mask of the wrong shape, with a value outside [0, 1] or 0 at every window
+     centre, an output that is an input, a NaN SSIM from finite inputs (--k1 0 or --k2 0 on flat
+     images)... One line
      "kssim: error: ..." goes to stderr, nothing to stdout, and no output file is created.
   3  unexpected internal error (a bug, or out of memory), reported the same way.
 
@@ -144,6 +180,8 @@ EXAMPLES
   kssim compare reference.png d1.jpg d2.jpg d3.jpg --json --threshold 0.9
   kssim compare a.npy b.npy --padding same --window 7 --sigma 1.0 --json --per-image
   kssim compare vol_a.npy vol_b.npy --dims 3 --grad-a grad_a.npy --json --repeat 20
+  kssim compare photo.png jpeg.png --metric ms-ssim --per-channel
+  kssim compare field_a.npy field_b.npy --mask land.png --mask-mode normalized --map m.png
   some_renderer --png-to-stdout | kssim compare reference.png -
 )";
 }

@@ -2,6 +2,8 @@
 
 #include "cli/NumberText.hpp"
 
+#include <kssim/MsSsimOptions.hpp>
+
 #include <nlohmann/json.hpp>
 
 namespace kssim::cli {
@@ -33,7 +35,20 @@ std::string plain_report(const PairReport& p) {
 std::string json_report(const PairReport& p, const CompareOptions& o, const Options& opts) {
   const ComputeResult& r = p.result;
   nlohmann::ordered_json j;
-  j["ssim"] = r.mean;
+  j["metric"] = o.metric;
+  j["value"] = r.mean;
+  if (o.metric == "ssim") j["ssim"] = r.mean;
+  if (p.mask) {
+    nlohmann::ordered_json mask = input_json(*p.mask);
+    mask["shape"] = p.mask->info.shape;
+    mask["mode"] = o.mask_mode.empty() ? "weights" : o.mask_mode;
+    j["mask"] = mask;
+  }
+  if (o.metric == "ms-ssim") {
+    const MsSsimOptions ms;
+    j["scales"] = ms.scales();
+    j["weights"] = ms.weights;
+  }
   j["shape"] = p.a.info.shape;
   j["dtype"] = io::dtype_name(p.a.info.dtype);
   j["dims"] = o.dims;
@@ -44,7 +59,7 @@ std::string json_report(const PairReport& p, const CompareOptions& o, const Opti
   j["k1"] = opts.k1;
   j["k2"] = opts.k2;
   j["data_range"] = opts.data_range;
-  j["map_shape"] = p.map_shape;
+  if (o.metric != "ms-ssim") j["map_shape"] = p.map_shape;  // MS-SSIM has no map
   j["backend"] = r.backend;
   j["inputs"] = {{"a", input_json(p.a)}, {"b", input_json(p.b)}};
   nlohmann::ordered_json outputs = nlohmann::ordered_json::object();

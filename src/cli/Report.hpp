@@ -17,6 +17,7 @@ namespace kssim::cli {
 struct PairReport {
   const Input& a;
   const Input& b;
+  const Input* mask;  // --mask, or null
   const ComputeResult& result;
   const std::vector<int>& extents;            // kssim's (N, C, ...) of the pair
   const std::vector<std::size_t>& map_shape;  // in A's layout

@@ -67,6 +67,14 @@ int main(int argc, char** argv) {
       ->required()
       ->expected(1, -1)
       ->type_name("FILE");
+  compare->add_option("--metric", o.metric, "ssim, or ms-ssim (multi-scale SSIM, pytorch-msssim's five scales)")
+      ->type_name("ssim|ms-ssim")
+      ->capture_default_str();
+  compare->add_option("--mask", o.mask, "Weights in [0, 1] (PNG or .npy, 1 or C channels): masked SSIM")
+      ->type_name("FILE");
+  compare->add_option("--mask-mode", o.mask_mode,
+                      "weights (weighted mean of the map) or normalized (masked window statistics too)")
+      ->type_name("weights|normalized");
   compare->add_option("--padding", o.padding, "valid (map where the window fits) or same (zero padding)")
       ->type_name("valid|same")
       ->capture_default_str();

@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from float_codecs import exr_bytes, pfm_bytes  # noqa: E402
 from png_codec import chunk, decode_png, encode_png, read_chunks  # noqa: E402
 from ssim_reference import ssim_map  # noqa: E402
+from ms_ssim_reference import masked_ssim, masked_ssim_parts, ms_ssim, ms_ssim_per_channel  # noqa: E402
 
 
 class Context:
@@ -399,6 +400,7 @@ def group_json(ctx):
     if ctx.failures:
         return
     ctx.check(j["shape"] == [2, 1, 20, 20] and j["dtype"] == "float32" and j["padding"] == "same", "json values")
+    ctx.check(j.get("metric") == "ssim" and j.get("value") == j["ssim"] and "mask" not in j, "json metric and value")
     ctx.check(j["map_shape"] == [2, 1, 20, 20], "same padding keeps the size")
     known = {"Serial", "OpenMP", "Threads", "Cuda", "HIP", "SYCL", "OpenMPTarget", "HPX", "OpenACC"}
     ctx.check(j["backend"] in known, "backend %r" % j["backend"])
@@ -623,7 +625,8 @@ def group_help(ctx):
              "--per-channel", "--channel-axis", "--threshold", "--map", "--map-channels", "--map-legend", "--grad-a",
              "--grad-b", "--repeat", "alpha", "ALPHA IS DROPPED", "pale yellow", "EXIT STATUS",
              "kssim compare reference.png distorted.png", ".npy", "PGM", "PPM", "16-bit", "Fortran", "JPEG", "TIFF",
-             "WebP", "OpenEXR", "PFM", "(H, W, C)", "(w-1)/2", "standard input", "REF D1 D2")
+             "WebP", "OpenEXR", "PFM", "(H, W, C)", "(w-1)/2", "standard input", "REF D1 D2", "--metric", "ms-ssim",
+             "--mask", "--mask-mode", "normalized", "pytorch-msssim")
     for args in (["compare", "--help"], ["compare", "-h"]):
         out = ctx.ok(*args)
         for word in words:
@@ -1045,6 +1048,175 @@ def group_identical_inputs_give_exactly_one(ctx):
             ctx.check((np.load(m) == 1).all(), "%s %s: every map pixel must be exactly 1" % (np.dtype(dtype).name, padding))
 
 
+# ------------------------------------------------------------------------------------------------------------
+# msssim: --metric ms-ssim against NumPy (ms_ssim_reference.py): values, per-image/-channel, JSON, gradients
+# (central differences of the reference), volumes, and its errors.
+def group_msssim(ctx):
+    for dtype, atol in ((np.float64, 1e-10), (np.float32, 2e-5)):
+        a, b = pair((2, 3, 40, 37), dtype, seed=200)
+        pa, pb = ctx.save_npy("msa.npy", a), ctx.save_npy("msb.npy", b)
+        j = ctx.ok_json("compare", pa, pb, "--metric", "ms-ssim", "--window", 3, "--sigma", 0.8, "--per-image",
+                        "--per-channel")
+        per = ms_ssim_per_channel(a, b, window=3, sigma=0.8)
+        tag = np.dtype(dtype).name
+        ctx.check(j.get("metric") == "ms-ssim" and "ssim" not in j and "map_shape" not in j,
+                  "[%s] JSON metric fields: %r" % (tag, sorted(j)))
+        ctx.check(j.get("scales") == 5 and j.get("weights") == [0.0448, 0.2856, 0.3001, 0.2363, 0.1333],
+                  "[%s] JSON scales/weights %r %r" % (tag, j.get("scales"), j.get("weights")))
+        ctx.check(abs(j.get("value", 9) - per.mean()) < atol, "[%s] value %r vs %r" % (tag, j.get("value"), per.mean()))
+        ctx.check(close(j.get("per_image", []), per.mean(axis=1), atol), "[%s] per_image" % tag)
+        ctx.check(close(j.get("per_channel", []), per, atol), "[%s] per_channel" % tag)
+        plain = ctx.ok("compare", pa, pb, "--metric", "ms-ssim", "--window", 3, "--sigma", 0.8).splitlines()
+        ctx.check(len(plain) == 1 and float(plain[0]) == j.get("value"), "[%s] plain output %r" % (tag, plain))
+    # pytorch-msssim's defaults on the smallest image they accept, as PNG files (float32 after decoding).
+    g = rng(201)
+    img = (g.random((161, 170)) * 255).astype(np.uint8)
+    noisy = np.clip(img + g.normal(0, 12, img.shape), 0, 255).astype(np.uint8)
+    pa, pb = ctx.save_bytes("msa.png", encode_png(img, 8)), ctx.save_bytes("msb.png", encode_png(noisy, 8))
+    want = ms_ssim(img[None, None] / 255.0, noisy[None, None] / 255.0)
+    got = float(ctx.ok("compare", pa, pb, "--metric", "ms-ssim"))
+    ctx.check(abs(got - want) < 2e-5, "PNG, default options: %r vs %r" % (got, want))
+    # Identical inputs: exactly 1.
+    ctx.check(ctx.ok("compare", pa, pa, "--metric", "ms-ssim") == "1\n", "identical inputs must give exactly 1")
+    # Volumes.
+    a, b = pair((1, 1, 34, 36, 33), np.float64, seed=202)
+    pa3, pb3 = ctx.save_npy("msa3.npy", a), ctx.save_npy("msb3.npy", b)
+    got = float(ctx.ok("compare", pa3, pb3, "--metric", "ms-ssim", "--dims", 3, "--window", 3))
+    want = ms_ssim(a, b, window=3, dims=3)
+    ctx.check(abs(got - want) < 1e-10, "3D: %r vs %r" % (got, want))
+    # Gradients against central differences of the reference.
+    a, b = pair((1, 2, 36, 34), np.float64, seed=203)
+    pa, pb = ctx.save_npy("msga.npy", a), ctx.save_npy("msgb.npy", b)
+    ga, gb = ctx.path("ms_grad_a.npy"), ctx.path("ms_grad_b.npy")
+    j = ctx.ok_json("compare", pa, pb, "--metric", "ms-ssim", "--window", 3, "--grad-a", ga, "--grad-b", gb)
+    grad_a, grad_b = np.load(ga), np.load(gb)
+    ctx.check(grad_a.shape == a.shape and grad_a.dtype == np.float64, "gradient shape %s" % (grad_a.shape,))
+    f = lambda x, y: ms_ssim(x, y, window=3)  # noqa: E731
+    h = 1e-6
+    for _ in range(6):
+        idx = tuple(int(g.integers(0, s)) for s in a.shape)
+        for which, grad in (("a", grad_a), ("b", grad_b)):
+            xp, xm, yp, ym = a.copy(), a.copy(), b.copy(), b.copy()
+            (xp if which == "a" else yp)[idx] += h
+            (xm if which == "a" else ym)[idx] -= h
+            fd = (f(xp, yp) - f(xm, ym)) / (2 * h)
+            ctx.check(abs(grad[idx] - fd) < 1e-8 + 1e-5 * abs(fd), "d/d%s at %s: %r vs %r" % (which, idx, grad[idx], fd))
+    # Errors: exit 2, one line, nothing written.
+    d = ctx.fresh_dir("ms_err")
+    small_a, small_b = pair((160, 200), np.float32, seed=204)
+    sa, sb = ctx.save_npy("ms_small_a.npy", small_a), ctx.save_npy("ms_small_b.npy", small_b)
+    err = ctx.fails("too small", "compare", sa, sb, "--metric", "ms-ssim", out_dir=d)
+    ctx.check("> 160" in err, "the size error names the bound: %r" % err)
+    ctx.ok("compare", sa, sb, "--metric", "ms-ssim", "--window", 7)  # (7 - 1) * 16 = 96 < 160
+    ctx.fails("unknown metric", "compare", pa, pb, "--metric", "psnr", out_dir=d)
+    ctx.fails("ms-ssim --map", "compare", pa, pb, "--metric", "ms-ssim", "--window", 3, "--map",
+              os.path.join(d, "m.npy"), out_dir=d)
+    ctx.fails("ms-ssim same", "compare", pa, pb, "--metric", "ms-ssim", "--window", 3, "--padding", "same", out_dir=d)
+    ctx.fails("ms-ssim --mask", "compare", pa, pb, "--metric", "ms-ssim", "--window", 3, "--mask", pa, out_dir=d)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# masks: --mask / --mask-mode against NumPy (ms_ssim_reference.py): both modes and paddings, broadcast masks,
+# PNG masks, maps, per-image/-channel, JSON, gradients, and the errors.
+def region(shape, seed):
+    """An irregular 0/1 region with fractional edges and a few stray 0s and 1s, shape (..., H, W)."""
+    g = rng(seed)
+    h, w = shape[-2:]
+    yy, xx = np.mgrid[0:h, 0:w]
+    dist = np.hypot(yy - h * (0.3 + 0.4 * g.random()), xx - w * (0.3 + 0.4 * g.random())) - 0.3 * min(h, w)
+    m = np.clip(0.5 - 0.5 * dist, 0, 1)
+    m = np.broadcast_to(m, shape).copy()
+    coin = g.random(shape)
+    m[coin < 0.03] = 0
+    m[coin > 0.98] = 1
+    return m
+
+
+def group_masks(ctx):
+    a, b = pair((2, 3, 30, 27), np.float64, seed=300)
+    pa, pb = ctx.save_npy("mka.npy", a), ctx.save_npy("mkb.npy", b)
+    masks = {"(N, 1, H, W)": region((2, 1, 30, 27), 301), "(N, C, H, W)": region((2, 3, 30, 27), 302),
+             "(H, W)": region((30, 27), 303)}
+    for name, mask in masks.items():
+        pm = ctx.save_npy("mk_mask.npy", mask)
+        for mode in ("weights", "normalized"):
+            for padding in ("valid", "same"):
+                tag = "%s %s %s" % (name, mode, padding)
+                m = ctx.path("mk_map.npy")
+                j = ctx.ok_json("compare", pa, pb, "--mask", pm, "--mask-mode", mode, "--padding", padding,
+                                "--per-image", "--per-channel", "--map", m)
+                full = mask.reshape((1,) * (4 - mask.ndim) + mask.shape)
+                ref_map, w = masked_ssim_parts(a, b, full, mode=mode, padding=padding)
+                want = (w * ref_map).sum() / w.sum()
+                ctx.check(abs(j.get("value", 9) - want) < 1e-10 and j.get("ssim") == j.get("value"),
+                          "[%s] value %r vs %r" % (tag, j.get("value"), want))
+                ctx.check(j.get("metric") == "ssim" and j.get("mask", {}).get("mode") == mode and
+                          j.get("mask", {}).get("path") == pm and j.get("mask", {}).get("shape") == list(mask.shape),
+                          "[%s] JSON mask %r" % (tag, j.get("mask")))
+                got = np.load(m)
+                ctx.check(got.shape == ref_map.shape and close(got, ref_map, 1e-10), "[%s] map" % tag)
+                per_image = (w * ref_map).reshape(2, -1).sum(axis=1) / w.reshape(2, -1).sum(axis=1)
+                per_channel = (w * ref_map).reshape(2, 3, -1).sum(axis=2) / w.reshape(2, 3, -1).sum(axis=2)
+                ctx.check(close(j.get("per_image", []), per_image, 1e-10), "[%s] per_image" % tag)
+                ctx.check(close(j.get("per_channel", []), per_channel, 1e-10), "[%s] per_channel" % tag)
+    # The default mode is weights; a mask of ones gives SSIM.
+    pm = ctx.save_npy("mk_ones.npy", np.ones((30, 27)))
+    ctx.check(ctx.ok_json("compare", pa, pb, "--mask", pm)["mask"]["mode"] == "weights", "default --mask-mode")
+    ones = float(ctx.ok("compare", pa, pb, "--mask", pm))
+    ctx.check(abs(ones - ssim_map(a, b).mean()) < 1e-12, "a mask of ones gives SSIM: %r" % ones)
+    # A PNG mask (8-bit gray, 255 = 1) on PNG inputs, float32 after decoding.
+    g = rng(304)
+    img = (g.random((40, 44)) * 255).astype(np.uint8)
+    noisy = np.clip(img + g.normal(0, 15, img.shape), 0, 255).astype(np.uint8)
+    mask8 = (region((40, 44), 305) * 255).round().astype(np.uint8)
+    qa, qb = ctx.save_bytes("mk_a.png", encode_png(img, 8)), ctx.save_bytes("mk_b.png", encode_png(noisy, 8))
+    qm = ctx.save_bytes("mk_m.png", encode_png(mask8, 8))
+    for mode in ("weights", "normalized"):
+        got = float(ctx.ok("compare", qa, qb, "--mask", qm, "--mask-mode", mode))
+        want = masked_ssim(img[None, None] / 255.0, noisy[None, None] / 255.0, mask8[None, None] / 255.0, mode=mode)
+        ctx.check(abs(got - want) < 2e-5, "PNG mask %s: %r vs %r" % (mode, got, want))
+    # Gradients of the normalized mode against central differences of the reference.
+    a2, b2 = pair((1, 2, 18, 17), np.float64, seed=306)
+    mask2 = region((18, 17), 307)
+    pa2, pb2, pm2 = ctx.save_npy("mkga.npy", a2), ctx.save_npy("mkgb.npy", b2), ctx.save_npy("mkgm.npy", mask2)
+    ga, gb = ctx.path("mk_grad_a.npy"), ctx.path("mk_grad_b.npy")
+    ctx.ok("compare", pa2, pb2, "--mask", pm2, "--mask-mode", "normalized", "--window", 7, "--grad-a", ga, "--grad-b", gb)
+    grad_a, grad_b = np.load(ga), np.load(gb)
+    f = lambda x, y: masked_ssim(x, y, mask2[None, None], mode="normalized", window=7)  # noqa: E731
+    h = 1e-6
+    for _ in range(8):
+        idx = tuple(int(g.integers(0, s)) for s in a2.shape)
+        for which, grad in (("a", grad_a), ("b", grad_b)):
+            xp, xm, yp, ym = a2.copy(), a2.copy(), b2.copy(), b2.copy()
+            (xp if which == "a" else yp)[idx] += h
+            (xm if which == "a" else ym)[idx] -= h
+            fd = (f(xp, yp) - f(xm, ym)) / (2 * h)
+            ctx.check(abs(grad[idx] - fd) < 1e-8 + 1e-5 * abs(fd), "d/d%s at %s: %r vs %r" % (which, idx, grad[idx], fd))
+    # Errors: exit 2, one line, nothing written.
+    d = ctx.fresh_dir("mk_err")
+    outs = ["--map", os.path.join(d, "m.npy"), "--grad-a", os.path.join(d, "ga.npy")]
+    np.save(os.path.join(d, "m.npy"), np.ones((30, 27)))  # a valid mask where --map would write
+    bad_shape = ctx.save_npy("mk_bad_shape.npy", np.ones((30, 26)))
+    two_channels = ctx.save_npy("mk_two.npy", np.ones((2, 30, 27)))
+    above = ctx.save_npy("mk_above.npy", np.full((30, 27), 1.5))
+    below = ctx.save_npy("mk_below.npy", np.full((30, 27), -0.25))
+    nan = np.ones((30, 27))
+    nan[3, 4] = np.nan
+    with_nan = ctx.save_npy("mk_nan.npy", nan)
+    zeros_at_centres = np.zeros((30, 27))
+    zeros_at_centres[:5, :] = 1  # only the border the valid windows' centres never reach
+    border = ctx.save_npy("mk_border.npy", zeros_at_centres)
+    for label, args in (("mask shape", ["--mask", bad_shape]), ("mask channels", ["--mask", two_channels]),
+                        ("mask above 1", ["--mask", above]), ("mask below 0", ["--mask", below]),
+                        ("mask NaN", ["--mask", with_nan]), ("mask weight 0 at every centre", ["--mask", border]),
+                        ("missing mask file", ["--mask", ctx.path("no_such_mask.npy")]),
+                        ("--mask-mode without --mask", ["--mask-mode", "weights"]),
+                        ("unknown --mask-mode", ["--mask", pm, "--mask-mode", "soft"]),
+                        ("mask is an output", ["--mask", os.path.join(d, "m.npy")])):
+        err = ctx.fails(label, "compare", pa, pb, *args, *outs, out_dir=d)
+        if label == "mask above 1":
+            ctx.check("[0, 1]" in err, "the value error names the range: %r" % err)
+
 
 GROUPS = {
     "values": group_values,
@@ -1064,6 +1236,8 @@ GROUPS = {
     "cheap": group_cheap,
     "mapextras": group_mapextras,
     "identical_inputs_give_exactly_one": group_identical_inputs_give_exactly_one,
+    "msssim": group_msssim,
+    "masks": group_masks,
 }
 
 

@@ -5,7 +5,8 @@
 // Covered: float and double; rank 4 (N, C, H, W) and rank 5 (N, C, D, H, W); LayoutRight and LayoutLeft
 // (plus const inputs and a LayoutStride View); kssim::ssim (host-returning and rank-0 View overloads),
 // ssim_map, ssim_per_image, ssim_per_channel, ssim_grad, and kssim::SSIM<...>::forward / backward;
-// kssim::ssimulacra2 and kssim::Ssimulacra2Reference<...>::compare.
+// kssim::ssimulacra2 and kssim::Ssimulacra2Reference<...>::compare; MS-SSIM (kssim::ms_ssim*, MSSSIM) and
+// masked SSIM (kssim::masked_ssim*, MaskedSSIM, both mask modes) for both value types and ranks.
 
 #include <kssim/kssim.hpp>
 
@@ -71,6 +72,44 @@ void instantiate(const Exec& exec) {
   forward_only.forward(a, b);
 }
 
+// MS-SSIM and masked SSIM: every entry point (their kernels do not depend on the layout).
+template <class T, int Rank>
+void instantiate_ms_ssim_and_masked(const Exec& exec) {
+  using V = Image<T, Kokkos::LayoutRight, Rank>;
+  using CV = Image<const T, Kokkos::LayoutRight, Rank>;
+  V a, b, map, mask, g1, g2;
+  CV ca = a, cb = b, cm = mask;
+  Kokkos::View<double, Mem> mean;
+  Kokkos::View<double*, Mem> per_image;
+  Kokkos::View<double**, Mem> per_channel;
+  std::array<int, Rank> extents{};
+
+  kssim::MsSsimOptions mo;
+  sink = kssim::ms_ssim(exec, a, b);
+  kssim::ms_ssim(exec, ca, cb, mean, mo);
+  kssim::ms_ssim_per_image(exec, a, b, per_image);
+  kssim::ms_ssim_per_channel(exec, ca, cb, per_channel, mo);
+  sink = kssim::ms_ssim_grad(exec, a, b, g1, g2, mo);
+  kssim::MSSSIM<Exec, T, Rank> ms(exec, extents, mo, kssim::Gradients::Both);
+  ms.forward(ca, cb);
+  ms.backward(g1, g2, kssim::Accumulate::Yes, -0.5);
+  ms.backward(ms.value(), g1);
+
+  for (kssim::MaskMode mode : {kssim::MaskMode::Weights, kssim::MaskMode::Normalized}) {
+    sink = kssim::masked_ssim(exec, a, b, mask, mode);
+    kssim::masked_ssim(exec, ca, cb, cm, mode, mean);
+    kssim::masked_ssim_map(exec, a, b, cm, mode, map);
+    kssim::masked_ssim_per_image(exec, a, b, mask, mode, per_image);
+    kssim::masked_ssim_per_channel(exec, a, b, mask, mode, per_channel);
+    sink = kssim::masked_ssim_grad(exec, ca, cb, cm, mode, g1, g2);
+  }
+  kssim::MaskedSSIM<Exec, T, Rank> masked(exec, extents, kssim::MaskMode::Normalized, {}, kssim::Gradients::Both);
+  masked.forward(a, b, cm);
+  masked.forward(ca, cb, mask, map);
+  masked.backward(g1, g2, kssim::Accumulate::Yes, 0.5);
+  masked.backward(masked.value(), g1);
+}
+
 // A strided (e.g. subview) image: the kernels are the same, the host-side unification differs.
 template <class T>
 void instantiate_strided(const Exec& exec) {
@@ -109,6 +148,10 @@ template void instantiate<double, Kokkos::LayoutRight, 4>(const Exec&);
 template void instantiate<double, Kokkos::LayoutLeft, 4>(const Exec&);
 template void instantiate<double, Kokkos::LayoutRight, 5>(const Exec&);
 template void instantiate<double, Kokkos::LayoutLeft, 5>(const Exec&);
+template void instantiate_ms_ssim_and_masked<float, 4>(const Exec&);
+template void instantiate_ms_ssim_and_masked<float, 5>(const Exec&);
+template void instantiate_ms_ssim_and_masked<double, 4>(const Exec&);
+template void instantiate_ms_ssim_and_masked<double, 5>(const Exec&);
 template void instantiate_strided<float>(const Exec&);
 template void instantiate_strided<double>(const Exec&);
 

@@ -1,7 +1,8 @@
 #pragma once
 // Backward stage 2, the adjoint row pass: the reversed-window correlation along W of the K planes left
-// by the adjoint column pass, followed by the chain rule (GradientStore.hpp). Gradients are written or
-// accumulated.
+// by the adjoint column pass, followed by the chain rule (GradientStore.hpp), times an optional factor per
+// (n, c) slice (MS-SSIM's chain rule through its product of scales) and an optional weight per pixel (the
+// mask of normalized statistics: d B(m x) / dx = m B^T). Gradients are written or accumulated.
 
 #include <kssim/impl/ColumnBlur.hpp>
 #include <kssim/impl/GaussianWindow.hpp>
@@ -33,13 +34,15 @@ struct AdjointRow {
   OutputArray<T> grad1, grad2;  // either may be null
   const T* shifts = nullptr;            // (NC, 2), Recentring.hpp
   const double* upstream = nullptr;      // optional device factor (null: 1)
+  const double* slice_factors = nullptr;  // optional device factor per (n, c) slice (null: 1)
+  InputArray<T> pixel_weights;            // optional weight per pixel (null data: 1), channels may be broadcast
   double scale = 1;                          // host factor, already divided by the map size
   bool accumulate = false;
   GaussianWindow<T> window;  // already reversed
   Geometry g;
   int col_tiles = 0;
   // nested_row_stride of x, y, grad1, grad2 (Views.hpp)
-  std::ptrdiff_t x_rows = -1, y_rows = -1, grad1_rows = -1, grad2_rows = -1;
+  std::ptrdiff_t x_rows = -1, y_rows = -1, grad1_rows = -1, grad2_rows = -1, weights_rows = -1;
 
   KOKKOS_INLINE_FUNCTION int rows() const { return g.images() * g.d * g.h; }
   int league_size() const { return ceil_div(rows(), tile_rows) * col_tiles; }
@@ -109,10 +112,12 @@ struct AdjointRow {
     });
     team.team_barrier();
 
-    const T factor = T(scale * (upstream ? *upstream : 1.0));
+    const double team_factor = scale * (upstream ? *upstream : 1.0);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_rows), [&](int i) {
       const int r = row0 + i;
       if (r >= nrows) return;
+      const T factor = T(slice_factors ? team_factor * slice_factors[r / slice_rows] : team_factor);
+      const T* const weights_row = pixel_weights.data() ? row_pointer(pixel_weights, weights_rows, r) : nullptr;
       T* const g1row = grad1.data() ? row_pointer(grad1, grad1_rows, r) : nullptr;
       T* const g2row = grad2.data() ? row_pointer(grad2, grad2_rows, r) : nullptr;
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_cols / chunk), [&](int jc) {
@@ -143,21 +148,35 @@ struct AdjointRow {
         // The chain rule over the whole chunk (branch-free), then the stores, which stop at the image edge.
         const int n_valid = col0 + j0 + chunk <= g.w ? chunk : g.w - col0 - j0;
         constexpr bool gpu = Tiles<ExecSpace, T>::gpu;
+        T weights[chunk];
+        if (weights_row) load_weights(weights_row + std::ptrdiff_t(col0 + j0) * pixel_weights.stride(4), weights, n_valid);
         if (grad1.data()) {
           T v[chunk];
           chain_rule<0>(acc, xs, ys, factor, v);
+          if (weights_row) apply_weights(weights, v);
           store_gradient<gpu>(g1row + std::ptrdiff_t(col0 + j0) * grad1.stride(4), grad1.stride(4), v, n_valid,
                               accumulate);
         }
         if (grad2.data()) {
           T v[chunk];
           chain_rule<1>(acc, xs, ys, factor, v);
+          if (weights_row) apply_weights(weights, v);
           store_gradient<gpu>(g2row + std::ptrdiff_t(col0 + j0) * grad2.stride(4), grad2.stride(4), v, n_valid,
                               accumulate);
         }
       });
     });
   }
+
+  // The pixel weights of a chunk (0 past the image edge).
+  KOKKOS_FORCEINLINE_FUNCTION void load_weights(const T* src, T (&w)[chunk], int n_valid) const {
+    for (int u = 0; u < chunk; ++u) w[u] = u < n_valid ? src[u * pixel_weights.stride(4)] : T(0);
+  }
+  // Pixels of weight 0 get exactly 0: a select, for their values may be NaN (missing data).
+  KOKKOS_FORCEINLINE_FUNCTION static void apply_weights(const T (&w)[chunk], T (&v)[chunk]) {
+    for (int u = 0; u < chunk; ++u) v[u] = w[u] > T(0) ? w[u] * v[u] : T(0);
+  }
+
 };
 
 template <class ExecSpace, class T, int K>
@@ -167,6 +186,7 @@ void adjoint_row(const ExecSpace& exec, const Options& opts, AdjointRow<ExecSpac
   k.y_rows = nested_row_stride(k.y);
   k.grad1_rows = nested_row_stride(k.grad1);
   k.grad2_rows = nested_row_stride(k.grad2);
+  k.weights_rows = nested_row_stride(k.pixel_weights);
   with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
     auto policy = make_team_policy(exec, k.league_size(), k.tile_rows, k.tile_cols, k.scratch_level,
                                    k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});

@@ -2,13 +2,15 @@
 // Forward stage 2, the column blur (and, for volumes, the depth blur): combine the four moment planes
 // along a strided axis (LocalMoments.hpp). The last forward pass evaluates the SSIM map there and writes
 // what the backward pass needs: the map's partial derivatives (MapFormula.hpp) and one partial sum of the
-// map per team, summed later in a fixed order (Reduction.hpp) so the mean is bitwise reproducible.
+// map per team, summed later in a fixed order (Reduction.hpp) so the mean is bitwise reproducible. The map
+// pass evaluates a Term (MapTerms.hpp): SSIM, or MS-SSIM's contrast-structure term.
 
 #include <kssim/impl/AxisTile.hpp>
 #include <kssim/impl/GaussianWindow.hpp>
 #include <kssim/impl/Geometry.hpp>
 #include <kssim/impl/LocalMoments.hpp>
 #include <kssim/impl/MapBlock.hpp>
+#include <kssim/impl/MapTerms.hpp>
 #include <kssim/impl/Reduction.hpp>
 #include <kssim/impl/KernelArrays.hpp>
 #include <kssim/impl/Launch.hpp>
@@ -22,7 +24,7 @@ enum class ColumnOutput {
   Map          // map, partial derivatives and per-team sums (the last forward pass)
 };
 
-template <class ExecSpace, class T, ColumnOutput Output>
+template <class ExecSpace, class T, ColumnOutput Output, class Term = SsimTerm>
 struct ColumnBlur {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = typename AxisScratch<ExecSpace, T>::Scratch;
@@ -94,7 +96,7 @@ struct ColumnBlur {
     T acc[moment_planes][rows][chunk];
     combine_axis_tile<rows, chunk, Taps>(tile, window, j0, i0, acc);
     const int nu = valid_in_chunk(p, i0), l0 = p.l0 + j0;
-    return evaluate_map_block<rows, chunk>(
+    return evaluate_map_block<rows, chunk, Term>(
         acc, a.len_out - l0, nu, s1, s2, c1, c2, wanted, partials,
         [&](int q) { return a.out_index(p.outer, l0 + q, p.i0 + i0); },
         [&](int q, const T(&value)[chunk]) {
@@ -119,16 +121,16 @@ struct ColumnBlur {
   }
 };
 
-template <class ExecSpace, class T, ColumnOutput Output>
-void column_blur(const ExecSpace& exec, const Options& opts, ColumnBlur<ExecSpace, T, Output> k) {
-  using K = ColumnBlur<ExecSpace, T, Output>;
+template <class ExecSpace, class T, ColumnOutput Output, class Term>
+void column_blur(const ExecSpace& exec, const Options& opts, ColumnBlur<ExecSpace, T, Output, Term> k) {
+  using K = ColumnBlur<ExecSpace, T, Output, Term>;
   // The map pass holds the statistics of several outputs and the map formula's temporaries: ask for four
   // teams per multiprocessor (64 registers per float thread) rather than the compiler's two.
   constexpr int min_teams = Output == ColumnOutput::Map ? int(16 / sizeof(T)) : 1;
   with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
     auto policy = make_team_policy<min_teams>(exec, k.a.league_size(), k.a.tile_len, K::tile_inner, K::scratch_level,
                                               k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});
-    launch(Output == ColumnOutput::Map ? "kssim::column_blur_map" : "kssim::column_blur_stats", policy, kernel);
+    launch(Output == ColumnOutput::Map ? Term::kernel_name : "kssim::column_blur_stats", policy, kernel);
   });
 }
 

@@ -6,7 +6,7 @@
 #include <kssim/impl/AxisTile.hpp>
 #include <kssim/impl/KernelArrays.hpp>
 #include <kssim/impl/LocalMoments.hpp>
-#include <kssim/impl/MapFormula.hpp>
+#include <kssim/impl/MapTerms.hpp>
 #include <kssim/impl/Tiles.hpp>
 #include <kssim/impl/Vectorize.hpp>
 
@@ -23,10 +23,10 @@ struct PartialPlanes {
   KOKKOS_INLINE_FUNCTION bool any() const { return image1 || image2; }
 };
 
-// Evaluates the map of the block whose moments are m (rows_valid rows and nu columns of it inside the map),
+// Evaluates the map (Term: SSIM's, or MS-SSIM's contrast-structure term, MapTerms.hpp) of the block whose moments are m (rows_valid rows and nu columns of it inside the map),
 // stores the partial derivatives of row q at partials(k, first_partial(q) + u) when any are wanted, hands
 // each row's values to store_map(q, values), and returns the sum of the map over the valid outputs.
-template <int Rows, int Chunk, class T, class FirstPartial, class StoreMap>
+template <int Rows, int Chunk, class Term = SsimTerm, class T, class FirstPartial, class StoreMap>
 KOKKOS_FORCEINLINE_FUNCTION double evaluate_map_block(const T (&m)[moment_planes][Rows][Chunk], int rows_valid, int nu,
                                                       T s1, T s2, T c1, T c2, const PartialPlanes& wanted,
                                                       const PlaneArray<T>& partials, const FirstPartial& first_partial,
@@ -39,7 +39,7 @@ KOKKOS_FORCEINLINE_FUNCTION double evaluate_map_block(const T (&m)[moment_planes
       T d_var[Chunk], d_cov[Chunk], d_m1[Chunk], d_m2[Chunk];
       KSSIM_VECTORIZE
       for (int u = 0; u < Chunk; ++u) {
-        const MapAndPartials<T> r = ssim_map_and_partials(m[0][q][u], m[1][q][u], m[2][q][u], m[3][q][u], s1, s2, c1, c2);
+        const MapAndPartials<T> r = Term::value_and_partials(m[0][q][u], m[1][q][u], m[2][q][u], m[3][q][u], s1, s2, c1, c2);
         value[u] = r.map;
         d_var[u] = r.d_var;
         d_cov[u] = r.d_cov;
@@ -54,7 +54,7 @@ KOKKOS_FORCEINLINE_FUNCTION double evaluate_map_block(const T (&m)[moment_planes
     } else {
       KSSIM_VECTORIZE
       for (int u = 0; u < Chunk; ++u)
-        value[u] = ssim_map_value(m[0][q][u], m[1][q][u], m[2][q][u], m[3][q][u], s1, s2, c1, c2);
+        value[u] = Term::value(m[0][q][u], m[1][q][u], m[2][q][u], m[3][q][u], s1, s2, c1, c2);
     }
     store_map(q, value);
     for (int u = 0; u < Chunk; ++u)

@@ -2,11 +2,13 @@
 // One SSIM problem shape with its workspace: runs the forward and backward passes on unified rank-5
 // arrays with the schedules the router chose (Router.hpp): the stage schedule (row blur, column blur, and
 // for volumes the depth blur; adjoint depth, adjoint column, adjoint row: one kernel each) or the fused
-// schedules (schedules/: one kernel per pass). Allocates only in its constructor.
+// schedules (schedules/: one kernel per pass). Allocates only in its constructor. The map evaluates `Term`
+// (MapTerms.hpp): the SSIM map, or MS-SSIM's contrast-structure term (MsSsimPlan.hpp).
 
 #include <kssim/Options.hpp>
 #include <kssim/impl/AdjointColumn.hpp>
 #include <kssim/impl/AdjointRow.hpp>
+#include <kssim/impl/AxisPasses.hpp>
 #include <kssim/impl/ColumnBlur.hpp>
 #include <kssim/impl/GaussianWindow.hpp>
 #include <kssim/impl/Geometry.hpp>
@@ -35,7 +37,7 @@ Geometry row_pitched(Geometry g) {
 template <class ExecSpace, class T>
 void ensure_self_checked(const ExecSpace& exec);
 
-template <class ExecSpace, class T>
+template <class ExecSpace, class T, class Term = SsimTerm>
 class Plan {
  public:
   using Mem = typename ExecSpace::memory_space;
@@ -49,23 +51,11 @@ class Plan {
     reversed_ = window_.reversed();
     c1_ = T((opts.k1 * opts.data_range) * (opts.k1 * opts.data_range));
     c2_ = T((opts.k2 * opts.data_range) * (opts.k2 * opts.data_range));
-    const int tl = axis_tile_len<ExecSpace, T>(exec, moment_planes, g.window);
-    constexpr int ti = Tiles<ExecSpace, T>::axis_inner;
-
-    column_ = AxisPass{g.images() * g.d, g.h, g.oh, g.ow, g.pad, g.d};
-    // Images: the map pass writes the partial derivatives with rows as padded as the row planes', so that
-    // the adjoint column pass stages them with 128-bit loads too. Volumes: the H pass's planes are read
-    // by the depth pass, whose contiguous axis is a whole (Ho, Wo) plane.
-    column_.set_steps(g_.row_pitch, g.volumetric ? g.ow : g_.row_pitch);
-    column_.set_tiles(tl, ti);
-    adjoint_column_ = column_.adjoint(g.window);
-    adjoint_column_.set_tiles(tl, ti);
-    if (g.volumetric) {
-      depth_ = AxisPass{g.images(), g.d, g.od, g.oh * g.ow, g.pad, 1};
-      depth_.set_tiles(tl, ti);
-      adjoint_depth_ = depth_.adjoint(g.window);
-      adjoint_depth_.set_tiles(tl, ti);
-    }
+    const AxisPasses passes = make_axis_passes<ExecSpace, T>(exec, g_, moment_planes);
+    column_ = passes.column;
+    adjoint_column_ = passes.adjoint_column;
+    depth_ = passes.depth;
+    adjoint_depth_ = passes.adjoint_depth;
     const AxisPass& last = g.volumetric ? depth_ : column_;
 
     shifts_ = Kokkos::View<T* [2], Mem>(Kokkos::view_alloc(exec, "kssim::shifts"), g.images());
@@ -98,15 +88,17 @@ class Plan {
   void forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const OutputArray<T>& map) const;
 
   // Backward stages: d(upstream * mean)/dx and /dy from the partials of the last forward(). `scale` is a host
-  // factor, `upstream` an optional device factor; grad1 / grad2 may be empty.
+  // factor, `upstream` an optional device factor, `slice_factors` optional device factors per (n, c) slice
+  // (MS-SSIM's chain rule through its product); grad1 / grad2 may be empty.
   void backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const OutputArray<T>& grad1,
-                const OutputArray<T>& grad2, double scale, const double* upstream, bool accumulate) const;
+                const OutputArray<T>& grad2, double scale, const double* upstream, bool accumulate,
+                const double* slice_factors = nullptr) const;
 
  private:
   template <int K>
   void backward_planes(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
                        const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale, const double* upstream,
-                       bool accumulate) const;
+                       bool accumulate, const double* slice_factors) const;
 
   Geometry g_;
   Options opts_;
@@ -122,12 +114,12 @@ class Plan {
 
 // The stage sequences, defined outside the class so that kssim/Instantiate.hpp can compile them (and every
 // kernel) once per (execution space, value type) in a program with many translation units.
-template <class ExecSpace, class T>
-void Plan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
+template <class ExecSpace, class T, class Term>
+void Plan<ExecSpace, T, Term>::forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
                                  const OutputArray<T>& map) const {
   compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
   if (schedule_.fused_forward()) {
-    FusedForward<ExecSpace, T> k{};
+    FusedForward<ExecSpace, T, Term> k{};
     k.x = x;
     k.y = y;
     k.map = map;
@@ -145,7 +137,7 @@ void Plan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T>& x, 
     return;
   }
   row_blur(exec, opts_, RowBlur<ExecSpace, T>{x, y, shifts_.data(), plane_array(row_stats_), window_, g_});
-  using MapPass = ColumnBlur<ExecSpace, T, ColumnOutput::Map>;
+  using MapPass = ColumnBlur<ExecSpace, T, ColumnOutput::Map, Term>;
   MapPass last{};
   if (g_.volumetric) {
     ColumnBlur<ExecSpace, T, ColumnOutput::Statistics> k{};
@@ -175,25 +167,27 @@ void Plan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T>& x, 
   sum_map(exec, sums_.arrays);
 }
 
-template <class ExecSpace, class T>
-void Plan<ExecSpace, T>::backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
-                                  const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale,
-                                  const double* upstream, bool accumulate) const {
+template <class ExecSpace, class T, class Term>
+void Plan<ExecSpace, T, Term>::backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
+                                        const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale,
+                                        const double* upstream, bool accumulate,
+                                        const double* slice_factors) const {
   const bool want1 = grad1.data() != nullptr, want2 = grad2.data() != nullptr;
   if (!want1 && !want2) return;
   if ((want1 && !wanted_.image1) || (want2 && !wanted_.image2))
     throw std::invalid_argument("kssim: backward asked for a gradient this object was not set up to compute");
   if (wanted_.count() == 4)
-    backward_planes<4>(exec, x, y, grad1, grad2, scale, upstream, accumulate);
+    backward_planes<4>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors);
   else
-    backward_planes<3>(exec, x, y, grad1, grad2, scale, upstream, accumulate);
+    backward_planes<3>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors);
 }
 
-template <class ExecSpace, class T>
+template <class ExecSpace, class T, class Term>
 template <int K>
-void Plan<ExecSpace, T>::backward_planes(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
-                                         const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale,
-                                         const double* upstream, bool accumulate) const {
+void Plan<ExecSpace, T, Term>::backward_planes(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
+                                               const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale,
+                                               const double* upstream, bool accumulate,
+                                               const double* slice_factors) const {
   if (schedule_.fused_backward()) {
     FusedBackward<ExecSpace, T, K> k{};
     k.partials = plane_array(partials_);
@@ -203,6 +197,7 @@ void Plan<ExecSpace, T>::backward_planes(const ExecSpace& exec, const InputArray
     k.grad2 = grad2;
     k.shifts = shifts_.data();
     k.upstream = upstream;
+    k.slice_factors = slice_factors;
     k.scale = scale / double(g_.map_size());
     k.accumulate = accumulate;
     k.window = reversed_;
@@ -229,6 +224,7 @@ void Plan<ExecSpace, T>::backward_planes(const ExecSpace& exec, const InputArray
   k.grad2 = grad2;
   k.shifts = shifts_.data();
   k.upstream = upstream;
+  k.slice_factors = slice_factors;
   k.scale = scale / double(g_.map_size());
   k.accumulate = accumulate;
   k.window = reversed_;

@@ -14,6 +14,11 @@
 //     evaluation on the host: the value, and the gradients along a fixed direction against a central finite
 //     difference of that evaluation.
 
+#include <kssim/impl/AveragePool.hpp>
+#include <kssim/impl/MaskCheck.hpp>
+#include <kssim/impl/MaskedColumnBlur.hpp>
+#include <kssim/impl/MaskedRowBlur.hpp>
+#include <kssim/impl/MsSsimProduct.hpp>
 #include <kssim/impl/Plan.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -130,6 +135,21 @@ void run_self_check(const ExecSpace& exec, SelfCheckFault fault = SelfCheckFault
   probe_layout<ExecSpace, T, FusedForward<ExecSpace, T>>(exec, "fused_forward", fault);
   probe_layout<ExecSpace, T, FusedBackward<ExecSpace, T, 3>>(exec, "fused_backward<3>", fault);
   probe_layout<ExecSpace, T, FusedBackward<ExecSpace, T, 4>>(exec, "fused_backward<4>", fault);
+  // MS-SSIM (MsSsimPlan.hpp) and masked SSIM (MaskedPlan.hpp).
+  probe_layout<ExecSpace, T, ColumnBlur<ExecSpace, T, ColumnOutput::Map, ContrastStructureTerm>>(exec, "column_blur_cs",
+                                                                                                 fault);
+  probe_layout<ExecSpace, T, AveragePool<ExecSpace, T>>(exec, "average_pool", fault);
+  probe_layout<ExecSpace, T, AveragePoolAdjoint<ExecSpace, T>>(exec, "average_pool_adjoint", fault);
+  probe_layout<ExecSpace, T, MsSsimProduct>(exec, "ms_ssim_product", fault);
+  probe_layout<ExecSpace, T, MaskCheck<T>>(exec, "check_mask", fault);
+  probe_layout<ExecSpace, T, MaskedRowBlur<ExecSpace, T>>(exec, "masked_row_blur", fault);
+  probe_layout<ExecSpace, T, MaskedColumnBlur<ExecSpace, T, MaskMode::Normalized, ColumnOutput::Statistics>>(
+      exec, "masked_column_blur_stats", fault);
+  probe_layout<ExecSpace, T, MaskedColumnBlur<ExecSpace, T, MaskMode::Weights, ColumnOutput::Map>>(
+      exec, "masked_column_blur_map<weights>", fault);
+  probe_layout<ExecSpace, T, MaskedColumnBlur<ExecSpace, T, MaskMode::Normalized, ColumnOutput::Map>>(
+      exec, "masked_column_blur_map<normalized>", fault);
+  probe_layout<ExecSpace, T, FusedForward<ExecSpace, T, ContrastStructureTerm>>(exec, "fused_forward_cs", fault);
   // Every schedule the router can pick runs the small problem.
   for (Schedule schedule : {Schedule::Stages, Schedule::Fused}) {
     Options opts;

@@ -32,6 +32,7 @@ struct FusedBackward {
   OutputArray<T> grad1, grad2;  // either may be null
   const T* shifts = nullptr;    // (NC, 2), Recentring.hpp
   const double* upstream = nullptr;  // optional device factor (null: 1)
+  const double* slice_factors = nullptr;  // optional device factor per (n, c) slice (null: 1; MS-SSIM)
   double scale = 1;                  // host factor, already divided by the map size
   bool accumulate = false;
   GaussianWindow<T> window;  // already reversed
@@ -73,7 +74,8 @@ struct FusedBackward {
     team.team_barrier();
 
     // Adjoint row pass and the chain rule, row_chunk gradient pixels per lane.
-    const T factor = T(scale * (upstream ? *upstream : 1.0));
+    const double team_factor = scale * (upstream ? *upstream : 1.0);
+    const T factor = T(slice_factors ? team_factor * slice_factors[nc] : team_factor);
     constexpr int row_lanes = cols / row_chunk;
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows * row_lanes), [&](int e) {
       const int i = e / row_lanes, j0 = e % row_lanes * row_chunk;

@@ -68,7 +68,7 @@ struct FusedTiles {
 template <class T>
 inline constexpr int fused_min_teams = KSSIM_TUNE_FUSED_MIN_TEAMS / sizeof(T) > 1 ? KSSIM_TUNE_FUSED_MIN_TEAMS / sizeof(T) : 1;
 
-template <class ExecSpace, class T>
+template <class ExecSpace, class T, class Term = SsimTerm>  // Term: MapTerms.hpp
 struct FusedForward {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Tile = FusedTiles<ExecSpace, T>;
@@ -138,7 +138,7 @@ struct FusedForward {
           T acc[moment_planes][col_rows][col_chunk];
           combine_axis_tile<col_rows, col_chunk, Taps>(moments, window, j0, i0, acc);
           const int nu = ox + col_chunk <= g.ow ? col_chunk : g.ow - ox;
-          sum += evaluate_map_block<col_rows, col_chunk>(
+          sum += evaluate_map_block<col_rows, col_chunk, Term>(
               acc, g.oh - oy, nu, s1, s2, c1, c2, wanted, partials,
               [&](int q) { return (std::size_t(nc) * g.oh + oy + q) * g.row_pitch + ox; },
               [&](int q, const T(&value)[col_chunk]) {
@@ -199,9 +199,9 @@ int fused_forward_rows(const ExecSpace& exec, int window) {
 }
 
 // Fills in the launch shape of k (its rows must be set) and runs it.
-template <class ExecSpace, class T>
-void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<ExecSpace, T> k) {
-  using K = FusedForward<ExecSpace, T>;
+template <class ExecSpace, class T, class Term>
+void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<ExecSpace, T, Term> k) {
+  using K = FusedForward<ExecSpace, T, Term>;
   k.tiles_x = ceil_div(k.g.ow, K::cols);
   k.tiles_y = ceil_div(k.g.oh, k.rows);
   k.x_rows = nested_row_stride(k.x);

@@ -1,0 +1,266 @@
+#pragma once
+// Masked SSIM: SSIM over the part of the images a mask selects, and its gradients with respect to both.
+//
+//   double s = kssim::masked_ssim(exec, img1, img2, mask, kssim::MaskMode::Weights);   // synchronises
+//   kssim::masked_ssim(exec, img1, img2, mask, mode, mean_view, opts);                  // rank-0 View
+//   kssim::masked_ssim_map(exec, img1, img2, mask, mode, map, opts);
+//   kssim::masked_ssim_per_image(...) / masked_ssim_per_channel(...);
+//   double s = kssim::masked_ssim_grad(exec, img1, img2, mask, mode, grad1, grad2, opts);
+//   kssim::MaskedSSIM<Exec, float> loss(exec, {N, C, H, W}, mode);  // training loops, like kssim::SSIM
+//
+// The mask is a View like the images, (N, C, H, W) or (N, 1, H, W) (one weight per pixel for every channel;
+// volumes (N, C or 1, D, H, W)), of the images' value type, with values in [0, 1]. Each map pixel p weighs
+// w_p, the mask at the centre of its window (valid padding: mask pixel (h + w/2, w + w/2) for map pixel
+// (h, w); same padding: the same pixel), and
+//   masked SSIM = sum_p w_p map_p / sum_p w_p
+// over every slice (per image: over its channels; per channel: over its slice). The two modes
+// (kssim::MaskMode) differ in the map:
+//   Weights     the SSIM map itself: pixels of weight 0 still enter their neighbours' windows.
+//   Normalized  normalized convolution: mu = B(m x) / B(m), E[x^2] = B(m x^2) / B(m), E[xy] = B(m x y) / B(m)
+//               (B: the Gaussian window), so pixels of weight 0 (land in an ocean field, missing data, a
+//               render's background; their values may even be NaN) never enter any window, and neither do
+//               the zeros outside the image with same padding. A window without any pixel of weight > 0
+//               has the map value 0; its centre has weight 0, so it never counts.
+// Defined edge cases: a total weight of 0 gives NaN (the one-call functions return it, the training object
+// too) with gradients 0. Mask values outside [0, 1] or NaN: the one-call functions that return on the host
+// throw std::invalid_argument (after computing, to keep one pass); the others, which do not synchronise,
+// give the mean NaN. Wrong mask extents, rank or value type: std::invalid_argument / static_assert.
+
+#include <kssim/Functions.hpp>
+#include <kssim/Options.hpp>
+#include <kssim/SSIM.hpp>
+#include <kssim/impl/MaskedPlan.hpp>
+#include <kssim/impl/SliceMeans.hpp>
+#include <kssim/impl/TrainingArgs.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <array>
+#include <stdexcept>
+#include <string>
+
+namespace kssim {
+namespace impl {
+
+// The checked mask of an image pair: same rank and value type, extents (N, 1 or C, [D,] H, W).
+template <class ExecSpace, class ImageView, class MaskView>
+InputArray<value_type_of<ImageView>> mask_array(const MaskView& mask, const std::array<int, ImageView::rank()>& image) {
+  check_image_view<ExecSpace, MaskView>();
+  check_same_kind<ImageView, MaskView>();
+  bool ok = mask.extent(1) == 1 || int(mask.extent(1)) == image[1];
+  for (std::size_t i = 0; i < image.size(); ++i) ok = ok && (i == 1 || int(mask.extent(i)) == image[i]);
+  if (!ok) {
+    std::array<int, ImageView::rank()> one = image;
+    one[1] = 1;
+    throw std::invalid_argument("kssim: mask has extents " + extents_string(mask) + ", expected " +
+                                shape_string(image.data(), int(image.size())) + " or " +
+                                shape_string(one.data(), int(one.size())));
+  }
+  return as_rank5<InputArray<value_type_of<ImageView>>>(mask);
+}
+
+// The mask-value check of a finished forward pass (synchronises).
+template <class ExecSpace, class T>
+void require_valid_mask(const ExecSpace& exec, const MaskedPlan<ExecSpace, T>& plan) {
+  unsigned invalid = 0;
+  Kokkos::deep_copy(exec, invalid, plan.mask_invalid());
+  exec.fence("kssim: mask check");
+  if (invalid) throw std::invalid_argument("kssim: mask values must be in [0, 1] (NaN is not allowed)");
+}
+
+// A masked plan of an image pair with its arrays.
+template <class ExecSpace, class View1, class View2, class MaskView>
+struct MaskedCall {
+  ImagePair<ExecSpace, View1, View2> p;
+  InputArray<typename ImagePair<ExecSpace, View1, View2>::T> m;
+  MaskedPlan<ExecSpace, typename ImagePair<ExecSpace, View1, View2>::T> plan;
+
+  MaskedCall(const ExecSpace& exec, const View1& img1, const View2& img2, const MaskView& mask, MaskMode mode,
+             const Options& opts, PartialPlanes wanted = {})
+      : p(img1, img2, opts),
+        m(mask_array<ExecSpace, View1>(mask, extents_of(img1))),
+        plan(exec, p.g, opts, mode, wanted) {}
+};
+
+}  // namespace impl
+
+// Mean masked SSIM written into a rank-0 View, without synchronising (a bad mask value gives NaN).
+template <class ExecSpace, class View1, class View2, class MaskView, class MeanView>
+  requires Kokkos::is_view_v<MeanView>
+void masked_ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const MaskView& mask, MaskMode mode,
+                 const MeanView& mean, const Options& opts = {}) {
+  check_result_view<ExecSpace, MeanView, 0>();
+  impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
+  c.plan.forward(exec, c.p.x, c.p.y, c.m, {});
+  impl::write_mean(exec, c.plan.mean(), 1.0, mean);
+}
+
+// Mean masked SSIM, returned on the host (synchronises; throws on mask values outside [0, 1]).
+template <class ExecSpace, class View1, class View2, class MaskView>
+double masked_ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const MaskView& mask, MaskMode mode,
+                   const Options& opts = {}) {
+  impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
+  c.plan.forward(exec, c.p.x, c.p.y, c.m, {});
+  impl::require_valid_mask(exec, c.plan);
+  double host = 0;
+  Kokkos::deep_copy(exec, host, c.plan.mean());
+  exec.fence("kssim::masked_ssim: wait for the mean");
+  return host;
+}
+
+// The map (SSIM's, or with MaskMode::Normalized the normalized one; unweighted): (N, C, Ho, Wo) or
+// (N, C, Do, Ho, Wo). Throws on mask values outside [0, 1] (synchronises).
+template <class ExecSpace, class View1, class View2, class MaskView, class MapView>
+void masked_ssim_map(const ExecSpace& exec, const View1& img1, const View2& img2, const MaskView& mask,
+                     MaskMode mode, const MapView& map, const Options& opts = {}) {
+  check_output_view<ExecSpace, MapView>();
+  check_same_kind<View1, MapView>();
+  impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
+  impl::require_extents("map", map, impl::map_extents<View1::rank()>(c.p.g));
+  c.plan.forward(exec, c.p.x, c.p.y, c.m, impl::as_rank5<impl::OutputArray<impl::value_type_of<View1>>>(map));
+  impl::require_valid_mask(exec, c.plan);
+}
+
+// Masked SSIM of each image (weights summed over its channels), into a View of extent (N).
+template <class ExecSpace, class View1, class View2, class MaskView, class PerImageView>
+void masked_ssim_per_image(const ExecSpace& exec, const View1& img1, const View2& img2, const MaskView& mask,
+                           MaskMode mode, const PerImageView& per_image, const Options& opts = {}) {
+  check_result_view<ExecSpace, PerImageView, 1>();
+  impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
+  impl::require_extents("per_image", per_image, std::array<int, 1>{c.p.g.n});
+  c.plan.forward(exec, c.p.x, c.p.y, c.m, {});
+  impl::write_per_image(
+      exec, impl::SliceSums{c.plan.value_sums().data(), c.plan.weight_sums().data(), 1.0, c.p.g.n, c.p.g.c},
+      per_image);
+  impl::require_valid_mask(exec, c.plan);
+}
+
+// Masked SSIM of each (image, channel), into a View of extent (N, C).
+template <class ExecSpace, class View1, class View2, class MaskView, class PerChannelView>
+void masked_ssim_per_channel(const ExecSpace& exec, const View1& img1, const View2& img2, const MaskView& mask,
+                             MaskMode mode, const PerChannelView& per_channel, const Options& opts = {}) {
+  check_result_view<ExecSpace, PerChannelView, 2>();
+  impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
+  impl::require_extents("per_channel", per_channel, std::array<int, 2>{c.p.g.n, c.p.g.c});
+  c.plan.forward(exec, c.p.x, c.p.y, c.m, {});
+  impl::write_per_channel(
+      exec, impl::SliceSums{c.plan.value_sums().data(), c.plan.weight_sums().data(), 1.0, c.p.g.n, c.p.g.c},
+      per_channel);
+  impl::require_valid_mask(exec, c.plan);
+}
+
+// Mean masked SSIM (returned, synchronising) and its gradients with respect to img1 and img2; {} or an
+// empty View skips a gradient. Throws on mask values outside [0, 1].
+template <class ExecSpace, class View1, class View2, class MaskView, class Grad1 = impl::writable_like_t<View1>,
+          class Grad2 = Grad1>
+double masked_ssim_grad(const ExecSpace& exec, const View1& img1, const View2& img2, const MaskView& mask,
+                        MaskMode mode, const Grad1& grad1, const Grad2& grad2 = {}, const Options& opts = {}) {
+  check_output_view<ExecSpace, Grad1>();
+  check_output_view<ExecSpace, Grad2>();
+  check_same_kind<View1, Grad1>();
+  check_same_kind<View1, Grad2>();
+  using Out = impl::OutputArray<impl::value_type_of<View1>>;
+  const auto extents = impl::extents_of(img1);
+  impl::PartialPlanes wanted{!impl::is_empty_view(grad1), !impl::is_empty_view(grad2)};
+  if (wanted.image1) impl::require_extents("grad1", grad1, extents);
+  if (wanted.image2) impl::require_extents("grad2", grad2, extents);
+  impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts, wanted);
+  c.plan.forward(exec, c.p.x, c.p.y, c.m, {});
+  c.plan.backward(exec, c.p.x, c.p.y, c.m, wanted.image1 ? impl::as_rank5<Out>(grad1) : Out{},
+                  wanted.image2 ? impl::as_rank5<Out>(grad2) : Out{}, 1.0, nullptr, false);
+  impl::require_valid_mask(exec, c.plan);
+  double mean = 0;
+  Kokkos::deep_copy(exec, mean, c.plan.mean());
+  exec.fence("kssim::masked_ssim_grad: wait for the mean");
+  return mean;
+}
+
+// A reusable masked SSIM loss for one image shape, for training loops: the constructor allocates the
+// workspace; forward() and backward() then allocate nothing and never synchronise the host (so a mask value
+// outside [0, 1] or NaN is not thrown: the mean reads NaN). The mask may change at every forward();
+// backward() uses the images and mask of the last forward(): keep them alive and unchanged in between.
+template <class ExecutionSpace, class ValueType, int Rank = 4>
+class MaskedSSIM {
+  static_assert(Kokkos::is_execution_space_v<ExecutionSpace>,
+                "kssim::MaskedSSIM: ExecutionSpace must be an execution space");
+  static_assert(std::is_same_v<ValueType, float> || std::is_same_v<ValueType, double>,
+                "kssim::MaskedSSIM: ValueType must be float or double");
+  static_assert(Rank == 4 || Rank == 5, "kssim::MaskedSSIM: Rank is 4 (N, C, H, W) or 5 (N, C, D, H, W)");
+
+ public:
+  using execution_space = ExecutionSpace;
+  using memory_space = typename ExecutionSpace::memory_space;
+  using value_type = ValueType;
+  using View = Kokkos::View<std::conditional_t<Rank == 4, ValueType****, ValueType*****>, Kokkos::LayoutStride,
+                            memory_space>;
+
+  MaskedSSIM(const ExecutionSpace& exec, const std::array<int, Rank>& extents, MaskMode mode, const Options& opts = {},
+             Gradients gradients = Gradients::Image1)
+      : exec_(exec),
+        args_{extents},
+        plan_(exec, impl::make_geometry<Rank>(extents, opts), opts, mode,
+              impl::PartialPlanes{gradients == Gradients::Image1 || gradients == Gradients::Both,
+                                  gradients == Gradients::Image2 || gradients == Gradients::Both}) {}
+
+  const std::array<int, Rank>& extents() const { return args_.extents; }
+
+  // Computes the masked mean into value(); optionally writes the map. No host synchronisation.
+  template <class View1, class View2, class MaskView>
+  void forward(const View1& img1, const View2& img2, const MaskView& mask) {
+    forward(img1, img2, mask, View{});
+  }
+  template <class View1, class View2, class MaskView, class MapView>
+  void forward(const View1& img1, const View2& img2, const MaskView& mask, const MapView& map) {
+    args_.check_images(img1, img2);
+    static_assert(std::is_same_v<ValueType, impl::value_type_of<MapView>>, "kssim::MaskedSSIM: map value type mismatch");
+    using Out = impl::OutputArray<ValueType>;
+    Out map5;
+    if (!impl::is_empty_view(map)) {
+      check_output_view<ExecutionSpace, MapView>();
+      impl::require_extents("map", map, impl::map_extents<std::size_t(Rank)>(plan_.geometry()));
+      map5 = impl::as_rank5<Out>(map);
+    }
+    m_ = impl::mask_array<ExecutionSpace, View1>(mask, args_.extents);
+    x_ = impl::as_rank5<impl::InputArray<ValueType>>(img1);
+    y_ = impl::as_rank5<impl::InputArray<ValueType>>(img2);
+    plan_.forward(exec_, x_, y_, m_, map5);
+    has_forward_ = true;
+  }
+
+  // Masked mean of the last forward(), on the device, and copied to the host (synchronises).
+  Kokkos::View<const double, memory_space> value() const { return plan_.mean(); }
+  double value_on_host() const {
+    double v = 0;
+    Kokkos::deep_copy(exec_, v, plan_.mean());
+    exec_.fence("kssim::MaskedSSIM::value_on_host");
+    return v;
+  }
+
+  // Gradients of upstream * masked mean with respect to the images of the last forward(); as SSIM::backward.
+  template <class Grad1, class Grad2 = impl::writable_like_t<Grad1>>
+    requires(Grad1::rank() != 0)
+  void backward(const Grad1& grad1, const Grad2& grad2 = {}, Accumulate mode = Accumulate::No,
+                double upstream = 1.0) {
+    run_backward(grad1, grad2, mode, upstream, nullptr);
+  }
+  template <class Grad1, class Grad2 = impl::writable_like_t<Grad1>>
+  void backward(const Kokkos::View<const double, memory_space>& upstream, const Grad1& grad1,
+                const Grad2& grad2 = {}, Accumulate mode = Accumulate::No) {
+    run_backward(grad1, grad2, mode, 1.0, upstream.data());
+  }
+
+ private:
+  template <class Grad1, class Grad2>
+  void run_backward(const Grad1& grad1, const Grad2& grad2, Accumulate mode, double scale, const double* upstream) {
+    if (!has_forward_) throw std::logic_error("kssim::MaskedSSIM: backward() called before forward()");
+    plan_.backward(exec_, x_, y_, m_, args_.gradient("grad1", grad1), args_.gradient("grad2", grad2), scale, upstream,
+                   mode == Accumulate::Yes);
+  }
+
+  ExecutionSpace exec_;
+  impl::TrainingArgs<ExecutionSpace, ValueType, Rank> args_;
+  impl::MaskedPlan<ExecutionSpace, ValueType> plan_;
+  impl::InputArray<ValueType> x_, y_, m_;
+  bool has_forward_ = false;
+};
+
+}  // namespace kssim

@@ -1,0 +1,414 @@
+// Masked SSIM, both modes: value, map, per-image and per-channel results and gradients against the
+// independent float64 reference (ReferenceMasked.hpp), central differences, the defined edge cases (NaN in
+// masked-out data, windows without valid pixels, an empty mask), the training object, and bad input.
+#include "ErrorRecord.hpp"
+#include "ReferenceMasked.hpp"
+#include "StepEvents.hpp"
+#include "TestingUtilities.hpp"
+
+#include <limits>
+
+using namespace kssim_test;
+using kssim::MaskMode;
+
+namespace {
+
+// A mask of `channels` channels: an irregular region (a disc and a band) of weight 1 with soft, fractional
+// edges, some pixels of exactly 0 inside it and some of exactly 1 outside.
+std::vector<double> region_mask(const Shape& image, int channels, unsigned seed) {
+  Shape s = image;
+  s.c = channels;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<double> m(s.size());
+  for (int n = 0; n < s.n; ++n)
+    for (int c = 0; c < s.c; ++c) {
+      const double cy = s.h * (0.3 + 0.4 * u(rng)), cx = s.w * (0.3 + 0.4 * u(rng)), r = 0.3 * std::min(s.h, s.w);
+      for (int d = 0; d < s.d; ++d)
+        for (int h = 0; h < s.h; ++h)
+          for (int w = 0; w < s.w; ++w) {
+            const double dist = std::hypot(h - cy, w - cx) - r;
+            double v = dist < -1 ? 1.0 : dist > 1 ? 0.0 : 0.5 - 0.5 * dist;
+            if (std::abs(w - 0.7 * s.w) < 1.5) v = 1.0;  // a band
+            const double coin = u(rng);
+            if (coin < 0.03) v = 0.0;
+            if (coin > 0.98) v = 1.0;
+            m[s.index(n, c, d, h, w)] = v;
+          }
+    }
+  return m;
+}
+
+Shape mask_shape(const Shape& image, int channels) {
+  Shape s = image;
+  s.c = channels;
+  return s;
+}
+
+const char* mode_name(MaskMode mode) { return mode == MaskMode::Weights ? "weights" : "normalized"; }
+
+// Value, map, per-image and per-channel means and both gradients of one pair against the reference.
+template <class C, int Rank>
+void expect_masked_matches_reference(const Shape& s, const ReferenceOptions& ro, MaskMode mode,
+                                     const std::vector<double>& x, const std::vector<double>& y,
+                                     const std::vector<double>& mask, int mask_channels) {
+  using T = typename C::value_type;
+  using Exec = typename C::execution_space;
+  using Mem = typename C::memory_space;
+  SCOPED_TRACE(describe(s, ro) + " mode " + mode_name(mode) + " mask channels " + std::to_string(mask_channels));
+  const auto xr = rounded<T>(x), yr = rounded<T>(y), mr = rounded<T>(mask);
+  const bool normalized = mode == MaskMode::Normalized;
+  const MaskedReference ref = reference_masked_ssim(s, xr, yr, mr, mask_channels, ro, normalized, true);
+  const kssim::Options opts = to_options(ro);
+  Exec exec;
+  auto a = to_view<C, Rank>("a", s, xr), b = to_view<C, Rank>("b", s, yr);
+  auto m = to_view<C, Rank>("m", mask_shape(s, mask_channels), mr);
+
+  const double value = kssim::masked_ssim(exec, a, b, m, mode, opts);
+  record_error("value_error", std::abs(value - ref.mean));
+  EXPECT_NEAR(value, ref.mean, value_tolerance<T>());
+  Kokkos::View<double, Mem> mean("mean");
+  kssim::masked_ssim(exec, a, b, m, mode, mean, opts);
+  double mean_host = 0;
+  Kokkos::deep_copy(mean_host, mean);
+  EXPECT_NEAR(mean_host, ref.mean, value_tolerance<T>());
+
+  auto map = make_view<C, Rank>("map", ref.map_shape);
+  kssim::masked_ssim_map(exec, a, b, m, mode, map, opts);
+  const double map_error = max_abs_error(from_view(map, ref.map_shape), ref.map);
+  record_error("map_error", map_error);
+  EXPECT_LE(map_error, map_tolerance<T>());
+
+  Kokkos::View<double*, Mem> per_image("per_image", s.n);
+  Kokkos::View<double**, Mem> per_channel("per_channel", s.n, s.c);
+  kssim::masked_ssim_per_image(exec, a, b, m, mode, per_image, opts);
+  kssim::masked_ssim_per_channel(exec, a, b, m, mode, per_channel, opts);
+  auto pi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), per_image);
+  auto pc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), per_channel);
+  for (int n = 0; n < s.n; ++n) {
+    EXPECT_NEAR(pi(n), ref.per_image[n], value_tolerance<T>()) << "n " << n;
+    for (int c = 0; c < s.c; ++c)
+      EXPECT_NEAR(pc(n, c), ref.per_channel[std::size_t(n) * s.c + c], value_tolerance<T>()) << n << ", " << c;
+  }
+
+  auto g1 = make_view<C, Rank>("g1", s), g2 = make_view<C, Rank>("g2", s);
+  EXPECT_NEAR(kssim::masked_ssim_grad(exec, a, b, m, mode, g1, g2, opts), ref.mean, value_tolerance<T>());
+  const double e1 = relative_l2_error(from_view(g1, s), ref.grad1), e2 = relative_l2_error(from_view(g2, s), ref.grad2);
+  record_error("gradient_error", std::max(e1, e2));
+  EXPECT_LE(e1, gradient_tolerance<T>());
+  EXPECT_LE(e2, gradient_tolerance<T>());
+  auto h2 = make_view<C, Rank>("h2", s);
+  kssim::masked_ssim_grad(exec, a, b, m, mode, decltype(h2){}, h2, opts);
+  EXPECT_LE(relative_l2_error(from_view(h2, s), ref.grad2), gradient_tolerance<T>());
+}
+
+template <class Call>
+void expect_invalid_argument(const Call& call, const std::string& words) {
+  try {
+    call();
+    ADD_FAILURE() << "no exception; expected one mentioning '" << words << "'";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+template <class C>
+class Masked : public ::testing::Test {};
+TYPED_TEST_SUITE(Masked, AllConfigs, ConfigNames);
+
+TYPED_TEST(Masked, MatchesReferenceInBothModesAndPaddings) {
+  const Shape shapes[] = {{2, 3, 1, 31, 37}, {1, 2, 1, 24, 19}};
+  unsigned seed = 400;
+  for (const Shape& s : shapes)
+    for (MaskMode mode : {MaskMode::Weights, MaskMode::Normalized})
+      for (bool same : {false, true})
+        for (int mask_channels : {1, s.c}) {
+          ReferenceOptions ro;
+          ro.same = same;
+          const auto x = random_image(s, seed++);
+          expect_masked_matches_reference<TypeParam, 4>(s, ro, mode, x, noisy_copy(x, seed++, 0.1),
+                                                        region_mask(s, mask_channels, seed++), mask_channels);
+        }
+}
+
+TYPED_TEST(Masked, MatchesReferenceForOtherWindowsAndRanges) {
+  const Shape s{1, 2, 1, 33, 29};
+  struct Case {
+    int window;
+    double sigma, range;
+    bool same;
+  };
+  const Case cases[] = {{3, 0.7, 1, false}, {7, 1.2, 1, true}, {15, 2.0, 255, false}};
+  unsigned seed = 420;
+  for (const Case& c : cases)
+    for (MaskMode mode : {MaskMode::Weights, MaskMode::Normalized}) {
+      ReferenceOptions ro;
+      ro.window = c.window;
+      ro.sigma = c.sigma;
+      ro.data_range = c.range;
+      ro.same = c.same;
+      const auto x = random_image(s, seed++, 0, c.range);
+      expect_masked_matches_reference<TypeParam, 4>(s, ro, mode, x, noisy_copy(x, seed++, 0.15 * c.range),
+                                                    region_mask(s, 1, seed++), 1);
+    }
+}
+
+TYPED_TEST(Masked, MatchesReferenceForVolumes) {
+  Shape s{1, 2, 12, 13, 11};
+  s.volumetric = true;
+  unsigned seed = 440;
+  for (MaskMode mode : {MaskMode::Weights, MaskMode::Normalized})
+    for (bool same : {false, true}) {
+      ReferenceOptions ro;
+      ro.window = 5;
+      ro.sigma = 1.0;
+      ro.same = same;
+      const auto x = random_image(s, seed++);
+      expect_masked_matches_reference<TypeParam, 5>(s, ro, mode, x, noisy_copy(x, seed++, 0.1),
+                                                    region_mask(s, 1, seed++), 1);
+    }
+}
+
+// A mask of ones: map weights give SSIM itself, to rounding.
+TYPED_TEST(Masked, MaskOfOnesGivesSsim) {
+  using C = TypeParam;
+  using T = typename C::value_type;
+  const Shape s{2, 3, 1, 27, 30};
+  const auto x = random_image(s, 450);
+  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 451, 0.1));
+  auto ones = to_view<C>("m", mask_shape(s, 1), std::vector<double>(mask_shape(s, 1).size(), 1.0));
+  typename C::execution_space exec;
+  for (MaskMode mode : {MaskMode::Weights, MaskMode::Normalized})
+    for (auto padding : {kssim::Padding::Valid, kssim::Padding::Same}) {
+      kssim::Options o;
+      o.padding = padding;
+      const double plain = kssim::ssim(exec, a, b, o);
+      if (mode == MaskMode::Normalized && padding == kssim::Padding::Same) {
+        // No longer SSIM at the border: the zeros outside the image are not data.
+        EXPECT_GT(std::abs(kssim::masked_ssim(exec, a, b, ones, mode, o) - plain), 1e-4);
+        continue;
+      }
+      EXPECT_NEAR(kssim::masked_ssim(exec, a, b, ones, mode, o), plain, 2 * value_tolerance<T>())
+          << mode_name(mode) << " " << kssim::to_string(padding);
+    }
+}
+
+// Normalized statistics never read masked-out data: NaN and huge values there change nothing.
+TYPED_TEST(Masked, NormalizedStatisticsIgnoreMaskedOutDataEvenNaN) {
+  using C = TypeParam;
+  using T = typename C::value_type;
+  const Shape s{1, 2, 1, 29, 26};
+  const auto x = rounded<T>(random_image(s, 460));
+  const auto y = rounded<T>(noisy_copy(x, 461, 0.1));
+  const auto mask = region_mask(s, 1, 462);
+  auto xp = x, yp = y;
+  for (int c = 0; c < s.c; ++c)
+    for (int h = 0; h < s.h; ++h)
+      for (int w = 0; w < s.w; ++w)
+        if (mask[mask_shape(s, 1).index(0, 0, 0, h, w)] == 0) {
+          xp[s.index(0, c, 0, h, w)] = (h + w) % 2 ? std::numeric_limits<double>::quiet_NaN() : 1e30;
+          yp[s.index(0, c, 0, h, w)] = -1e30;
+        }
+  // The centre pixels of the recentring shifts are masked out too (Recentring.hpp picks a valid sample).
+  ReferenceOptions ro;
+  const auto ref = reference_masked_ssim(s, x, y, rounded<T>(mask), 1, ro, true, true);
+  typename C::execution_space exec;
+  auto a = to_view<C>("a", s, xp), b = to_view<C>("b", s, yp), m = to_view<C>("m", mask_shape(s, 1), mask);
+  auto g1 = make_view<C>("g1", s), g2 = make_view<C>("g2", s);
+  EXPECT_NEAR(kssim::masked_ssim_grad(exec, a, b, m, MaskMode::Normalized, g1, g2), ref.mean, value_tolerance<T>());
+  const auto got1 = from_view(g1, s), got2 = from_view(g2, s);
+  EXPECT_LE(relative_l2_error(got1, ref.grad1), gradient_tolerance<T>());
+  EXPECT_LE(relative_l2_error(got2, ref.grad2), gradient_tolerance<T>());
+  for (std::size_t i = 0; i < got1.size(); ++i)
+    if (!std::isfinite(xp[i])) ASSERT_EQ(got1[i], 0.0) << i;
+}
+
+// Normalized statistics: windows without a valid pixel have the map value 0 and do not count; the
+// map elsewhere matches the reference.
+TYPED_TEST(Masked, WindowsWithoutValidPixelsHaveMapZero) {
+  using C = TypeParam;
+  using T = typename C::value_type;
+  const Shape s{1, 1, 1, 40, 30};
+  std::vector<double> mask(s.size(), 0.0);
+  for (int h = 0; h < 15; ++h)
+    for (int w = 0; w < s.w; ++w) mask[s.index(0, 0, 0, h, w)] = 1.0;  // rows 0-14 valid, 15-39 not
+  const auto x = random_image(s, 470);
+  ReferenceOptions ro;
+  ro.same = true;
+  const auto ref = reference_masked_ssim(s, rounded<T>(x), rounded<T>(noisy_copy(x, 471, 0.1)), mask, 1, ro, true, false);
+  typename C::execution_space exec;
+  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 471, 0.1)), m = to_view<C>("m", s, mask);
+  auto map = make_view<C>("map", s);
+  kssim::masked_ssim_map(exec, a, b, m, MaskMode::Normalized, map, to_options(ro));
+  const auto got = from_view(map, s);
+  EXPECT_LE(max_abs_error(got, ref.map), map_tolerance<T>());
+  for (int h = 15 + 5; h < s.h; ++h)  // every window reaches at most 5 rows up
+    for (int w = 0; w < s.w; ++w) ASSERT_EQ(got[s.index(0, 0, 0, h, w)], 0.0) << h << ", " << w;
+  EXPECT_NEAR(kssim::masked_ssim(exec, a, b, m, MaskMode::Normalized, to_options(ro)), ref.mean, value_tolerance<T>());
+}
+
+// Nothing to average: the mean is NaN and the gradients are 0.
+TYPED_TEST(Masked, EmptyMaskGivesNaNAndZeroGradients) {
+  using C = TypeParam;
+  const Shape s{1, 2, 1, 20, 21};
+  const auto x = random_image(s, 480);
+  typename C::execution_space exec;
+  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 481, 0.1));
+  auto zeros = make_view<C>("m", mask_shape(s, 1));
+  for (MaskMode mode : {MaskMode::Weights, MaskMode::Normalized}) {
+    auto g1 = make_view<C>("g1", s), g2 = make_view<C>("g2", s);
+    EXPECT_TRUE(std::isnan(kssim::masked_ssim_grad(exec, a, b, zeros, mode, g1, g2))) << mode_name(mode);
+    for (double g : from_view(g1, s)) ASSERT_EQ(g, 0.0);
+    for (double g : from_view(g2, s)) ASSERT_EQ(g, 0.0);
+  }
+}
+
+TYPED_TEST(Masked, IdenticalImagesGiveExactlyOne) {
+  using C = TypeParam;
+  const Shape s{1, 3, 1, 25, 22};
+  auto a = to_view<C>("a", s, random_image(s, 490));
+  auto m = to_view<C>("m", s, region_mask(s, 3, 491));
+  typename C::execution_space exec;
+  for (MaskMode mode : {MaskMode::Weights, MaskMode::Normalized}) {
+    auto g1 = make_view<C>("g1", s);
+    EXPECT_EQ(kssim::masked_ssim_grad(exec, a, a, m, mode, g1), 1.0) << mode_name(mode);
+    const double eps = std::is_same_v<typename C::value_type, float> ? 1e-6 : 1e-14;
+    for (double g : from_view(g1, s)) ASSERT_NEAR(g, 0.0, eps);
+  }
+}
+
+// Central differences of the library's own double value at random pixels of both images.
+TYPED_TEST(Masked, GradientsMatchFiniteDifferences) {
+  using C = TypeParam;
+  if constexpr (!std::is_same_v<typename C::value_type, double>) {
+    GTEST_SKIP() << "finite differences are checked in double";
+  } else {
+    const Shape s{1, 2, 1, 17, 19};
+    kssim::Options o;
+    o.window_size = 7;
+    auto x = random_image(s, 500);
+    auto y = noisy_copy(x, 501, 0.2);
+    typename C::execution_space exec;
+    auto m = to_view<C>("m", mask_shape(s, 1), region_mask(s, 1, 502));
+    for (MaskMode mode : {MaskMode::Weights, MaskMode::Normalized}) {
+      auto g1 = make_view<C>("g1", s), g2 = make_view<C>("g2", s);
+      kssim::masked_ssim_grad(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), m, mode, g1, g2, o);
+      const auto grad1 = from_view(g1, s), grad2 = from_view(g2, s);
+      std::mt19937 rng(503);
+      for (int trial = 0; trial < 10; ++trial) {
+        const std::size_t q = rng() % s.size();
+        const double h = 1e-5;
+        for (int which = 0; which < 2; ++which) {
+          auto& img = which == 0 ? x : y;
+          const double saved = img[q];
+          img[q] = saved + h;
+          const double up = kssim::masked_ssim(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), m, mode, o);
+          img[q] = saved - h;
+          const double down = kssim::masked_ssim(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), m, mode, o);
+          img[q] = saved;
+          const double fd = (up - down) / (2 * h);
+          EXPECT_NEAR(which == 0 ? grad1[q] : grad2[q], fd, 1e-6 * std::abs(fd) + 1e-10)
+              << mode_name(mode) << " pixel " << q << " image " << which + 1;
+        }
+      }
+    }
+  }
+}
+
+TYPED_TEST(Masked, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
+  using C = TypeParam;
+  using T = typename C::value_type;
+  using Exec = typename C::execution_space;
+  const Shape s{2, 3, 1, 28, 33};
+  const auto x = random_image(s, 510);
+  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 511, 0.1));
+  auto m = to_view<C>("m", mask_shape(s, 1), region_mask(s, 1, 512));
+  Exec exec;
+  for (MaskMode mode : {MaskMode::Weights, MaskMode::Normalized}) {
+    SCOPED_TRACE(mode_name(mode));
+    auto r1 = make_view<C>("r1", s), r2 = make_view<C>("r2", s);
+    const double expected = kssim::masked_ssim_grad(exec, a, b, m, mode, r1, r2);
+    const auto ref1 = from_view(r1, s), ref2 = from_view(r2, s);
+    kssim::MaskedSSIM<Exec, T> loss(exec, {s.n, s.c, s.h, s.w}, mode, {}, kssim::Gradients::Both);
+    auto g1 = make_view<C>("g1", s), g2 = make_view<C>("g2", s);
+    loss.forward(a, b, m);
+    loss.backward(g1, g2);
+    EXPECT_EQ(loss.value_on_host(), expected);
+    EXPECT_EQ(from_view(g1, s), ref1);
+    EXPECT_EQ(from_view(g2, s), ref2);
+
+    const auto start = random_image(s, 513);
+    auto g = to_view<C>("g", s, start);
+    loss.backward(g, {}, kssim::Accumulate::Yes, -0.2);
+    const double half = 0.5;
+    Kokkos::View<double, typename C::memory_space> upstream("upstream");
+    Kokkos::deep_copy(upstream, Kokkos::View<const double, Kokkos::HostSpace>(&half));
+    loss.backward(upstream, g, {}, kssim::Accumulate::Yes);
+    std::vector<double> want(s.size());
+    for (std::size_t i = 0; i < want.size(); ++i) want[i] = double(T(start[i])) + 0.3 * ref1[i];
+    EXPECT_LE(relative_l2_error(from_view(g, s), want), 10 * gradient_tolerance<T>());
+  }
+}
+
+TYPED_TEST(Masked, TrainingStepsAllocateNothingAndNeverSynchronise) {
+  using C = TypeParam;
+  using Exec = typename C::execution_space;
+  const Shape s{2, 3, 1, 40, 44};
+  const auto x = random_image(s, 515);
+  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 516, 0.1));
+  auto m = to_view<C>("m", mask_shape(s, 1), region_mask(s, 1, 517));
+  auto g = make_view<C>("g", s);
+  Exec exec;
+  for (MaskMode mode : {MaskMode::Weights, MaskMode::Normalized}) {
+    kssim::MaskedSSIM<Exec, typename C::value_type> loss(exec, {s.n, s.c, s.h, s.w}, mode);
+    loss.forward(a, b, m);  // warm-up: first launches may set up backend state
+    loss.backward(g);
+    exec.fence();
+    Kokkos::View<double, typename C::memory_space> upstream("upstream");
+    const StepEvents e = count_step_events<typename C::memory_space>(exec, [&] {
+      for (int step = 0; step < 3; ++step) {
+        loss.forward(a, b, m);
+        loss.backward(g, {}, kssim::Accumulate::Yes, 0.1);
+        loss.backward(upstream, g, {}, kssim::Accumulate::Yes);
+      }
+    });
+    EXPECT_EQ(e.allocations, 0) << mode_name(mode) << e.seen;
+    EXPECT_EQ(e.fences, 0) << mode_name(mode) << e.seen;
+    EXPECT_GE(e.probe_allocations, 1);
+    EXPECT_GE(e.probe_fences, 1);
+  }
+}
+
+TYPED_TEST(Masked, RejectsBadMasks) {
+  using C = TypeParam;
+  using T = typename C::value_type;
+  using Exec = typename C::execution_space;
+  const Shape s{1, 3, 1, 20, 24};
+  const auto x = random_image(s, 520);
+  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 521, 0.1));
+  Exec exec;
+  for (MaskMode mode : {MaskMode::Weights, MaskMode::Normalized}) {
+    auto wrong = make_view<C>("m", Shape{1, 2, 1, 20, 24});
+    expect_invalid_argument([&] { kssim::masked_ssim(exec, a, b, wrong, mode); }, "mask has extents (1, 2, 20, 24)");
+    auto smaller = make_view<C>("m", Shape{1, 1, 1, 20, 23});
+    expect_invalid_argument([&] { kssim::masked_ssim(exec, a, b, smaller, mode); }, "(1, 1, 20, 24)");
+    for (double bad : {-0.5, 1.5, std::numeric_limits<double>::quiet_NaN()}) {
+      std::vector<double> values(mask_shape(s, 1).size(), 1.0);
+      values[values.size() / 3] = bad;  // one pixel, far from the centres a valid map would weigh
+      values[7] = bad;
+      auto m = to_view<C>("m", mask_shape(s, 1), values);
+      expect_invalid_argument([&] { kssim::masked_ssim(exec, a, b, m, mode); }, "[0, 1]");
+      auto g1 = make_view<C>("g1", s);
+      expect_invalid_argument([&] { kssim::masked_ssim_grad(exec, a, b, m, mode, g1); }, "[0, 1]");
+      // Without synchronisation: NaN, never a plausible number; and a good mask afterwards works again.
+      kssim::MaskedSSIM<Exec, T> loss(exec, {s.n, s.c, s.h, s.w}, mode);
+      loss.forward(a, b, m);
+      EXPECT_TRUE(std::isnan(loss.value_on_host())) << bad;
+      auto ones = to_view<C>("ones", mask_shape(s, 1), std::vector<double>(values.size(), 1.0));
+      loss.forward(a, b, ones);
+      EXPECT_TRUE(std::isfinite(loss.value_on_host()));
+    }
+  }
+}

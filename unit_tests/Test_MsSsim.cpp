@@ -1,0 +1,304 @@
+// MS-SSIM: values, per-image and per-channel results and gradients against the independent float64
+// reference (ReferenceMsSsim.hpp), central differences, the clamp's zero gradient, the training object,
+// and the errors of bad input.
+#include "ErrorRecord.hpp"
+#include "ReferenceMsSsim.hpp"
+#include "StepEvents.hpp"
+#include "TestingUtilities.hpp"
+
+using namespace kssim_test;
+
+namespace {
+
+// Value 1e-6 (float); gradients 1e-4 relative L2 (float, issue 17) and 1e-10 (double).
+template <class T>
+constexpr double ms_value_tolerance() {
+  return std::is_same_v<T, float> ? 1e-6 : value_tolerance<T>();
+}
+template <class T>
+constexpr double ms_gradient_tolerance() {
+  return std::is_same_v<T, float> ? 1e-4 : 1e-10;
+}
+
+kssim::MsSsimOptions ms_options(const ReferenceOptions& ro, std::vector<double> weights) {
+  kssim::MsSsimOptions o;
+  o.ssim = to_options(ro);
+  o.weights = std::move(weights);
+  return o;
+}
+
+const std::vector<double> default_weights{0.0448, 0.2856, 0.3001, 0.2363, 0.1333};
+
+// Every output of the library against the reference, for one input pair.
+template <class C, int Rank>
+void expect_ms_ssim_matches_reference(const Shape& s, const ReferenceOptions& ro, const std::vector<double>& weights,
+                                      const std::vector<double>& x, const std::vector<double>& y) {
+  using T = typename C::value_type;
+  using Exec = typename C::execution_space;
+  using Mem = typename C::memory_space;
+  SCOPED_TRACE(describe(s, ro) + " scales " + std::to_string(weights.size()));
+  const auto xr = rounded<T>(x), yr = rounded<T>(y);
+  const MsSsimReference ref = reference_ms_ssim(s, xr, yr, ro, weights, true);
+  const auto opts = ms_options(ro, weights);
+  Exec exec;
+  auto a = to_view<C, Rank>("a", s, xr);
+  auto b = to_view<C, Rank>("b", s, yr);
+
+  const double mean = kssim::ms_ssim(exec, a, b, opts);
+  record_error("value_error", std::abs(mean - ref.mean));
+  EXPECT_NEAR(mean, ref.mean, ms_value_tolerance<T>());
+
+  Kokkos::View<double*, Mem> per_image("per_image", s.n);
+  Kokkos::View<double**, Mem> per_channel("per_channel", s.n, s.c);
+  kssim::ms_ssim_per_image(exec, a, b, per_image, opts);
+  kssim::ms_ssim_per_channel(exec, a, b, per_channel, opts);
+  auto pi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), per_image);
+  auto pc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), per_channel);
+  for (int n = 0; n < s.n; ++n) {
+    double image = 0;
+    for (int c = 0; c < s.c; ++c) {
+      const double want = ref.per_slice[std::size_t(n) * s.c + c];
+      image += want / s.c;
+      record_error("value_error", std::abs(pc(n, c) - want));
+      EXPECT_NEAR(pc(n, c), want, ms_value_tolerance<T>()) << "n " << n << " c " << c;
+    }
+    EXPECT_NEAR(pi(n), image, ms_value_tolerance<T>()) << "n " << n;
+  }
+
+  auto g1 = make_view<C, Rank>("g1", s), g2 = make_view<C, Rank>("g2", s);
+  const double v = kssim::ms_ssim_grad(exec, a, b, g1, g2, opts);
+  EXPECT_NEAR(v, ref.mean, ms_value_tolerance<T>());
+  const double e1 = relative_l2_error(from_view(g1, s), ref.grad1), e2 = relative_l2_error(from_view(g2, s), ref.grad2);
+  record_error("gradient_error", std::max(e1, e2));
+  EXPECT_LE(e1, ms_gradient_tolerance<T>());
+  EXPECT_LE(e2, ms_gradient_tolerance<T>());
+  // One gradient at a time gives the same numbers.
+  auto h2 = make_view<C, Rank>("h2", s);
+  kssim::ms_ssim_grad(exec, a, b, decltype(h2){}, h2, opts);
+  EXPECT_LE(relative_l2_error(from_view(h2, s), ref.grad2), ms_gradient_tolerance<T>());
+}
+
+}  // namespace
+
+template <class C>
+class MsSsim : public ::testing::Test {};
+TYPED_TEST_SUITE(MsSsim, AllConfigs, ConfigNames);
+
+// pytorch-msssim's defaults: window 11, sigma 1.5, five scales; the smallest image they accept, odd.
+TYPED_TEST(MsSsim, MatchesReferenceWithDefaultOptionsAtTheSmallestSize) {
+  const Shape s{1, 2, 1, 161, 165};
+  const auto x = random_image(s, 300);
+  expect_ms_ssim_matches_reference<TypeParam, 4>(s, ReferenceOptions{}, default_weights, x, noisy_copy(x, 301, 0.1));
+}
+
+TYPED_TEST(MsSsim, MatchesReferenceForOddSizesOtherWindowsWeightsAndRanges) {
+  struct Case {
+    Shape s;
+    int window;
+    double sigma, range;
+    std::vector<double> weights;
+  };
+  const Case cases[] = {
+      {{2, 3, 1, 37, 45}, 3, 0.8, 1.0, default_weights},         // scales 37x45 .. 3x3, every pad both ways
+      {{1, 2, 1, 19, 34}, 5, 1.1, 255.0, {0.2, 0.5, 0.3}},       // three scales, 8-bit range
+      {{1, 1, 1, 12, 15}, 7, 1.5, 1.0, {1.0}},                   // one scale: max(SSIM, 0)
+      {{1, 2, 1, 40, 26}, 3, 1.0, 1.0, {0.0, 0.7, 0.3, 0.0}},    // zero weights
+  };
+  unsigned seed = 310;
+  for (const Case& c : cases) {
+    ReferenceOptions ro;
+    ro.window = c.window;
+    ro.sigma = c.sigma;
+    ro.data_range = c.range;
+    const auto x = random_image(c.s, seed++, 0, c.range);
+    expect_ms_ssim_matches_reference<TypeParam, 4>(c.s, ro, c.weights, x, noisy_copy(x, seed++, 0.12 * c.range));
+  }
+}
+
+TYPED_TEST(MsSsim, MatchesReferenceForVolumes) {
+  Shape s{1, 2, 11, 13, 10};
+  s.volumetric = true;
+  ReferenceOptions ro;
+  ro.window = 3;
+  ro.sigma = 0.9;
+  const auto x = random_image(s, 320);
+  expect_ms_ssim_matches_reference<TypeParam, 5>(s, ro, {0.3, 0.3, 0.4}, x, noisy_copy(x, 321, 0.1));
+}
+
+// Central differences of the library's own double value at random pixels of both images.
+TYPED_TEST(MsSsim, GradientsMatchFiniteDifferences) {
+  using C = TypeParam;
+  if constexpr (!std::is_same_v<typename C::value_type, double>) {
+    GTEST_SKIP() << "finite differences are checked in double";
+  } else {
+    const Shape s{1, 2, 1, 21, 19};
+    ReferenceOptions ro;
+    ro.window = 5;
+    const auto opts = ms_options(ro, {0.3, 0.3, 0.4});
+    auto x = random_image(s, 330);
+    auto y = noisy_copy(x, 331, 0.2);
+    typename C::execution_space exec;
+    auto g1 = make_view<C>("g1", s), g2 = make_view<C>("g2", s);
+    kssim::ms_ssim_grad(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), g1, g2, opts);
+    const auto grad1 = from_view(g1, s), grad2 = from_view(g2, s);
+    std::mt19937 rng(332);
+    for (int trial = 0; trial < 10; ++trial) {
+      const std::size_t q = rng() % s.size();
+      const double h = 1e-5;
+      for (int which = 0; which < 2; ++which) {
+        auto& img = which == 0 ? x : y;
+        const double saved = img[q];
+        img[q] = saved + h;
+        const double up = kssim::ms_ssim(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), opts);
+        img[q] = saved - h;
+        const double down = kssim::ms_ssim(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), opts);
+        img[q] = saved;
+        const double fd = (up - down) / (2 * h);
+        EXPECT_NEAR(which == 0 ? grad1[q] : grad2[q], fd, 1e-6 * std::abs(fd) + 1e-10)
+            << "pixel " << q << " image " << which + 1;
+      }
+    }
+  }
+}
+
+// Slice 0 is anti-correlated (y = 1 - x: negative contrast-structure at the first scale), so its MS-SSIM
+// is clamped to 0 and its gradient is exactly 0; slice 1 is an ordinary pair and matches the reference.
+TYPED_TEST(MsSsim, ClampedSlicesHaveZeroValueAndZeroGradient) {
+  using C = TypeParam;
+  using T = typename C::value_type;
+  const Shape s{1, 2, 1, 35, 38};
+  ReferenceOptions ro;
+  ro.window = 3;
+  auto x = rounded<T>(random_image(s, 340));
+  auto y = rounded<T>(noisy_copy(x, 341, 0.1));
+  const std::size_t slice = std::size_t(s.h) * s.w;
+  for (std::size_t i = 0; i < slice; ++i) y[i] = double(T(1 - x[i]));
+  const MsSsimReference ref = reference_ms_ssim(s, x, y, ro, default_weights, true);
+  ASSERT_LT(ref.terms[0][0], 0.0) << "the test needs a clamped slice";
+  ASSERT_GT(ref.per_slice[1], 0.5);
+  typename C::execution_space exec;
+  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, y);
+  Kokkos::View<double**, typename C::memory_space> per_channel("per_channel", 1, 2);
+  kssim::ms_ssim_per_channel(exec, a, b, per_channel, ms_options(ro, default_weights));
+  auto pc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), per_channel);
+  EXPECT_EQ(pc(0, 0), 0.0);
+  auto g1 = make_view<C>("g1", s), g2 = make_view<C>("g2", s);
+  const double v = kssim::ms_ssim_grad(exec, a, b, g1, g2, ms_options(ro, default_weights));
+  EXPECT_NEAR(v, ref.mean, ms_value_tolerance<T>());
+  const auto got1 = from_view(g1, s), got2 = from_view(g2, s);
+  for (std::size_t i = 0; i < slice; ++i) {
+    ASSERT_EQ(got1[i], 0.0) << i;
+    ASSERT_EQ(got2[i], 0.0) << i;
+  }
+  EXPECT_LE(relative_l2_error(got1, ref.grad1), ms_gradient_tolerance<T>());
+  EXPECT_LE(relative_l2_error(got2, ref.grad2), ms_gradient_tolerance<T>());
+}
+
+TYPED_TEST(MsSsim, IdenticalImagesGiveExactlyOneAndZeroGradient) {
+  using C = TypeParam;
+  const Shape s{2, 1, 1, 34, 41};
+  ReferenceOptions ro;
+  ro.window = 3;
+  const auto opts = ms_options(ro, default_weights);
+  auto a = to_view<C>("a", s, random_image(s, 350));
+  auto g1 = make_view<C>("g1", s);
+  EXPECT_EQ(kssim::ms_ssim_grad(typename C::execution_space(), a, a, g1, {}, opts), 1.0);
+  const double eps = std::is_same_v<typename C::value_type, float> ? 1e-6 : 1e-14;
+  for (double g : from_view(g1, s)) ASSERT_NEAR(g, 0.0, eps);
+}
+
+TYPED_TEST(MsSsim, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
+  using C = TypeParam;
+  using T = typename C::value_type;
+  using Exec = typename C::execution_space;
+  const Shape s{2, 3, 1, 36, 37};
+  ReferenceOptions ro;
+  ro.window = 3;
+  const auto opts = ms_options(ro, default_weights);
+  const auto x = random_image(s, 360);
+  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 361, 0.1));
+  Exec exec;
+  auto r1 = make_view<C>("r1", s), r2 = make_view<C>("r2", s);
+  const double expected = kssim::ms_ssim_grad(exec, a, b, r1, r2, opts);
+  const auto ref1 = from_view(r1, s), ref2 = from_view(r2, s);
+
+  kssim::MSSSIM<Exec, T> loss(exec, {s.n, s.c, s.h, s.w}, opts, kssim::Gradients::Both);
+  auto g1 = make_view<C>("g1", s), g2 = make_view<C>("g2", s);
+  loss.forward(a, b);
+  loss.backward(g1, g2);
+  EXPECT_EQ(loss.value_on_host(), expected);
+  EXPECT_EQ(from_view(g1, s), ref1);
+  EXPECT_EQ(from_view(g2, s), ref2);
+
+  // Add -0.2 d/dx from a host factor and 0.5 d/dx from a device factor to an existing gradient.
+  const auto start = random_image(s, 362);
+  auto g = to_view<C>("g", s, start);
+  loss.backward(g, {}, kssim::Accumulate::Yes, -0.2);
+  const double half = 0.5;
+  Kokkos::View<double, typename C::memory_space> upstream("upstream");
+  Kokkos::deep_copy(upstream, Kokkos::View<const double, Kokkos::HostSpace>(&half));
+  loss.backward(upstream, g, {}, kssim::Accumulate::Yes);
+  std::vector<double> want(s.size());
+  for (std::size_t i = 0; i < want.size(); ++i) want[i] = double(T(start[i])) + 0.3 * ref1[i];
+  EXPECT_LE(relative_l2_error(from_view(g, s), want), 10 * gradient_tolerance<T>());
+}
+
+TYPED_TEST(MsSsim, TrainingStepsAllocateNothingAndNeverSynchronise) {
+  using C = TypeParam;
+  using Exec = typename C::execution_space;
+  const Shape s{2, 3, 1, 40, 44};
+  ReferenceOptions ro;
+  ro.window = 3;
+  const auto x = random_image(s, 370);
+  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 371, 0.1));
+  auto g = make_view<C>("g", s);
+  Exec exec;
+  kssim::MSSSIM<Exec, typename C::value_type> loss(exec, {s.n, s.c, s.h, s.w}, ms_options(ro, default_weights));
+  loss.forward(a, b);  // warm-up: first launches may set up backend state
+  loss.backward(g);
+  exec.fence();
+  const StepEvents e = count_step_events<typename C::memory_space>(exec, [&] {
+    for (int step = 0; step < 3; ++step) {
+      loss.forward(a, b);
+      loss.backward(g, {}, kssim::Accumulate::Yes, 0.1);
+    }
+  });
+  EXPECT_EQ(e.allocations, 0) << e.seen;
+  EXPECT_EQ(e.fences, 0) << e.seen;
+  EXPECT_GE(e.probe_allocations, 1);
+  EXPECT_GE(e.probe_fences, 1);
+}
+
+TYPED_TEST(MsSsim, RejectsBadInputWithInvalidArgument) {
+  using C = TypeParam;
+  typename C::execution_space exec;
+  auto expect_invalid = [](auto&& call, const std::string& words) {
+    try {
+      call();
+      ADD_FAILURE() << "no exception; expected one mentioning '" << words << "'";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  // pytorch-msssim's bound with the defaults: every spatial extent > 160.
+  const Shape small{1, 1, 1, 160, 200};
+  auto a = make_view<C>("a", small), b = make_view<C>("b", small);
+  expect_invalid([&] { kssim::ms_ssim(exec, a, b); }, "> 160");
+  kssim::MsSsimOptions o;
+  o.ssim.window_size = 7;  // (7 - 1) * 16 = 96 < 160: accepted
+  EXPECT_NO_THROW(kssim::ms_ssim(exec, a, b, o));
+  o.weights = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5};  // six scales: > 192
+  expect_invalid([&] { kssim::ms_ssim(exec, a, b, o); }, "> 192");
+  o = {};
+  o.ssim.padding = kssim::Padding::Same;
+  expect_invalid([&] { kssim::ms_ssim(exec, a, b, o); }, "Valid");
+  o = {};
+  o.weights = {};
+  expect_invalid([&] { kssim::ms_ssim(exec, a, b, o); }, "weights");
+  o.weights = {0.5, -0.1};
+  expect_invalid([&] { kssim::ms_ssim(exec, a, b, o); }, ">= 0");
+  o.weights = std::vector<double>(kssim::max_ms_ssim_scales + 1, 0.1);
+  expect_invalid([&] { kssim::ms_ssim(exec, a, b, o); }, "weights");
+  using Exec = typename C::execution_space;
+  expect_invalid([&] { kssim::MSSSIM<Exec, typename C::value_type>(exec, {1, 1, 100, 300}); }, "> 160");
+}
