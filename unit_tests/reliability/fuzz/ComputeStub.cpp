@@ -1,8 +1,10 @@
-// The CLI fuzzer links this instead of src/cli/Compute.cpp and Ssimulacra2Compute.cpp (which need Kokkos).
+// The CLI fuzzer links this instead of src/cli/Compute.cpp, Ssimulacra2Compute.cpp and WaitPolicy.cpp
+// (which need Kokkos). The wait policy does nothing here: re-executing the fuzzer would restart it.
 // backend_name() is used by the help text; the rest is never reached, because the fuzzer's sandbox holds
 // no input file to load: reaching it means the sandbox leaked.
 #include "cli/Compute.hpp"
 #include "cli/Ssimulacra2Command.hpp"
+#include "cli/WaitPolicy.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -22,5 +24,6 @@ ComputeSession::ComputeSession(const Options&) { unreachable("ComputeSession()")
 ComputeSession::~ComputeSession() = default;
 ComputeResult ComputeSession::compute(const ComputeRequest&) { unreachable("ComputeSession::compute()"); }
 Ssimulacra2Result compute_ssimulacra2(const Ssimulacra2Request&) { unreachable("compute_ssimulacra2()"); }
+void prefer_passive_openmp_waits(char**) {}
 
 }  // namespace kssim::cli
