@@ -30,6 +30,7 @@
 #include <kssim/Options.hpp>
 #include <kssim/SSIM.hpp>
 #include <kssim/impl/MaskedPlan.hpp>
+#include <kssim/impl/HostValue.hpp>
 #include <kssim/impl/SliceMeans.hpp>
 #include <kssim/impl/TrainingArgs.hpp>
 
@@ -101,10 +102,7 @@ double masked_ssim(const ExecSpace& exec, const View1& img1, const View2& img2, 
   impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
   c.plan.forward(exec, c.p.x, c.p.y, c.m, {});
   impl::require_valid_mask(exec, c.plan);
-  double host = 0;
-  Kokkos::deep_copy(exec, host, c.plan.mean());
-  exec.fence("kssim::masked_ssim: wait for the mean");
-  return host;
+  return impl::host_value(exec, c.plan.mean(), "kssim::masked_ssim: wait for the mean");
 }
 
 // The map (SSIM's, or with MaskMode::Normalized the normalized one; unweighted): (N, C, Ho, Wo) or
@@ -168,10 +166,7 @@ double masked_ssim_grad(const ExecSpace& exec, const View1& img1, const View2& i
   c.plan.backward(exec, c.p.x, c.p.y, c.m, wanted.image1 ? impl::as_rank5<Out>(grad1) : Out{},
                   wanted.image2 ? impl::as_rank5<Out>(grad2) : Out{}, 1.0, nullptr, false);
   impl::require_valid_mask(exec, c.plan);
-  double mean = 0;
-  Kokkos::deep_copy(exec, mean, c.plan.mean());
-  exec.fence("kssim::masked_ssim_grad: wait for the mean");
-  return mean;
+  return impl::host_value(exec, c.plan.mean(), "kssim::masked_ssim_grad: wait for the mean");
 }
 
 // A reusable masked SSIM loss for one image shape, for training loops: the constructor allocates the
@@ -228,12 +223,7 @@ class MaskedSSIM {
 
   // Masked mean of the last forward(), on the device, and copied to the host (synchronises).
   Kokkos::View<const double, memory_space> value() const { return plan_.mean(); }
-  double value_on_host() const {
-    double v = 0;
-    Kokkos::deep_copy(exec_, v, plan_.mean());
-    exec_.fence("kssim::MaskedSSIM::value_on_host");
-    return v;
-  }
+  double value_on_host() const { return impl::host_value(exec_, plan_.mean(), "kssim::MaskedSSIM::value_on_host"); }
 
   // Gradients of upstream * masked mean with respect to the images of the last forward(); as SSIM::backward.
   template <class Grad1, class Grad2 = impl::writable_like_t<Grad1>>

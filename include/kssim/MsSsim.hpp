@@ -20,6 +20,7 @@
 #include <kssim/MsSsimOptions.hpp>
 #include <kssim/SSIM.hpp>
 #include <kssim/impl/MsSsimPlan.hpp>
+#include <kssim/impl/HostValue.hpp>
 #include <kssim/impl/SliceMeans.hpp>
 #include <kssim/impl/TrainingArgs.hpp>
 
@@ -45,10 +46,7 @@ template <class ExecSpace, class View1, class View2>
 double ms_ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const MsSsimOptions& opts = {}) {
   Kokkos::View<double, typename ExecSpace::memory_space> mean("kssim::ms_ssim_mean");
   ms_ssim(exec, img1, img2, mean, opts);
-  double host = 0;
-  Kokkos::deep_copy(exec, host, mean);
-  exec.fence("kssim::ms_ssim: wait for the mean");
-  return host;
+  return impl::host_value(exec, mean, "kssim::ms_ssim: wait for the mean");
 }
 
 // MS-SSIM of each image (the mean over its channels), into a View of extent (N).
@@ -99,10 +97,7 @@ double ms_ssim_grad(const ExecSpace& exec, const View1& img1, const View2& img2,
   plan.forward(exec, p.x, p.y);
   plan.backward(exec, p.x, p.y, wanted.image1 ? impl::as_rank5<Out>(grad1) : Out{},
                 wanted.image2 ? impl::as_rank5<Out>(grad2) : Out{}, 1.0, nullptr, false);
-  double mean = 0;
-  Kokkos::deep_copy(exec, mean, plan.mean());
-  exec.fence("kssim::ms_ssim_grad: wait for the mean");
-  return mean;
+  return impl::host_value(exec, plan.mean(), "kssim::ms_ssim_grad: wait for the mean");
 }
 
 // A reusable MS-SSIM loss for one image shape, for training loops: the constructor allocates every scale's
@@ -144,12 +139,7 @@ class MSSSIM {
   Kokkos::View<const double, memory_space> value() const { return plan_.mean(); }
   Kokkos::View<const double*, memory_space> per_channel_values() const { return plan_.per_slice(); }
   // The mean, copied to the host (synchronises).
-  double value_on_host() const {
-    double v = 0;
-    Kokkos::deep_copy(exec_, v, plan_.mean());
-    exec_.fence("kssim::MSSSIM::value_on_host");
-    return v;
-  }
+  double value_on_host() const { return impl::host_value(exec_, plan_.mean(), "kssim::MSSSIM::value_on_host"); }
 
   // Gradients of upstream * mean MS-SSIM with respect to the images of the last forward(); as SSIM::backward.
   template <class Grad1, class Grad2 = impl::writable_like_t<Grad1>>

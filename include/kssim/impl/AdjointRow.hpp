@@ -1,8 +1,9 @@
 #pragma once
 // Backward stage 2, the adjoint row pass: the reversed-window correlation along W of the K planes left
 // by the adjoint column pass, followed by the chain rule (GradientStore.hpp), times an optional factor per
-// (n, c) slice (MS-SSIM's chain rule through its product of scales) and an optional weight per pixel (the
-// mask of normalized statistics: d B(m x) / dx = m B^T). Gradients are written or accumulated.
+// (n, c) slice (MS-SSIM's chain rule through its product of scales) and, in the instance with PixelWeights, a
+// weight per pixel (the mask of normalized statistics: d B(m x) / dx = m B^T; a compile-time choice, so that
+// SSIM's instance carries none of its code). Gradients are written or accumulated.
 
 #include <kssim/impl/ColumnBlur.hpp>
 #include <kssim/impl/GaussianWindow.hpp>
@@ -16,7 +17,7 @@
 
 namespace kssim::impl {
 
-template <class ExecSpace, class T, int K>
+template <class ExecSpace, class T, int K, bool PixelWeights = false>
 struct AdjointRow {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = typename RowScratch<ExecSpace, T>::Scratch;
@@ -35,7 +36,7 @@ struct AdjointRow {
   const T* shifts = nullptr;            // (NC, 2), Recentring.hpp
   const double* upstream = nullptr;      // optional device factor (null: 1)
   const double* slice_factors = nullptr;  // optional device factor per (n, c) slice (null: 1)
-  InputArray<T> pixel_weights;            // optional weight per pixel (null data: 1), channels may be broadcast
+  InputArray<T> pixel_weights;            // PixelWeights: the weight per pixel, channels may be broadcast
   double scale = 1;                          // host factor, already divided by the map size
   bool accumulate = false;
   GaussianWindow<T> window;  // already reversed
@@ -117,7 +118,7 @@ struct AdjointRow {
       const int r = row0 + i;
       if (r >= nrows) return;
       const T factor = T(slice_factors ? team_factor * slice_factors[r / slice_rows] : team_factor);
-      const T* const weights_row = pixel_weights.data() ? row_pointer(pixel_weights, weights_rows, r) : nullptr;
+      const T* const weights_row = PixelWeights ? row_pointer(pixel_weights, weights_rows, r) : nullptr;
       T* const g1row = grad1.data() ? row_pointer(grad1, grad1_rows, r) : nullptr;
       T* const g2row = grad2.data() ? row_pointer(grad2, grad2_rows, r) : nullptr;
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_cols / chunk), [&](int jc) {
@@ -148,19 +149,20 @@ struct AdjointRow {
         // The chain rule over the whole chunk (branch-free), then the stores, which stop at the image edge.
         const int n_valid = col0 + j0 + chunk <= g.w ? chunk : g.w - col0 - j0;
         constexpr bool gpu = Tiles<ExecSpace, T>::gpu;
-        T weights[chunk];
-        if (weights_row) load_weights(weights_row + std::ptrdiff_t(col0 + j0) * pixel_weights.stride(4), weights, n_valid);
+        [[maybe_unused]] T weights[chunk];
+        if constexpr (PixelWeights)
+          load_weights(weights_row + std::ptrdiff_t(col0 + j0) * pixel_weights.stride(4), weights, n_valid);
         if (grad1.data()) {
           T v[chunk];
           chain_rule<0>(acc, xs, ys, factor, v);
-          if (weights_row) apply_weights(weights, v);
+          if constexpr (PixelWeights) apply_weights(weights, v);
           store_gradient<gpu>(g1row + std::ptrdiff_t(col0 + j0) * grad1.stride(4), grad1.stride(4), v, n_valid,
                               accumulate);
         }
         if (grad2.data()) {
           T v[chunk];
           chain_rule<1>(acc, xs, ys, factor, v);
-          if (weights_row) apply_weights(weights, v);
+          if constexpr (PixelWeights) apply_weights(weights, v);
           store_gradient<gpu>(g2row + std::ptrdiff_t(col0 + j0) * grad2.stride(4), grad2.stride(4), v, n_valid,
                               accumulate);
         }
@@ -179,8 +181,8 @@ struct AdjointRow {
 
 };
 
-template <class ExecSpace, class T, int K>
-void adjoint_row(const ExecSpace& exec, const Options& opts, AdjointRow<ExecSpace, T, K> k) {
+template <class ExecSpace, class T, int K, bool PixelWeights>
+void adjoint_row(const ExecSpace& exec, const Options& opts, AdjointRow<ExecSpace, T, K, PixelWeights> k) {
   k.col_tiles = ceil_div(k.g.w, k.tile_cols);
   k.x_rows = nested_row_stride(k.x);
   k.y_rows = nested_row_stride(k.y);

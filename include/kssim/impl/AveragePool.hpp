@@ -49,10 +49,10 @@ KOKKOS_INLINE_FUNCTION void row_index(const Array& a, int r, int (&i)[4]) {
 }
 
 // Each work item is a run of `Chunk` consecutive outputs of one row: the row's index arithmetic (divisions,
-// a long instruction sequence) once per run. Hosts: runs of 16, a loop the compiler can keep in registers;
+// a long instruction sequence) once per run. Hosts: runs of 64;
 // GPUs: one output per thread, consecutive threads on consecutive outputs.
 template <class ExecSpace>
-inline constexpr int pool_chunk = gpu_code_paths_v<ExecSpace> ? 1 : 16;
+inline constexpr int pool_chunk = gpu_code_paths_v<ExecSpace> ? 1 : 64;
 
 // Only pointers, extents and PODs (KernelArrays.hpp). x_out, y_out: the pooled extents.
 template <class ExecSpace, class T>
@@ -80,25 +80,33 @@ struct AveragePool {
         yr[rows++] = &y_in(o[0], o[1], d, h, 0);
       }
     const std::ptrdiff_t xs = x_in.stride(4), ys = y_in.stride(4);
-    const int width = x_in.extent(4);
+    const int width = x_in.extent(4), w1 = Kokkos::min(w0 + chunk, x_out.extent(4));
+    T* const xo = &x_out(o[0], o[1], o[2], o[3], 0);
+    T* const yo = &y_out(o[0], o[1], o[2], o[3], 0);
+    const std::ptrdiff_t xos = x_out.stride(4), yos = y_out.stride(4);
     const T inv = T(1.0 / pad.divisor());
-    for (int u = 0; u < chunk; ++u) {
-      const int w = w0 + u;
-      if (w >= x_out.extent(4)) break;
+    // Outputs whose two columns c0 = 2w - pad, c0 + 1 both lie inside the row: [interior0, interior1).
+    const int interior0 = Kokkos::max(w0, pad.w), interior1 = Kokkos::min(w1, (width + pad.w) / 2);
+    for (int w = w0; w < w1; ++w) {
+      if (w == interior0 && w < interior1) {  // the loop the compiler vectorises, without bounds tests
+        if (rows == 2 && xs == 1 && ys == 1) {
+          for (int v = interior0; v < interior1; ++v) {
+            const int c0 = 2 * v - pad.w;
+            xo[v * xos] = ((xr[0][c0] + xr[0][c0 + 1]) + (xr[1][c0] + xr[1][c0 + 1])) * inv;
+            yo[v * yos] = ((yr[0][c0] + yr[0][c0 + 1]) + (yr[1][c0] + yr[1][c0 + 1])) * inv;
+          }
+          w = interior1 - 1;
+          continue;
+        }
+      }
       const int c0 = 2 * w - pad.w, c1 = c0 + 1;  // c0 is -1 in the padding, c1 may pass the end
       T sx = 0, sy = 0;
       for (int k = 0; k < rows; ++k) {
-        if (c0 >= 0) {
-          sx += xr[k][c0 * xs];
-          sy += yr[k][c0 * ys];
-        }
-        if (c1 < width) {
-          sx += xr[k][c1 * xs];
-          sy += yr[k][c1 * ys];
-        }
+        sx += (c0 >= 0 ? xr[k][c0 * xs] : T(0)) + (c1 < width ? xr[k][c1 * xs] : T(0));
+        sy += (c0 >= 0 ? yr[k][c0 * ys] : T(0)) + (c1 < width ? yr[k][c1 * ys] : T(0));
       }
-      x_out(o[0], o[1], o[2], o[3], w) = sx * inv;
-      y_out(o[0], o[1], o[2], o[3], w) = sy * inv;
+      xo[w * xos] = sx * inv;
+      yo[w * yos] = sy * inv;
     }
   }
 };
@@ -125,18 +133,26 @@ struct AveragePoolAdjoint {
   KOKKOS_FUNCTION void operator()(int e) const {
     int i[4];
     row_index(shape(), e / runs_per_row(), i);
-    const int w0 = e % runs_per_row() * chunk;
+    const int w0 = e % runs_per_row() * chunk, w1 = Kokkos::min(w0 + chunk, shape().extent(4));
     const int d = pad.volumetric ? (i[2] + pad.d) / 2 : i[2], h = (i[3] + pad.h) / 2;  // the coarse row
     const T inv = T(1.0 / pad.divisor());
-    for (int u = 0; u < chunk; ++u) {
-      const int w = w0 + u;
-      if (w >= shape().extent(4)) break;
-      const int col = (w + pad.w) / 2;
-      if (grad1_out.data()) add(grad1_out(i[0], i[1], i[2], i[3], w), inv * grad1_in(i[0], i[1], d, h, col));
-      if (grad2_out.data()) add(grad2_out(i[0], i[1], i[2], i[3], w), inv * grad2_in(i[0], i[1], d, h, col));
+    if (grad1_out.data())
+      gather(&grad1_out(i[0], i[1], i[2], i[3], 0), grad1_out.stride(4), &grad1_in(i[0], i[1], d, h, 0),
+             grad1_in.stride(4), w0, w1, inv);
+    if (grad2_out.data())
+      gather(&grad2_out(i[0], i[1], i[2], i[3], 0), grad2_out.stride(4), &grad2_in(i[0], i[1], d, h, 0),
+             grad2_in.stride(4), w0, w1, inv);
+  }
+
+  // Fine row samples w0 .. w1 - 1 from the coarse row: out[w] (+)= inv * in[(w + pad) / 2].
+  KOKKOS_INLINE_FUNCTION void gather(T* out, std::ptrdiff_t out_stride, const T* in, std::ptrdiff_t in_stride, int w0,
+                                     int w1, T inv) const {
+    if (accumulate) {
+      for (int w = w0; w < w1; ++w) out[w * out_stride] += inv * in[(w + pad.w) / 2 * in_stride];
+    } else {
+      for (int w = w0; w < w1; ++w) out[w * out_stride] = inv * in[(w + pad.w) / 2 * in_stride];
     }
   }
-  KOKKOS_INLINE_FUNCTION void add(T& dst, T v) const { dst = accumulate ? dst + v : v; }
 };
 
 template <class ExecSpace, class T>

@@ -194,7 +194,18 @@ class MaskedPlan {
     adjoint_column(exec, opts_,
                    AdjointColumn<ExecSpace, T, K>{column_side, plane_array(row_stats_), reversed_,
                                                   passes_.adjoint_column});
-    AdjointRow<ExecSpace, T, K> k{};
+    if (normalized())
+      adjoint_row(exec, opts_, adjoint_row_pass<K, true>(x, y, m, grad1, grad2, scale, factor, accumulate));
+    else
+      adjoint_row(exec, opts_, adjoint_row_pass<K, false>(x, y, m, grad1, grad2, scale, factor, accumulate));
+  }
+
+  template <int K, bool PixelWeights>
+  AdjointRow<ExecSpace, T, K, PixelWeights> adjoint_row_pass(const InputArray<T>& x, const InputArray<T>& y,
+                                                            const InputArray<T>& m, const OutputArray<T>& grad1,
+                                                            const OutputArray<T>& grad2, double scale,
+                                                            const double* factor, bool accumulate) const {
+    AdjointRow<ExecSpace, T, K, PixelWeights> k{};
     k.in = plane_array(row_stats_);
     k.wanted = wanted_;
     k.x = x;
@@ -203,12 +214,12 @@ class MaskedPlan {
     k.grad2 = grad2;
     k.shifts = shifts_.data();
     k.upstream = factor;
-    if (normalized()) k.pixel_weights = m;
+    if constexpr (PixelWeights) k.pixel_weights = m;
     k.scale = scale;
     k.accumulate = accumulate;
     k.window = reversed_;
     k.g = g_;
-    adjoint_row(exec, opts_, k);
+    return k;
   }
 
   Geometry g_;
@@ -229,7 +240,7 @@ class MaskedPlan {
 template <class ExecSpace, class T>
 void MaskedPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
                                        const InputArray<T>& mask, const OutputArray<T>& map) const {
-  check_mask_values(exec, MaskCheck<T>{mask, invalid_.data()});
+  check_mask_values(exec, MaskCheck<ExecSpace, T>{mask, invalid_.data()});
   const InputArray<T> m = broadcast_channels(mask, g_.c);
   if (normalized())
     compute_masked_shifts<ExecSpace>(exec, g_, x, y, m, shifts_.data());

@@ -141,7 +141,7 @@ void run_self_check(const ExecSpace& exec, SelfCheckFault fault = SelfCheckFault
   probe_layout<ExecSpace, T, AveragePool<ExecSpace, T>>(exec, "average_pool", fault);
   probe_layout<ExecSpace, T, AveragePoolAdjoint<ExecSpace, T>>(exec, "average_pool_adjoint", fault);
   probe_layout<ExecSpace, T, MsSsimProduct>(exec, "ms_ssim_product", fault);
-  probe_layout<ExecSpace, T, MaskCheck<T>>(exec, "check_mask", fault);
+  probe_layout<ExecSpace, T, MaskCheck<ExecSpace, T>>(exec, "check_mask", fault);
   probe_layout<ExecSpace, T, MaskedRowBlur<ExecSpace, T>>(exec, "masked_row_blur", fault);
   probe_layout<ExecSpace, T, MaskedColumnBlur<ExecSpace, T, MaskMode::Normalized, ColumnOutput::Statistics>>(
       exec, "masked_column_blur_stats", fault);
@@ -150,6 +150,8 @@ void run_self_check(const ExecSpace& exec, SelfCheckFault fault = SelfCheckFault
   probe_layout<ExecSpace, T, MaskedColumnBlur<ExecSpace, T, MaskMode::Normalized, ColumnOutput::Map>>(
       exec, "masked_column_blur_map<normalized>", fault);
   probe_layout<ExecSpace, T, FusedForward<ExecSpace, T, ContrastStructureTerm>>(exec, "fused_forward_cs", fault);
+  probe_layout<ExecSpace, T, AdjointRow<ExecSpace, T, 3, true>>(exec, "adjoint_row<3, pixel weights>", fault);
+  probe_layout<ExecSpace, T, AdjointRow<ExecSpace, T, 4, true>>(exec, "adjoint_row<4, pixel weights>", fault);
   // Every schedule the router can pick runs the small problem.
   for (Schedule schedule : {Schedule::Stages, Schedule::Fused}) {
     Options opts;

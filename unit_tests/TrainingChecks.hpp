@@ -1,7 +1,12 @@
 #pragma once
-// "No allocation and no host synchronisation per step": counts the allocations and fences (Kokkos Tools
-// callbacks) while `steps` runs, then proves the counters work with one allocation and one fence of its own.
-// Launch verification (Launch.hpp) allocates and fences by design, so it is off while the steps run.
+// Checks shared by the tests of the training objects (kssim::MSSSIM, kssim::MaskedSSIM):
+//  - "no allocation and no host synchronisation per step": count_step_events counts the allocations and
+//    fences (Kokkos Tools callbacks) while `steps` runs, then proves the counters work with one allocation
+//    and one fence of its own (launch verification, Launch.hpp, allocates and fences by design, so it is off
+//    while the steps run);
+//  - accumulation into an existing gradient with a host and a device upstream factor.
+
+#include "TestingUtilities.hpp"
 
 #include <kssim/impl/Launch.hpp>
 
@@ -57,6 +62,33 @@ StepEvents count_step_events(const Exec& exec, const Steps& steps) {
   events.probe_allocations = probe.allocations;
   events.probe_fences = probe.fences;
   return events;
+}
+
+template <class Mem, class Exec, class Steps>
+void expect_steps_allocate_nothing_and_never_synchronise(const Exec& exec, const Steps& steps) {
+  const StepEvents e = count_step_events<Mem>(exec, steps);
+  EXPECT_EQ(e.allocations, 0) << e.seen;
+  EXPECT_EQ(e.fences, 0) << e.seen;
+  EXPECT_GE(e.probe_allocations, 1);
+  EXPECT_GE(e.probe_fences, 1);
+}
+
+// After loss.forward(): an existing gradient (random, from `seed`) plus -0.2 d/dx1 from a host factor and
+// 0.5 d/dx1 from a device factor must be start + 0.3 * want1 (want1: d value / d x1).
+template <class C, class Loss>
+void expect_accumulates_with_host_and_device_factors(Loss& loss, const Shape& s, const std::vector<double>& want1,
+                                                     unsigned seed) {
+  using T = typename C::value_type;
+  const auto start = random_image(s, seed);
+  auto g = to_view<C>("g", s, start);
+  loss.backward(g, {}, kssim::Accumulate::Yes, -0.2);
+  const double half = 0.5;
+  Kokkos::View<double, typename C::memory_space> upstream("upstream");
+  Kokkos::deep_copy(upstream, Kokkos::View<const double, Kokkos::HostSpace>(&half));
+  loss.backward(upstream, g, {}, kssim::Accumulate::Yes);
+  std::vector<double> want(s.size());
+  for (std::size_t i = 0; i < want.size(); ++i) want[i] = double(T(start[i])) + 0.3 * want1[i];
+  EXPECT_LE(relative_l2_error(from_view(g, s), want), 10 * gradient_tolerance<T>());
 }
 
 }  // namespace kssim_test
