@@ -81,9 +81,14 @@ void throw_if_launch_refused(const std::string& name) {
   (void)name;
 }
 
+// HintLightWeight: on GPUs the functor travels as a kernel argument (kssim's are under 1 kB). By default
+// Kokkos copies a functor of 512 bytes or more (most of kssim's, with the launch policy) into constant
+// memory, and each such launch first waits on the host for the previous one's kernel to finish: a host
+// synchronisation per kernel, which a training loop queueing work ahead (the PyTorch binding) must not pay.
 template <class Policy, class Functor>
 void launch(const std::string& name, const Policy& policy, const Functor& functor) {
-  launch_and_count(name, policy, functor);
+  launch_and_count(name, Kokkos::Experimental::require(policy, Kokkos::Experimental::WorkItemProperty::HintLightWeight),
+                   functor);
   throw_if_launch_refused<typename Policy::execution_space>(name);
 }
 
