@@ -45,7 +45,7 @@ struct ContrastStructureTerm {
     const T a2 = contrast > b2 ? b2 : contrast;
     const T inv_b2 = 1 / b2, quotient = a2 * inv_b2;
     MapAndPartials<T> r;
-    r.map = a2 >= b2 ? T(1) : (quotient > T(1) ? T(1) : quotient);  // NaN passes through
+    r.map = capped_quotient(a2 >= b2, quotient);  // NaN passes through
     r.d_var = -r.map * inv_b2;
     r.d_cov = 2 * inv_b2;
     r.d_m1 = -2 * m1 * r.d_var - m2 * r.d_cov;
