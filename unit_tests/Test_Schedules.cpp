@@ -11,7 +11,8 @@ template <class C>
 class Schedules : public ::testing::Test {};
 TYPED_TEST_SUITE(Schedules, AllConfigs, ConfigNames);
 
-// 150 x 141 spans 3 host tiles (64 x 64) and 5 GPU tiles (32 x 32) each way, with partial tiles at the edges.
+// 150 x 141 spans 3 x 2 host tiles (64 rows x 128 columns) and 5 x 5 GPU tiles (32 x 32), with partial tiles
+// at the edges.
 TYPED_TEST(Schedules, EveryScheduleMatchesReferenceAcrossTiles) {
   const Shape s{1, 2, 1, 150, 141};
   unsigned seed = 500;

@@ -30,12 +30,22 @@ namespace kssim::impl {
 // Tile shapes of the fused schedules (forward and backward). GPU tiles are 32 x 32 pixels: the staged
 // images and the four moment planes of a float tile with an 11-tap halo take 36 KiB, inside the 40 KiB of
 // team scratch Kokkos' CUDA backend offers. Host tiles are larger (their scratch is ordinary cache-resident
-// memory): 64 x 64, so the halo rows add a sixth to the row blur instead of a third.
+// memory): 64 rows, so the halo rows add a sixth to the row blur instead of a third, and 128 columns, so
+// that each row a thread reads from memory is a run long enough for the hardware prefetcher (2 CPU cores,
+// 1x3x1080x1920 fwd+bwd, one thread's CPU time: 98-121 ms with 64 columns, 82-92 with 128 or 192, 81-86
+// with 256, 96-106 with 512, whose 0.5 MB tiles leave the L2 cache; the forward alone the same with all).
+// KSSIM_TUNE_HOST_FUSED_ROWS / _COLS override the host tile, for tuning runs only.
+#if !defined(KSSIM_TUNE_HOST_FUSED_ROWS)
+#define KSSIM_TUNE_HOST_FUSED_ROWS 64
+#endif
+#if !defined(KSSIM_TUNE_HOST_FUSED_COLS)
+#define KSSIM_TUNE_HOST_FUSED_COLS 128
+#endif
 template <class ExecSpace, class T>
 struct FusedTiles {
   static constexpr bool gpu = gpu_code_paths_v<ExecSpace>;
-  static constexpr int max_rows = gpu ? 32 : 64;  // rows per tile, halved while the scratch does not fit
-  static constexpr int cols = gpu ? 32 : 64;
+  static constexpr int max_rows = gpu ? 32 : KSSIM_TUNE_HOST_FUSED_ROWS;  // halved while the scratch does not fit
+  static constexpr int cols = gpu ? 32 : KSSIM_TUNE_HOST_FUSED_COLS;
   static constexpr int row_chunk = Tiles<ExecSpace, T>::row_chunk;  // outputs per lane along a row
   static constexpr int col_chunk = Tiles<ExecSpace, T>::axis_chunk;  // columns per lane in column passes
   static constexpr int col_rows = Tiles<ExecSpace, T>::axis_rows;    // rows per thread in column passes
