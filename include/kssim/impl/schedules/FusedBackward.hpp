@@ -136,7 +136,9 @@ struct FusedBackward {
       });
     } else {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, K * halo_rows), [&](int ki) {
-        const int k = ki / halo_rows, i = ki % halo_rows, my = my0 + i;
+        const int k = ki / halo_rows, i = ki % halo_rows, my = my0 + i, ahead = my + staging_prefetch_rows;
+        if (i + staging_prefetch_rows < halo_rows && unsigned(ahead) < unsigned(g.oh))
+          prefetch_row_segment(&partials(k, (std::size_t(nc) * g.oh + ahead) * g.row_pitch), mx0, w, g.ow);
         if (unsigned(my) < unsigned(g.oh))
           stage_row_segment(&staged(k, i, 0), &partials(k, (std::size_t(nc) * g.oh + my) * g.row_pitch), 1, mx0, w,
                             g.ow, T(0), T(0));

@@ -185,7 +185,11 @@ struct FusedForward {
       });
     } else {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, halo_rows), [&](int i) {
-        const int iy = iy0 + i;
+        const int iy = iy0 + i, ahead = iy + staging_prefetch_rows;
+        if (i + staging_prefetch_rows < halo_rows && unsigned(ahead) < unsigned(g.h) && xs == 1 && ys == 1) {
+          prefetch_row_segment(row_pointer(x, x_rows, nc * g.h + ahead), ix0, pitch, g.w);
+          prefetch_row_segment(row_pointer(y, y_rows, nc * g.h + ahead), ix0, pitch, g.w);
+        }
         if (unsigned(iy) < unsigned(g.h)) {
           const int r = nc * g.h + iy;
           stage_row_segment(&images(0, i, 0), row_pointer(x, x_rows, r), std::size_t(xs), ix0, pitch, g.w, s1, -s1);
