@@ -1,8 +1,12 @@
-# Installs the headers and an exported CMake package: find_package(kssim) gives kssim::kssim.
+# Installs the headers and an exported CMake package: find_package(kssim) gives kssim::kssim (and kssim::mpi
+# when the build had MPI).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(TARGETS kssim EXPORT kssimTargets)
+if(KSSIM_HAS_MPI)
+  install(TARGETS kssim_mpi EXPORT kssimTargets)  # kssim::mpi
+endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kssim DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT kssimTargets NAMESPACE kssim:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kssim)
 
