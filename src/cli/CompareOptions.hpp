@@ -30,6 +30,7 @@ struct CompareOptions {
   bool map_legend = false;
   std::string grad_a;  // empty: no gradient
   std::string grad_b;
+  std::string decompose;  // "DxHxW" / "HxW": split over the MPI ranks (src/cli/Distributed.hpp)
   bool repeat_given = false;
   int repeat = 0;
 };

@@ -2,6 +2,7 @@
 
 #include "cli/Compare.hpp"
 #include "cli/CompareOptions.hpp"
+#include "cli/Distributed.hpp"
 #include "cli/HelpText.hpp"
 #include "cli/Ssimulacra2Command.hpp"
 #include "cli/UsageError.hpp"
@@ -102,6 +103,9 @@ int main(int argc, char** argv) {
   compare->add_flag("--map-legend", o.map_legend, "Draw a colour bar with its scale under a --map .png");
   compare->add_option("--grad-a", o.grad_a, "Write d(mean SSIM)/dA as .npy")->type_name("FILE.npy");
   compare->add_option("--grad-b", o.grad_b, "Write d(mean SSIM)/dB as .npy")->type_name("FILE.npy");
+  compare->add_option("--decompose", o.decompose,
+                      "Under mpirun: split .npy arrays over the ranks, a Cartesian grid DxHxW (--dims 3) or HxW")
+      ->type_name("DxHxW");
   CLI::Option* repeat = compare->add_option("--repeat", o.repeat, "Time N runs after a warm-up (median, min)")
                             ->type_name("N");
 
@@ -147,6 +151,12 @@ int main(int argc, char** argv) {
       const std::string out = kssim::cli::run_ssimulacra2(s2);
       std::fwrite(out.data(), 1, out.size(), stdout);
       return std::fflush(stdout) == 0 ? 0 : 3;
+    }
+    if (!o.decompose.empty()) {  // every rank returns the same status; rank 0 prints
+      const kssim::cli::DistributedOutcome d = kssim::cli::run_distributed_compare(o);
+      if (!d.error.empty()) return report(d.error, d.status);
+      std::fwrite(d.out.data(), 1, d.out.size(), stdout);
+      return std::fflush(stdout) == 0 ? d.status : 3;
     }
     const kssim::cli::CompareOutcome outcome = kssim::cli::run_compare(o);
     for (const std::string& w : outcome.warnings) std::fprintf(stderr, "kssim: warning: %s\n", w.c_str());

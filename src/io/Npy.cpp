@@ -206,7 +206,7 @@ Located locate(std::span<const std::byte> bytes) {
 
 NpyInfo npy_info(std::span<const std::byte> bytes) {
   Located l = locate(bytes);
-  return {l.header.dtype, std::move(l.header.shape)};
+  return {l.header.dtype, std::move(l.header.shape), l.data_start};
 }
 
 Array parse_npy(std::span<const std::byte> bytes) {
@@ -225,12 +225,9 @@ Array parse_npy(std::span<const std::byte> bytes) {
   return Array(h.shape, copy_little_endian<double>(data, count));
 }
 
-std::vector<std::byte> encode_npy(const Array& array) {
-  if (element_count(array.shape) != array.size())
-    throw Error("encode_npy: shape " + shape_string(array.shape) + " does not match " + std::to_string(array.size()) +
-                " values");
-  std::string dict = std::string("{'descr': '") + (array.dtype() == DType::Float32 ? "<f4" : "<f8") +
-                     "', 'fortran_order': False, 'shape': " + shape_string(array.shape) + ", }";
+std::vector<std::byte> encode_npy_header(DType dtype, const std::vector<std::size_t>& shape) {
+  std::string dict = std::string("{'descr': '") + (dtype == DType::Float32 ? "<f4" : "<f8") +
+                     "', 'fortran_order': False, 'shape': " + shape_string(shape) + ", }";
   // Pad with spaces so that the data starts on a 64-byte boundary, as NumPy does.
   auto padded = [&](std::size_t prefix) {
     std::string h = dict;
@@ -245,14 +242,21 @@ std::vector<std::byte> encode_npy(const Array& array) {
     major = 2;
   }
   std::vector<std::byte> out;
-  const std::size_t item = dtype_size(array.dtype());
-  out.reserve(12 + header.size() + array.size() * item);
   for (char c : magic) out.push_back(std::byte(static_cast<unsigned char>(c)));
   out.push_back(std::byte(major));
   out.push_back(std::byte(0));
   const std::uint32_t len = std::uint32_t(header.size());
   for (int k = 0; k < (major == 1 ? 2 : 4); ++k) out.push_back(std::byte((len >> (8 * k)) & 0xff));
   for (char c : header) out.push_back(std::byte(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::vector<std::byte> encode_npy(const Array& array) {
+  if (element_count(array.shape) != array.size())
+    throw Error("encode_npy: shape " + shape_string(array.shape) + " does not match " + std::to_string(array.size()) +
+                " values");
+  std::vector<std::byte> out = encode_npy_header(array.dtype(), array.shape);
+  const std::size_t item = dtype_size(array.dtype());
   const std::size_t data_start = out.size();
   out.resize(data_start + array.size() * item);
   if (array.size() > 0) std::memcpy(out.data() + data_start, array.data(), array.size() * item);

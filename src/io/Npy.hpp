@@ -15,15 +15,19 @@ namespace kssim::io {
 // that the file holds all the data its header announces, so it is safe to fuzz.
 Array parse_npy(std::span<const std::byte> bytes);
 
-// The dtype and shape from the header alone (the data is not checked).
+// The dtype and shape from the header alone (the data is not checked), and where the data starts.
 struct NpyInfo {
   DType dtype;
   std::vector<std::size_t> shape;
+  std::size_t data_offset = 0;  // bytes from the start of the file
 };
 NpyInfo npy_info(std::span<const std::byte> bytes);
 
 // Serialises `array` as a version 1.0 .npy file (2.0 if the header would not fit), C order, little-endian.
 std::vector<std::byte> encode_npy(const Array& array);
+
+// The header alone (magic, version, length, dictionary): the data of `shape` in C order follows it.
+std::vector<std::byte> encode_npy_header(DType dtype, const std::vector<std::size_t>& shape);
 
 // True when `bytes` starts with the .npy magic string.
 bool looks_like_npy(std::span<const std::byte> bytes);

@@ -9,6 +9,7 @@
 // masked SSIM (kssim::masked_ssim*, MaskedSSIM, both mask modes) for both value types and ranks.
 
 #include <kssim/kssim.hpp>
+#include <kssim/impl/mpi/BoxCopy.hpp>  // kssim::mpi's one kernel (the rest of kssim::mpi needs mpi.h)
 
 #include <Kokkos_Core.hpp>
 #include <array>
@@ -140,6 +141,18 @@ void instantiate_ssimulacra2(const Exec& exec) {
   href.compare(Host(), ha, hs);
 }
 
+// kssim::mpi's halo packing, unpacking and gradient sums (impl/mpi/BoxCopy.hpp).
+template <class T>
+void instantiate_mpi_box_copy(const Exec& exec) {
+  using namespace kssim::impl::mpi;
+  kssim::impl::mpi::Box box{{0, 0, 0}, {1, 2, 3}};
+  T* data = nullptr;
+  const PlacedArray<T> dst = packed(data, 1, 1, box);
+  const PlacedArray<const T> src{{dst.array.ptr, {1, 1, 1, 2, 3}, {6, 6, 6, 3, 1}}, {0, 0, 0}};
+  copy_box(exec, src, dst, box, true);
+  zero_box(exec, dst, box);
+}
+
 template void instantiate<float, Kokkos::LayoutRight, 4>(const Exec&);
 template void instantiate<float, Kokkos::LayoutLeft, 4>(const Exec&);
 template void instantiate<float, Kokkos::LayoutRight, 5>(const Exec&);
@@ -154,5 +167,7 @@ template void instantiate_ms_ssim_and_masked<double, 4>(const Exec&);
 template void instantiate_ms_ssim_and_masked<double, 5>(const Exec&);
 template void instantiate_strided<float>(const Exec&);
 template void instantiate_strided<double>(const Exec&);
+template void instantiate_mpi_box_copy<float>(const Exec&);
+template void instantiate_mpi_box_copy<double>(const Exec&);
 
 }  // namespace kssim_compile_check

@@ -1,0 +1,11 @@
+// The stand-in for src/cli/mpi/DistributedCompare.cpp in builds without MPI (and in the CLI fuzzer).
+
+#include "cli/Distributed.hpp"
+
+namespace kssim::cli {
+
+DistributedOutcome run_distributed_compare(const CompareOptions&) {
+  return {2, {}, "--decompose needs a kssim built with MPI (the CMake option KSSIM_ENABLE_MPI found none)"};
+}
+
+}  // namespace kssim::cli

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""`mpirun -np P kssim compare A.npy B.npy --decompose ...` against the single-process tool: values within
+1e-6 (float32) / 1e-12 (float64), gradients within 1e-5 / 1e-11 relative L2, maps within 2e-5 / 1e-12;
+the error contract (exit status 2 on every rank, one `kssim: error:` line, nothing on stdout, no file left).
+
+usage: cli_mpi_tests.py KSSIM MPIRUN [MPIRUN_ARGS...]"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+kssim, mpirun = sys.argv[1], sys.argv[2:]
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def run(args, ranks=None):
+    cmd = ([*mpirun, "-np", str(ranks)] if ranks else []) + [kssim, "compare", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def compare(d, a, b, dims, extra, ranks, grid, dtype):
+    outs = {k: os.path.join(d, f"{k}1.npy") for k in ("map", "ga", "gb")}
+    outp = {k: os.path.join(d, f"{k}{ranks}.npy") for k in ("map", "ga", "gb")}
+    base = [a, b, "--dims", str(dims), "--json", *extra]
+    one = run(base + ["--map", outs["map"], "--grad-a", outs["ga"], "--grad-b", outs["gb"]])
+    many = run(base + ["--decompose", grid, "--map", outp["map"], "--grad-a", outp["ga"], "--grad-b", outp["gb"]], ranks)
+    what = f"np {ranks} --decompose {grid} {' '.join(extra)} {dtype}"
+    if one.returncode or many.returncode:
+        check(False, f"{what}: exit {one.returncode} / {many.returncode}: {one.stderr} {many.stderr}")
+        return
+    j1, jp = json.loads(one.stdout), json.loads(many.stdout)
+    tight = dtype == "float64"
+    check(abs(j1["ssim"] - jp["ssim"]) <= (1e-12 if tight else 1e-6) and j1["map_shape"] == jp["map_shape"],
+          f"{what}: SSIM {jp['ssim']} vs {j1['ssim']} (one process)")
+    for k, bar in (("map", 1e-12 if tight else 2e-5), ("ga", 1e-11 if tight else 1e-5), ("gb", 1e-11 if tight else 1e-5)):
+        x, y = np.load(outs[k]), np.load(outp[k])
+        if k == "map":
+            err = float(np.abs(x - y).max()) if x.shape == y.shape else float("inf")
+        else:
+            err = float(np.linalg.norm(x - y) / np.linalg.norm(x)) if x.shape == y.shape else float("inf")
+        check(err <= bar and x.dtype == y.dtype, f"{what}: {k} error {err:.2e} (bar {bar:.0e}), shape {y.shape}")
+
+
+def expect_error(d, args, ranks, what, outputs=()):
+    r = run(args, ranks)
+    lines = [l for l in r.stderr.splitlines() if l.startswith("kssim: error:")]
+    left = [o for o in outputs if os.path.exists(o) or os.path.exists(o + ".kssim-partial")]
+    check(r.returncode == 2 and len(lines) == 1 and r.stdout == "" and not left,
+          f"np {ranks} {what}: exit {r.returncode}, {len(lines)} error line(s) {lines}, files left {left}")
+
+
+with tempfile.TemporaryDirectory() as d:
+    rng = np.random.default_rng(7)
+    for dtype in ("float32", "float64"):
+        a = rng.random((2, 13, 17, 19)).astype(dtype)  # (C, D, H, W)
+        b = np.clip(a + 0.05 * rng.standard_normal(a.shape), 0, 1).astype(dtype)
+        pa, pb = os.path.join(d, f"a_{dtype}.npy"), os.path.join(d, f"b_{dtype}.npy")
+        np.save(pa, a)
+        np.save(pb, b)
+        grids = ((1, "1x1x1"), (2, "1x1x2"), (4, "2x2x1"), (4, "1x4x1")) if dtype == "float32" else ((4, "2x1x2"),)
+        for ranks, grid in grids:
+            for padding in ("valid", "same"):
+                compare(d, pa, pb, 3, ["--padding", padding, "--window", "7"], ranks, grid, dtype)
+    img_a = rng.random((21, 25)).astype("float32")  # (H, W)
+    img_b = np.clip(img_a + 0.05 * rng.standard_normal(img_a.shape), 0, 1).astype("float32")
+    ia, ib = os.path.join(d, "ia.npy"), os.path.join(d, "ib.npy")
+    np.save(ia, img_a)
+    np.save(ib, img_b)
+    compare(d, ia, ib, 2, ["--padding", "same"], 4, "2x2", "float32")
+    compare(d, ia, ib, 2, [], 2, "2x1", "float32")
+
+    pa, pb = os.path.join(d, "a_float32.npy"), os.path.join(d, "b_float32.npy")
+    out = os.path.join(d, "err_grad.npy")
+    expect_error(d, [pa, pb, "--dims", "3", "--decompose", "1x1x3", "--grad-a", out], 2,
+                 "a grid of 3 blocks on 2 ranks", [out])
+    expect_error(d, [pa, os.path.join(d, "missing.npy"), "--dims", "3", "--decompose", "1x2x2", "--grad-a", out], 4,
+                 "a missing input", [out])
+    expect_error(d, [pa, ib, "--dims", "3", "--decompose", "1x1x2", "--grad-a", out], 2, "B of another shape", [out])
+    expect_error(d, [pa, pb, "--dims", "3", "--decompose", "1x1x2", "--per-image"], 2, "an unsupported flag")
+    expect_error(d, [pa, pb, "--dims", "3", "--decompose", "1x1x2", "--window", "8", "--map", out], 2,
+                 "an even window", [out])
+    expect_error(d, [ia, ib, "--dims", "2", "--decompose", "1x2", "--window", "31", "--grad-b", out], 2,
+                 "an image smaller than the window", [out])
+    expect_error(d, [pa, pb, "--dims", "3", "--decompose", "1x1x2", "--grad-a", os.path.join(d, "no", "dir.npy")], 2,
+                 "an output in a missing directory")
+
+print(f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)
