@@ -5,6 +5,7 @@
 
 #include "cli/CompareOptions.hpp"
 
+#include <functional>
 #include <string>
 
 namespace kssim::cli {
@@ -15,7 +16,9 @@ struct DistributedOutcome {
   std::string error;   // the error line to print (rank 0 only, on every rank's behalf)
 };
 
-// Initialises and finalises MPI and Kokkos around the whole run.
-DistributedOutcome run_distributed_compare(const CompareOptions& o);
+// Initialises and finalises MPI and Kokkos around the whole run. `emit` prints an outcome and returns the
+// exit status (3 when stdout fails); every rank calls it, and no rank exits before rank 0 has printed
+// (mpirun may kill the job's other processes as soon as one exits with a non-zero status).
+int run_distributed_compare(const CompareOptions& o, const std::function<int(const DistributedOutcome&)>& emit);
 
 }  // namespace kssim::cli

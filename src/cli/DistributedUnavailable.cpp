@@ -4,8 +4,8 @@
 
 namespace kssim::cli {
 
-DistributedOutcome run_distributed_compare(const CompareOptions&) {
-  return {2, {}, "--decompose needs a kssim built with MPI (the CMake option KSSIM_ENABLE_MPI found none)"};
+int run_distributed_compare(const CompareOptions&, const std::function<int(const DistributedOutcome&)>& emit) {
+  return emit({2, {}, "--decompose needs a kssim built with MPI (the CMake option KSSIM_ENABLE_MPI found none)"});
 }
 
 }  // namespace kssim::cli

@@ -152,12 +152,12 @@ int main(int argc, char** argv) {
       std::fwrite(out.data(), 1, out.size(), stdout);
       return std::fflush(stdout) == 0 ? 0 : 3;
     }
-    if (!o.decompose.empty()) {  // every rank returns the same status; rank 0 prints
-      const kssim::cli::DistributedOutcome d = kssim::cli::run_distributed_compare(o);
-      if (!d.error.empty()) return report(d.error, d.status);
-      std::fwrite(d.out.data(), 1, d.out.size(), stdout);
-      return std::fflush(stdout) == 0 ? d.status : 3;
-    }
+    if (!o.decompose.empty())  // every rank returns the same status; rank 0 prints
+      return kssim::cli::run_distributed_compare(o, [](const kssim::cli::DistributedOutcome& d) {
+        if (!d.error.empty()) return report(d.error, d.status);
+        std::fwrite(d.out.data(), 1, d.out.size(), stdout);
+        return std::fflush(stdout) == 0 ? d.status : 3;
+      });
     const kssim::cli::CompareOutcome outcome = kssim::cli::run_compare(o);
     for (const std::string& w : outcome.warnings) std::fprintf(stderr, "kssim: warning: %s\n", w.c_str());
     std::fwrite(outcome.out.data(), 1, outcome.out.size(), stdout);

@@ -477,7 +477,7 @@ DistributedOutcome run(const CompareOptions& o) {
 
 }  // namespace
 
-DistributedOutcome run_distributed_compare(const CompareOptions& o) {
+int run_distributed_compare(const CompareOptions& o, const std::function<int(const DistributedOutcome&)>& emit) {
   int initialised = 0;
   MPI_Initialized(&initialised);
   if (!initialised) MPI_Init(nullptr, nullptr);
@@ -494,8 +494,10 @@ DistributedOutcome run_distributed_compare(const CompareOptions& o) {
       outcome = {2, {}, rank == 0 ? e.what() : std::string()};
     }
   }
+  const int status = emit(outcome);
+  MPI_Barrier(MPI_COMM_WORLD);  // rank 0 has printed
   MPI_Finalize();
-  return outcome;
+  return status;
 }
 
 }  // namespace kssim::cli
