@@ -21,10 +21,42 @@
 #include <mpi-ext.h>
 #endif
 
+#include <chrono>
 #include <type_traits>
 #include <vector>
 
 namespace kssim::impl::mpi {
+
+// Seconds this process spent in halo exchanges (forward and adjoint: packing, staging, MPI, unpacking and
+// the gradient sums), counted only while `enabled` (each exchange then ends with a fence, to count its
+// kernels): what `kssim compare --decompose --repeat` reports as the exchange's share.
+struct ExchangeClock {
+  bool enabled = false;
+  double seconds = 0;
+  static ExchangeClock& get() {
+    static ExchangeClock c;
+    return c;
+  }
+};
+
+// Adds the time from its construction to its destruction to ExchangeClock, when enabled.
+template <class ExecSpace>
+class ExchangeTimer {
+ public:
+  explicit ExchangeTimer(const ExecSpace& exec) : exec_(exec), start_(std::chrono::steady_clock::now()) {}
+  ~ExchangeTimer() {
+    ExchangeClock& c = ExchangeClock::get();
+    if (!c.enabled) return;
+    exec_.fence("kssim::mpi: timed exchange");
+    c.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  ExchangeTimer(const ExchangeTimer&) = delete;
+  ExchangeTimer& operator=(const ExchangeTimer&) = delete;
+
+ private:
+  const ExecSpace& exec_;
+  std::chrono::steady_clock::time_point start_;
+};
 
 template <class T>
 MPI_Datatype mpi_type() {
@@ -79,6 +111,7 @@ class HaloExchange {
   // `blocks` of every rank: own cells, neighbours' cells, zeros outside the field. Collective.
   void forward(const ExecSpace& exec, const std::vector<PlacedArray<const T>>& blocks,
                const std::vector<PlacedArray<T>>& ext) {
+    const ExchangeTimer<ExecSpace> timer(exec);
     const Box& mine = dec_.my_extended();
     if (!mine.empty() && !dec_.field().contains(mine))
       for (const auto& e : ext) zero_box(exec, e, mine);  // same padding: zeros outside the field
@@ -96,6 +129,7 @@ class HaloExchange {
   // other ranks' extended boxes hold of its cells, added in rank order. Collective.
   void adjoint(const ExecSpace& exec, const std::vector<PlacedArray<const T>>& ext,
                const std::vector<PlacedArray<T>>& blocks) {
+    const ExchangeTimer<ExecSpace> timer(exec);
     const int fields = int(blocks.size());
     for (const Transfer& t : incoming_)
       for (int f = 0; f < fields; ++f) copy_box(exec, ext[f], slot(incoming_buffer_, t, f), t.box, false);
