@@ -2,13 +2,14 @@
 // One distributed SSIM evaluation on this rank: agree on the decomposition, exchange the halos into the
 // extended block, run the single-device library on it (valid padding), reduce the map sums in rank order,
 // and send the gradients' halo parts back to their owners. Every step is collective; a rank without map
-// pixels still takes part in the exchanges and the reduction.
+// pixels still takes part in the exchanges and the reduction. Buffers come from Scratch (kept between calls).
 
 #include <kssim/Options.hpp>
 #include <kssim/impl/KernelArrays.hpp>
 #include <kssim/impl/PlanCache.hpp>
 #include <kssim/impl/mpi/Decomposition.hpp>
 #include <kssim/impl/mpi/HaloExchange.hpp>
+#include <kssim/impl/mpi/Scratch.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <mpi.h>
@@ -38,13 +39,15 @@ template <class ExecSpace, class T>
 double run(const ExecSpace& exec, MPI_Comm comm, const Decomposition& dec, const DistributedArgs<T>& a,
            const Options& opts) {
   using Mem = typename ExecSpace::memory_space;
-  using Ext = Kokkos::View<T*****, Kokkos::LayoutRight, Mem>;
+  using Ext = Kokkos::View<T*****, Kokkos::LayoutRight, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  auto& scratch = Scratch<ExecSpace, T>::get();
+  const std::lock_guard<std::mutex> lock(scratch.call_mutex());
   const Box& ext_box = dec.my_extended();
   const bool has_map = !ext_box.empty();
-  auto extended = [&](const std::string& label) {
-    return has_map ? Ext(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, label), dec.n, dec.c,
-                         ext_box.extent(0), ext_box.extent(1), ext_box.extent(2))
-                   : Ext();
+  auto extended = [&](ScratchSlot slot) {
+    if (!has_map) return Ext();
+    const std::size_t count = std::size_t(dec.n) * dec.c * std::size_t(ext_box.volume());
+    return Ext(scratch.buffer(exec, slot, count), dec.n, dec.c, ext_box.extent(0), ext_box.extent(1), ext_box.extent(2));
   };
   auto placed = [&](const Ext& v) {
     return PlacedArray<T>{as_rank5<OutputArray<T>>(v), ext_box.lo};
@@ -54,8 +57,8 @@ double run(const ExecSpace& exec, MPI_Comm comm, const Decomposition& dec, const
   };
   const std::array<int, 3> block_lo = dec.my_block().lo;
 
-  const Ext x_ext = extended("kssim::mpi::x_extended"), y_ext = extended("kssim::mpi::y_extended");
-  HaloExchange<ExecSpace, T> halo(comm, dec, 2);
+  const Ext x_ext = extended(ScratchSlot::X), y_ext = extended(ScratchSlot::Y);
+  HaloExchange<ExecSpace, T> halo(exec, comm, dec, 2);
   halo.forward(exec, {PlacedArray<const T>{a.x, block_lo}, PlacedArray<const T>{a.y, block_lo}},
                {placed(x_ext), placed(y_ext)});
 
@@ -70,8 +73,8 @@ double run(const ExecSpace& exec, MPI_Comm comm, const Decomposition& dec, const
     const InputArray<T> xe = as_rank5<InputArray<T>>(x_ext), ye = as_rank5<InputArray<T>>(y_ext);
     plan->forward(exec, xe, ye, a.map);
     if (wanted.any()) {
-      if (wanted.image1) g1_ext = extended("kssim::mpi::grad1_extended");
-      if (wanted.image2) g2_ext = extended("kssim::mpi::grad2_extended");
+      if (wanted.image1) g1_ext = extended(ScratchSlot::Grad1);
+      if (wanted.image2) g2_ext = extended(ScratchSlot::Grad2);
       // The plan scales by 1 / (its own map pixels); the global mean divides by all of them.
       const double scale = double(g.map_size()) / dec.map_count();
       plan->backward(exec, xe, ye, wanted.image1 ? as_rank5<OutputArray<T>>(g1_ext) : OutputArray<T>{},

@@ -14,6 +14,7 @@
 
 #include <kssim/impl/mpi/BoxCopy.hpp>
 #include <kssim/impl/mpi/Decomposition.hpp>
+#include <kssim/impl/mpi/Scratch.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <mpi.h>
@@ -85,9 +86,10 @@ template <class ExecSpace, class T>
 class HaloExchange {
  public:
   using Mem = typename ExecSpace::memory_space;
+  using Buffer = Kokkos::View<T*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
-  // Room for up to `fields` arrays per message (2: both images, or both gradients).
-  HaloExchange(MPI_Comm comm, const Decomposition& dec, int fields) : comm_(comm), dec_(dec) {
+  // Room for up to `fields` arrays per message (2: both images, or both gradients), in Scratch buffers.
+  HaloExchange(const ExecSpace& exec, MPI_Comm comm, const Decomposition& dec, int fields) : comm_(comm), dec_(dec) {
     const std::size_t slice = std::size_t(dec.n) * dec.c;
     std::size_t out = 0, in = 0;
     for (int q = 0; q < dec.size; ++q) {  // in rank order: the adjoint's fixed summation order
@@ -103,8 +105,9 @@ class HaloExchange {
         in += slice * fields * std::size_t(recv.volume());
       }
     }
-    outgoing_buffer_ = Kokkos::View<T*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kssim::mpi::outgoing"), out);
-    incoming_buffer_ = Kokkos::View<T*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kssim::mpi::incoming"), in);
+    auto& scratch = Scratch<ExecSpace, T>::get();
+    outgoing_buffer_ = Buffer(scratch.buffer(exec, ScratchSlot::Outgoing, out), out);
+    incoming_buffer_ = Buffer(scratch.buffer(exec, ScratchSlot::Incoming, in), in);
   }
 
   // Fills the extended arrays `ext` (placed at the extended box's corner, `fields` of them) from the blocks
@@ -145,7 +148,7 @@ class HaloExchange {
 
  private:
   // Field f of transfer t's message: a packed (N, C, box) array.
-  PlacedArray<T> slot(const Kokkos::View<T*, Mem>& buffer, const Transfer& t, int f) const {
+  PlacedArray<T> slot(const Buffer& buffer, const Transfer& t, int f) const {
     const std::size_t part = std::size_t(dec_.n) * dec_.c * std::size_t(t.box.volume());
     return packed(buffer.data() + t.offset + f * part, dec_.n, dec_.c, t.box);
   }
@@ -161,8 +164,8 @@ class HaloExchange {
   }
 
   // Sends `sends` from `send_buffer`, receives `recvs` into `recv_buffer`.
-  void exchange(const ExecSpace& exec, const std::vector<Transfer>& sends, const Kokkos::View<T*, Mem>& send_buffer,
-                const std::vector<Transfer>& recvs, const Kokkos::View<T*, Mem>& recv_buffer, int fields,
+  void exchange(const ExecSpace& exec, const std::vector<Transfer>& sends, const Buffer& send_buffer,
+                const std::vector<Transfer>& recvs, const Buffer& recv_buffer, int fields,
                 int tag) const {
     const bool direct = mpi_reads_memory<Mem>();
     auto send_host = Kokkos::create_mirror_view(Kokkos::WithoutInitializing, send_buffer);
@@ -189,7 +192,7 @@ class HaloExchange {
   MPI_Comm comm_;
   const Decomposition& dec_;
   std::vector<Transfer> outgoing_, incoming_;
-  Kokkos::View<T*, Mem> outgoing_buffer_, incoming_buffer_;
+  Buffer outgoing_buffer_, incoming_buffer_;
 };
 
 }  // namespace kssim::impl::mpi
