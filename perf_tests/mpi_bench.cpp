@@ -52,10 +52,10 @@ int main(int argc, char* argv[]) {
     float* px = x.data();
     float* py = y.data();
     const int h = extent[1], w = extent[2], gh = global[1], gw = global[2];
-    const std::array<int, 3> o = lo;
+    const int o0 = lo[0], o1 = lo[1], o2 = lo[2];  // plain ints: a device lambda may not call std::array's members
     Kokkos::parallel_for(
         "fill", Kokkos::RangePolicy<>(0, int(x.size())), KOKKOS_LAMBDA(int i) {
-          const long long d = i / (h * w) + o[0], r = i / w % h + o[1], c = i % w + o[2];
+          const long long d = i / (h * w) + o0, r = i / w % h + o1, c = i % w + o2;
           const unsigned long long k = ((unsigned long long)(d * gh + r) * gw + c) * 2654435761ull;
           px[i] = float((k >> 8) % 1000) / 1000.0f;
           py[i] = 0.9f * px[i] + 0.1f * float((k >> 20) % 1000) / 1000.0f;
