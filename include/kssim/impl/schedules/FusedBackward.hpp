@@ -5,12 +5,14 @@
 //      whose windows cover its pixels (zero outside the map);
 //   2. runs the adjoint column pass (correlate_axis_tile with the reversed window, the adjoint-column
 //      stage's arithmetic) into K planes in scratch, for the tile's rows and all staged columns;
-//   3. runs the adjoint row pass and the chain rule (GradientStore.hpp) and writes the gradients.
+//   3. runs the adjoint row pass and the chain rule (GradientStore.hpp), adds the fused loss's L1 gradient
+//      if any (L1Term.hpp), and writes the gradients.
 // Bytes per pixel (float, DRAM): 4K in (halo re-reads hit the caches) + 8 for the images + 4 per gradient
 // out; the stage schedule writes the K adjoint-column planes and reads them back on top: 8K bytes more.
 
 #include <kssim/impl/AxisTile.hpp>
 #include <kssim/impl/GradientStore.hpp>
+#include <kssim/impl/L1Term.hpp>
 #include <kssim/impl/schedules/FusedForward.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -34,6 +36,7 @@ struct FusedBackward {
   const double* upstream = nullptr;  // optional device factor (null: 1)
   const double* slice_factors = nullptr;  // optional device factor per (n, c) slice (null: 1; MS-SSIM)
   double scale = 1;                  // host factor, already divided by the map size
+  double l1_scale = 0;               // the fused loss's L1 term: host factor, already divided by the pixels
   bool accumulate = false;
   GaussianWindow<T> window;  // already reversed
   Geometry g;
@@ -76,6 +79,7 @@ struct FusedBackward {
     // Adjoint row pass and the chain rule, row_chunk gradient pixels per lane.
     const double team_factor = scale * (upstream ? *upstream : 1.0);
     const T factor = T(slice_factors ? team_factor * slice_factors[nc] : team_factor);
+    const T l1_factor = T(l1_scale * (upstream ? *upstream : 1.0));
     constexpr int row_lanes = cols / row_chunk;
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows * row_lanes), [&](int e) {
       const int i = e / row_lanes, j0 = e % row_lanes * row_chunk;
@@ -110,12 +114,14 @@ struct FusedBackward {
       if (grad1.data()) {
         T v[row_chunk];
         chain_rule<0>(acc, xv, yv, factor, v);
+        if (l1_scale != 0) add_l1_gradient<0>(xrow + ix * xs, xs, yrow + ix * ys, ys, n_valid, l1_factor, v);
         store_gradient<Tile::gpu>(row_pointer(grad1, grad1_rows, r) + std::ptrdiff_t(ix) * grad1.stride(4),
                                   grad1.stride(4), v, n_valid, accumulate);
       }
       if (grad2.data()) {
         T v[row_chunk];
         chain_rule<1>(acc, xv, yv, factor, v);
+        if (l1_scale != 0) add_l1_gradient<1>(xrow + ix * xs, xs, yrow + ix * ys, ys, n_valid, l1_factor, v);
         store_gradient<Tile::gpu>(row_pointer(grad2, grad2_rows, r) + std::ptrdiff_t(ix) * grad2.stride(4),
                                   grad2.stride(4), v, n_valid, accumulate);
       }
