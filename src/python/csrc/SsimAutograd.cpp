@@ -41,6 +41,22 @@ std::tuple<at::Tensor, at::Tensor> call_backward(const at::Tensor& grad, const a
   return op.call(grad, img1, img2, window, sigma, k1, k2, range, same, per_image, gradients);
 }
 
+// The gradients list of a backward() whose first two inputs are the images (10 inputs): `backward(computed)`
+// returns the gradients of img1 and img2 for the `gradients` bits `computed`. That is the forward's
+// `gradients` when it covers what is wanted: the same cached workspace, whose partial derivatives from that
+// forward are then reused (an extra gradient costs less than running it again).
+template <class Backward>
+torch::autograd::variable_list image_gradients(torch::autograd::AutogradContext* ctx, const Backward& backward) {
+  const std::int64_t wanted = (ctx->needs_input_grad(0) ? 1 : 0) | (ctx->needs_input_grad(1) ? 2 : 0);
+  torch::autograd::variable_list out(10);
+  if (wanted == 0) return out;
+  const std::int64_t hint = ctx->saved_data.at("gradients").toInt();
+  auto [grad1, grad2] = backward((hint & wanted) == wanted ? hint : wanted);
+  if (wanted & 1) out[0] = grad1;
+  if (wanted & 2) out[1] = grad2;
+  return out;
+}
+
 class SsimFunction : public torch::autograd::Function<SsimFunction> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
@@ -67,17 +83,9 @@ class SsimFunction : public torch::autograd::Function<SsimFunction> {
     const Options o{d.at("window_size").toInt(), d.at("sigma").toDouble(),  d.at("k1").toDouble(),
                     d.at("k2").toDouble(),       d.at("data_range").toDouble(), d.at("same_padding").toBool(),
                     d.at("per_image").toBool()};
-    const std::int64_t wanted = (ctx->needs_input_grad(0) ? 1 : 0) | (ctx->needs_input_grad(1) ? 2 : 0);
-    torch::autograd::variable_list out(10);
-    if (wanted == 0) return out;
-    // The forward's `gradients` when it covers what is wanted: the same cached workspace, whose partial
-    // derivatives from that forward are then reused (an extra gradient costs less than running it again).
-    const std::int64_t hint = d.at("gradients").toInt();
-    const std::int64_t computed = (hint & wanted) == wanted ? hint : wanted;
-    auto [grad1, grad2] = call_backward(grads[0], saved[0], saved[1], o, computed);
-    if (wanted & 1) out[0] = grad1;
-    if (wanted & 2) out[1] = grad2;
-    return out;
+    return image_gradients(ctx, [&](std::int64_t computed) {
+      return call_backward(grads[0], saved[0], saved[1], o, computed);
+    });
   }
 };
 
@@ -132,15 +140,9 @@ class L1SsimLossFunction : public torch::autograd::Function<L1SsimLossFunction> 
     const LossOptions o{d.at("l1_weight").toDouble(), d.at("window_size").toInt(),  d.at("sigma").toDouble(),
                         d.at("k1").toDouble(),        d.at("k2").toDouble(),        d.at("data_range").toDouble(),
                         d.at("same_padding").toBool()};
-    const std::int64_t wanted = (ctx->needs_input_grad(0) ? 1 : 0) | (ctx->needs_input_grad(1) ? 2 : 0);
-    torch::autograd::variable_list out(10);
-    if (wanted == 0) return out;
-    const std::int64_t hint = d.at("gradients").toInt();  // as SsimFunction: reuse the forward's workspace
-    const std::int64_t computed = (hint & wanted) == wanted ? hint : wanted;
-    auto [grad1, grad2] = call_loss_backward(grads[0], saved[0], saved[1], o, computed);
-    if (wanted & 1) out[0] = grad1;
-    if (wanted & 2) out[1] = grad2;
-    return out;
+    return image_gradients(ctx, [&](std::int64_t computed) {
+      return call_loss_backward(grads[0], saved[0], saved[1], o, computed);
+    });
   }
 };
 
