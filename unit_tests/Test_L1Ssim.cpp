@@ -64,10 +64,10 @@ void expect_loss_matches_reference(const Shape& s, const ReferenceOptions& ro, d
     record_error("gradient_error", std::max(e1, e2));
     EXPECT_LE(e1, gradient_tolerance<T>());
     EXPECT_LE(e2, gradient_tolerance<T>());
-    // One gradient at a time gives the same numbers.
+    // One gradient at a time (3 partial planes instead of 4: the same numbers up to rounding).
     auto h2 = make_view<C, Rank>("h2", s);
     kssim::l1_ssim_loss_grad(exec, a, b, decltype(h2){}, h2, opts);
-    EXPECT_EQ(from_view(h2, s), from_view(g2, s));
+    EXPECT_LE(relative_l2_error(from_view(h2, s), ref.grad2), gradient_tolerance<T>());
 
     // The training object: the same loss, its SSIM, its L1 sum.
     kssim::L1SSIMLoss<Exec, T, Rank> object(exec, extents_of<Rank>(s), opts, kssim::Gradients::Both);

@@ -120,7 +120,7 @@ struct FusedForward {
     const Scratch moments = RowScratch<ExecSpace, T>::allocate(team, moment_planes, halo_rows, cols);
 
     stage_images(team, images, nc, oy0 - g.pad, ox0 - g.pad, s1, s2);
-    const double l1 = sums.l1.tile_sums ? l1_sum(team, nc, oy0, ox0) : 0.0;
+    if (sums.l1.tile_sums) store_l1_sum(team, nc, oy0, ox0);
     team.team_barrier();
 
     // Row blur of every staged row (the halo rows too) into the moment planes.
@@ -163,13 +163,13 @@ struct FusedForward {
         team_sum);
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       sums.tile_sums[rank] = team_sum;
-      if (sums.l1.tile_sums) sums.l1.tile_sums[rank] = l1;
       if (rank == 0) sums.invalidate_results();  // until sum_map writes them (Reduction.hpp)
     });
   }
 
-  // Sum of |x - y| over the input pixels this tile owns (owned_end), raw, just after staging read them.
-  KOKKOS_INLINE_FUNCTION double l1_sum(const Team& team, int nc, int oy0, int ox0) const {
+  // The team's sum of |x - y| over the input pixels its tile owns (owned_end), raw, just after staging read
+  // them; stored at once, so that nothing of it stays live in registers through the map pass.
+  KOKKOS_INLINE_FUNCTION void store_l1_sum(const Team& team, int nc, int oy0, int ox0) const {
     const int owned_rows = owned_end(oy0, rows, g.oh, g.h) - oy0, owned_cols = owned_end(ox0, cols, g.ow, g.w) - ox0;
     const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4);
     double l1 = 0;
@@ -180,7 +180,7 @@ struct FusedForward {
           acc += Kokkos::abs(double(row_pointer(x, x_rows, r)[ix * xs]) - double(row_pointer(y, y_rows, r)[ix * ys]));
         },
         l1);
-    return l1;
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { sums.l1.tile_sums[team.league_rank()] = l1; });
   }
 
   // images(0 / 1, i, j) = x / y at input row iy0 + i, column ix0 + j of slice nc, recentred; outside the
