@@ -26,6 +26,14 @@ KOKKOS_INLINE_FUNCTION int owned_end(int o0, int len, int map_extent, int image_
   return o0 + len >= map_extent ? image_extent : o0 + len;
 }
 
+// Sum of |x - y| over n pixels of a row, `xs` and `ys` elements apart.
+template <class T>
+KOKKOS_INLINE_FUNCTION double l1_row_sum(const T* x, std::ptrdiff_t xs, const T* y, std::ptrdiff_t ys, int n) {
+  double sum = 0;
+  for (int j = 0; j < n; ++j) sum += Kokkos::abs(double(x[j * xs]) - double(y[j * ys]));
+  return sum;
+}
+
 // Adds the L1 gradient of image 1 (Image == 0: +factor sign(x - y)) or image 2 (Image == 1: -factor
 // sign(x - y)) to the first n_valid of a chunk of gradient values; x and y point at the chunk's pixels.
 template <int Image, int Chunk, class T>
