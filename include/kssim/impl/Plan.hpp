@@ -21,6 +21,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <stdexcept>
+#include <type_traits>
 
 namespace kssim::impl {
 
@@ -112,7 +113,7 @@ class Plan {
                 const double* slice_factors = nullptr, double l1_scale = 0) const;
 
  private:
-  template <int K>
+  template <int K, bool L1>
   void backward_planes(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
                        const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale, const double* upstream,
                        bool accumulate, const double* slice_factors, double l1_scale) const;
@@ -197,20 +198,31 @@ void Plan<ExecSpace, T, Term>::backward(const ExecSpace& exec, const InputArray<
   if (!want1 && !want2) return;
   if ((want1 && !wanted_.image1) || (want2 && !wanted_.image2))
     throw std::invalid_argument("kssim: backward asked for a gradient this object was not set up to compute");
-  if (wanted_.count() == 4)
-    backward_planes<4>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, l1_scale);
-  else
-    backward_planes<3>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, l1_scale);
+  // The L1 term's kernels are separate instances (AdjointRow.hpp), compiled for SSIM's plans only.
+  constexpr bool l1_capable = std::is_same_v<Term, SsimTerm>;
+  if (l1_scale != 0 && !l1_capable) throw std::logic_error("kssim: the L1 term needs an SSIM plan");
+  const bool l1 = l1_capable && l1_scale != 0;
+  if (wanted_.count() == 4) {
+    if (l1)
+      backward_planes<4, l1_capable>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, l1_scale);
+    else
+      backward_planes<4, false>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, 0);
+  } else {
+    if (l1)
+      backward_planes<3, l1_capable>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, l1_scale);
+    else
+      backward_planes<3, false>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, 0);
+  }
 }
 
 template <class ExecSpace, class T, class Term>
-template <int K>
+template <int K, bool L1>
 void Plan<ExecSpace, T, Term>::backward_planes(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
                                                const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale,
                                                const double* upstream, bool accumulate,
                                                const double* slice_factors, double l1_scale) const {
   if (schedule_.fused_backward()) {
-    FusedBackward<ExecSpace, T, K> k{};
+    FusedBackward<ExecSpace, T, K, L1> k{};
     k.partials = plane_array(partials_);
     k.x = x;
     k.y = y;
@@ -237,7 +249,7 @@ void Plan<ExecSpace, T, Term>::backward_planes(const ExecSpace& exec, const Inpu
   }
   adjoint_column(exec, opts_,
                  AdjointColumn<ExecSpace, T, K>{column_side, plane_array(row_stats_), reversed_, adjoint_column_});
-  AdjointRow<ExecSpace, T, K> k{};
+  AdjointRow<ExecSpace, T, K, false, L1> k{};
   k.in = plane_array(row_stats_);
   k.wanted = wanted_;
   k.x = x;
