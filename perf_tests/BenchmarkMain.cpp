@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
   kssim_perf::register_ssim3d_benchmarks();
   kssim_perf::register_stage_benchmarks();
   kssim_perf::register_metric_benchmarks();
+  kssim_perf::register_l1_ssim_benchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -318,5 +319,6 @@ void register_ssim2d_benchmarks();
 void register_ssim3d_benchmarks();
 void register_stage_benchmarks();  // PerfStages.cpp
 void register_metric_benchmarks();  // PerfMetrics.cpp: MS-SSIM and masked SSIM
+void register_l1_ssim_benchmarks();  // PerfL1Ssim.cpp: the fused L1 + SSIM loss
 
 }  // namespace kssim_perf

@@ -5,6 +5,7 @@
 #include <kssim/Options.hpp>
 #include <kssim/SSIM.hpp>
 #include <kssim/Instantiate.hpp>
+#include <kssim/L1Ssim.hpp>
 #include <kssim/Masked.hpp>
 #include <kssim/MsSsim.hpp>
 #include <kssim/Ssimulacra2.hpp>

@@ -6,7 +6,8 @@
 // (plus const inputs and a LayoutStride View); kssim::ssim (host-returning and rank-0 View overloads),
 // ssim_map, ssim_per_image, ssim_per_channel, ssim_grad, and kssim::SSIM<...>::forward / backward;
 // kssim::ssimulacra2 and kssim::Ssimulacra2Reference<...>::compare; MS-SSIM (kssim::ms_ssim*, MSSSIM) and
-// masked SSIM (kssim::masked_ssim*, MaskedSSIM, both mask modes) for both value types and ranks.
+// masked SSIM (kssim::masked_ssim*, MaskedSSIM, both mask modes) and the fused L1 + SSIM loss
+// (kssim::l1_ssim_loss*, L1SSIMLoss) for both value types and ranks.
 
 #include <kssim/kssim.hpp>
 #include <kssim/impl/mpi/BoxCopy.hpp>  // kssim::mpi's one kernel (the rest of kssim::mpi needs mpi.h)
@@ -109,6 +110,15 @@ void instantiate_ms_ssim_and_masked(const Exec& exec) {
   masked.forward(ca, cb, mask, map);
   masked.backward(g1, g2, kssim::Accumulate::Yes, 0.5);
   masked.backward(masked.value(), g1);
+
+  kssim::L1SsimOptions lo;
+  sink = kssim::l1_ssim_loss(exec, a, b);
+  kssim::l1_ssim_loss(exec, ca, cb, mean, lo);
+  sink = kssim::l1_ssim_loss_grad(exec, ca, cb, g1, g2, lo);
+  kssim::L1SSIMLoss<Exec, T, Rank> l1(exec, extents, lo, kssim::Gradients::Both);
+  l1.forward(ca, cb);
+  l1.backward(g1, g2, kssim::Accumulate::Yes, 0.5);
+  l1.backward(l1.value(), g1);
 }
 
 // A strided (e.g. subview) image: the kernels are the same, the host-side unification differs.

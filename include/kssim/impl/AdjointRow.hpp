@@ -3,12 +3,15 @@
 // by the adjoint column pass, followed by the chain rule (GradientStore.hpp), times an optional factor per
 // (n, c) slice (MS-SSIM's chain rule through its product of scales) and, in the instance with PixelWeights, a
 // weight per pixel (the mask of normalized statistics: d B(m x) / dx = m B^T; a compile-time choice, so that
-// SSIM's instance carries none of its code). Gradients are written or accumulated.
+// SSIM's instance carries none of its code), plus, in the instance with L1, the fused loss's L1 gradient
+// (L1Term.hpp; compile-time too: its runtime branch took SSIM's instance from 56-64 to 69-86 registers on
+// sm_90, ptxas -v). Gradients are written or accumulated.
 
 #include <kssim/impl/ColumnBlur.hpp>
 #include <kssim/impl/GaussianWindow.hpp>
 #include <kssim/impl/Geometry.hpp>
 #include <kssim/impl/GradientStore.hpp>
+#include <kssim/impl/L1Term.hpp>
 #include <kssim/impl/Tiles.hpp>
 #include <kssim/impl/KernelArrays.hpp>
 #include <kssim/impl/Launch.hpp>
@@ -17,7 +20,7 @@
 
 namespace kssim::impl {
 
-template <class ExecSpace, class T, int K, bool PixelWeights = false>
+template <class ExecSpace, class T, int K, bool PixelWeights = false, bool L1 = false>
 struct AdjointRow {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = typename RowScratch<ExecSpace, T>::Scratch;
@@ -38,6 +41,7 @@ struct AdjointRow {
   const double* slice_factors = nullptr;  // optional device factor per (n, c) slice (null: 1)
   InputArray<T> pixel_weights;            // PixelWeights: the weight per pixel, channels may be broadcast
   double scale = 1;                          // host factor, already divided by the map size
+  double l1_scale = 0;  // L1: the L1 term's host factor, already divided by the pixels
   bool accumulate = false;
   GaussianWindow<T> window;  // already reversed
   Geometry g;
@@ -156,6 +160,9 @@ struct AdjointRow {
           T v[chunk];
           chain_rule<0>(acc, xs, ys, factor, v);
           if constexpr (PixelWeights) apply_weights(weights, v);
+          if constexpr (L1) add_l1_gradient<0>(raw_pixels(x, x_rows, r, col0 + j0), x.stride(4),
+                                                  raw_pixels(y, y_rows, r, col0 + j0), y.stride(4), n_valid,
+                                                  l1_factor(), v);
           store_gradient<gpu>(g1row + std::ptrdiff_t(col0 + j0) * grad1.stride(4), grad1.stride(4), v, n_valid,
                               accumulate);
         }
@@ -163,12 +170,22 @@ struct AdjointRow {
           T v[chunk];
           chain_rule<1>(acc, xs, ys, factor, v);
           if constexpr (PixelWeights) apply_weights(weights, v);
+          if constexpr (L1) add_l1_gradient<1>(raw_pixels(x, x_rows, r, col0 + j0), x.stride(4),
+                                                  raw_pixels(y, y_rows, r, col0 + j0), y.stride(4), n_valid,
+                                                  l1_factor(), v);
           store_gradient<gpu>(g2row + std::ptrdiff_t(col0 + j0) * grad2.stride(4), grad2.stride(4), v, n_valid,
                               accumulate);
         }
       });
     });
   }
+
+  // The L1 gradient reads the raw pixels again (the staged ones are recentred: L1Term.hpp), and computes its
+  // factor where it is used.
+  KOKKOS_INLINE_FUNCTION static const T* raw_pixels(const InputArray<T>& img, std::ptrdiff_t rows, int r, int col) {
+    return row_pointer(img, rows, r) + std::ptrdiff_t(col) * img.stride(4);
+  }
+  KOKKOS_INLINE_FUNCTION T l1_factor() const { return T(l1_scale * (upstream ? *upstream : 1.0)); }
 
   // The pixel weights of a chunk (0 past the image edge).
   KOKKOS_FORCEINLINE_FUNCTION void load_weights(const T* src, T (&w)[chunk], int n_valid) const {
@@ -181,8 +198,8 @@ struct AdjointRow {
 
 };
 
-template <class ExecSpace, class T, int K, bool PixelWeights>
-void adjoint_row(const ExecSpace& exec, const Options& opts, AdjointRow<ExecSpace, T, K, PixelWeights> k) {
+template <class ExecSpace, class T, int K, bool PixelWeights, bool L1>
+void adjoint_row(const ExecSpace& exec, const Options& opts, AdjointRow<ExecSpace, T, K, PixelWeights, L1> k) {
   k.col_tiles = ceil_div(k.g.w, k.tile_cols);
   k.x_rows = nested_row_stride(k.x);
   k.y_rows = nested_row_stride(k.y);

@@ -3,7 +3,8 @@
 // arrays with the schedules the router chose (Router.hpp): the stage schedule (row blur, column blur, and
 // for volumes the depth blur; adjoint depth, adjoint column, adjoint row: one kernel each) or the fused
 // schedules (schedules/: one kernel per pass). Allocates only in its constructor. The map evaluates `Term`
-// (MapTerms.hpp): the SSIM map, or MS-SSIM's contrast-structure term (MsSsimPlan.hpp).
+// (MapTerms.hpp): the SSIM map, or MS-SSIM's contrast-structure term (MsSsimPlan.hpp). A plan made
+// WithL1::Yes also computes the fused L1 + SSIM loss inside the same kernels (L1Term.hpp).
 
 #include <kssim/Options.hpp>
 #include <kssim/impl/AdjointColumn.hpp>
@@ -20,6 +21,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <stdexcept>
+#include <type_traits>
 
 namespace kssim::impl {
 
@@ -37,13 +39,17 @@ Geometry row_pitched(Geometry g) {
 template <class ExecSpace, class T>
 void ensure_self_checked(const ExecSpace& exec);
 
+// Whether a plan computes the L1 term of the fused L1 + SSIM loss (kssim/L1Ssim.hpp) beside SSIM.
+enum class WithL1 { No, Yes };
+
 template <class ExecSpace, class T, class Term = SsimTerm>
 class Plan {
  public:
   using Mem = typename ExecSpace::memory_space;
 
   // `self_check` is false only for the self-check's own plan.
-  Plan(const ExecSpace& exec, const Geometry& g, const Options& opts, PartialPlanes wanted, bool self_check = true)
+  Plan(const ExecSpace& exec, const Geometry& g, const Options& opts, PartialPlanes wanted, bool self_check = true,
+       WithL1 l1 = WithL1::No)
       : g_(row_pitched<ExecSpace, T>(g)), opts_(opts), wanted_(wanted) {
     if (self_check) ensure_self_checked<ExecSpace, T>(exec);
     schedule_ = choose_schedule<ExecSpace, T>(exec, g_, opts, wanted);
@@ -73,7 +79,12 @@ class Plan {
                                         ? ceil_div(g.oh, schedule_.fused_forward_rows) *
                                               ceil_div(g.ow, FusedForward<ExecSpace, T>::cols)
                                         : last.tiles_per_outer() * last.outer_per_image;
-    sums_ = MapSumStore<Mem>(exec, g.images(), map_teams_per_image, double(g.map_size()));
+    // The L1 sums: one per team of the fused forward, or per (row, column tile) of the row blur.
+    const int l1_tiles_per_image = l1 == WithL1::No           ? 0
+                                   : schedule_.fused_forward() ? map_teams_per_image
+                                                               : g.d * g.h * ceil_div(g.ow, RowBlur<ExecSpace, T>::tile_cols);
+    sums_ = MapSumStore<Mem>(exec, g.images(), map_teams_per_image, double(g.map_size()), l1_tiles_per_image,
+                             double(g.input_size()));
   }
 
   const Geometry& geometry() const { return g_; }
@@ -83,22 +94,29 @@ class Plan {
   Kokkos::View<const double, Mem> total() const { return sums_.total; }
   Kokkos::View<const double, Mem> mean() const { return sums_.mean; }  // total / map pixels
   Kokkos::View<const double*, Mem> image_sums() const { return sums_.image_sums; }
+  // Plans WithL1::Yes: the loss of the last forward(), and its sum of |x - y| over every pixel.
+  bool with_l1() const { return sums_.arrays.l1.tile_sums != nullptr; }
+  Kokkos::View<const double, Mem> loss() const { return sums_.loss; }
+  Kokkos::View<const double, Mem> l1_total() const { return sums_.l1_total; }
 
   // Forward stages. `map` may be empty. Partial derivatives are written when the plan wants gradients.
-  void forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const OutputArray<T>& map) const;
+  // `l1_weight`: the weight of the L1 term in loss() (plans WithL1::Yes).
+  void forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const OutputArray<T>& map,
+               double l1_weight = 0) const;
 
   // Backward stages: d(upstream * mean)/dx and /dy from the partials of the last forward(). `scale` is a host
   // factor, `upstream` an optional device factor, `slice_factors` optional device factors per (n, c) slice
-  // (MS-SSIM's chain rule through its product); grad1 / grad2 may be empty.
+  // (MS-SSIM's chain rule through its product); grad1 / grad2 may be empty. `l1_scale` adds
+  // d(l1_scale * upstream * mean|x - y|)/dx and /dy (the fused loss's L1 term; it needs no partials).
   void backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const OutputArray<T>& grad1,
                 const OutputArray<T>& grad2, double scale, const double* upstream, bool accumulate,
-                const double* slice_factors = nullptr) const;
+                const double* slice_factors = nullptr, double l1_scale = 0) const;
 
  private:
-  template <int K>
+  template <int K, bool L1>
   void backward_planes(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
                        const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale, const double* upstream,
-                       bool accumulate, const double* slice_factors) const;
+                       bool accumulate, const double* slice_factors, double l1_scale) const;
 
   Geometry g_;
   Options opts_;
@@ -116,8 +134,10 @@ class Plan {
 // kernel) once per (execution space, value type) in a program with many translation units.
 template <class ExecSpace, class T, class Term>
 void Plan<ExecSpace, T, Term>::forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
-                                 const OutputArray<T>& map) const {
+                                 const OutputArray<T>& map, double l1_weight) const {
   compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
+  MapSums sums = sums_.arrays;
+  sums.l1.weight = l1_weight;
   if (schedule_.fused_forward()) {
     FusedForward<ExecSpace, T, Term> k{};
     k.x = x;
@@ -125,7 +145,7 @@ void Plan<ExecSpace, T, Term>::forward(const ExecSpace& exec, const InputArray<T
     k.map = map;
     k.partials = plane_array(partials_);
     k.wanted = wanted_;
-    k.sums = sums_.arrays;
+    k.sums = sums;
     k.shifts = shifts_.data();
     k.window = window_;
     k.g = g_;
@@ -133,10 +153,12 @@ void Plan<ExecSpace, T, Term>::forward(const ExecSpace& exec, const InputArray<T
     k.c2 = c2_;
     k.rows = schedule_.fused_forward_rows;
     fused_forward(exec, opts_, k);
-    sum_map(exec, sums_.arrays);
+    sum_map(exec, sums);
     return;
   }
-  row_blur(exec, opts_, RowBlur<ExecSpace, T>{x, y, shifts_.data(), plane_array(row_stats_), window_, g_});
+  RowBlur<ExecSpace, T> rows{x, y, shifts_.data(), plane_array(row_stats_), window_, g_};
+  rows.l1_tile_sums = sums.l1.tile_sums;
+  row_blur(exec, opts_, rows);
   using MapPass = ColumnBlur<ExecSpace, T, ColumnOutput::Map, Term>;
   MapPass last{};
   if (g_.volumetric) {
@@ -157,39 +179,50 @@ void Plan<ExecSpace, T, Term>::forward(const ExecSpace& exec, const InputArray<T
   last.map = map;
   last.partials = plane_array(partials_);
   last.wanted = wanted_;
-  last.sums = sums_.arrays;
+  last.sums = sums;
   last.shifts = shifts_.data();
   last.window = window_;
   last.g = g_;
   last.c1 = c1_;
   last.c2 = c2_;
   column_blur(exec, opts_, last);
-  sum_map(exec, sums_.arrays);
+  sum_map(exec, sums);
 }
 
 template <class ExecSpace, class T, class Term>
 void Plan<ExecSpace, T, Term>::backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
                                         const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale,
                                         const double* upstream, bool accumulate,
-                                        const double* slice_factors) const {
+                                        const double* slice_factors, double l1_scale) const {
   const bool want1 = grad1.data() != nullptr, want2 = grad2.data() != nullptr;
   if (!want1 && !want2) return;
   if ((want1 && !wanted_.image1) || (want2 && !wanted_.image2))
     throw std::invalid_argument("kssim: backward asked for a gradient this object was not set up to compute");
-  if (wanted_.count() == 4)
-    backward_planes<4>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors);
-  else
-    backward_planes<3>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors);
+  // The L1 term's kernels are separate instances (AdjointRow.hpp), compiled for SSIM's plans only.
+  constexpr bool l1_capable = std::is_same_v<Term, SsimTerm>;
+  if (l1_scale != 0 && !l1_capable) throw std::logic_error("kssim: the L1 term needs an SSIM plan");
+  const bool l1 = l1_capable && l1_scale != 0;
+  if (wanted_.count() == 4) {
+    if (l1)
+      backward_planes<4, l1_capable>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, l1_scale);
+    else
+      backward_planes<4, false>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, 0);
+  } else {
+    if (l1)
+      backward_planes<3, l1_capable>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, l1_scale);
+    else
+      backward_planes<3, false>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, 0);
+  }
 }
 
 template <class ExecSpace, class T, class Term>
-template <int K>
+template <int K, bool L1>
 void Plan<ExecSpace, T, Term>::backward_planes(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
                                                const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale,
                                                const double* upstream, bool accumulate,
-                                               const double* slice_factors) const {
+                                               const double* slice_factors, double l1_scale) const {
   if (schedule_.fused_backward()) {
-    FusedBackward<ExecSpace, T, K> k{};
+    FusedBackward<ExecSpace, T, K, L1> k{};
     k.partials = plane_array(partials_);
     k.x = x;
     k.y = y;
@@ -199,6 +232,7 @@ void Plan<ExecSpace, T, Term>::backward_planes(const ExecSpace& exec, const Inpu
     k.upstream = upstream;
     k.slice_factors = slice_factors;
     k.scale = scale / double(g_.map_size());
+    k.l1_scale = l1_scale / double(g_.input_size());
     k.accumulate = accumulate;
     k.window = reversed_;
     k.g = g_;
@@ -215,7 +249,7 @@ void Plan<ExecSpace, T, Term>::backward_planes(const ExecSpace& exec, const Inpu
   }
   adjoint_column(exec, opts_,
                  AdjointColumn<ExecSpace, T, K>{column_side, plane_array(row_stats_), reversed_, adjoint_column_});
-  AdjointRow<ExecSpace, T, K> k{};
+  AdjointRow<ExecSpace, T, K, false, L1> k{};
   k.in = plane_array(row_stats_);
   k.wanted = wanted_;
   k.x = x;
@@ -226,6 +260,7 @@ void Plan<ExecSpace, T, Term>::backward_planes(const ExecSpace& exec, const Inpu
   k.upstream = upstream;
   k.slice_factors = slice_factors;
   k.scale = scale / double(g_.map_size());
+  k.l1_scale = l1_scale / double(g_.input_size());
   k.accumulate = accumulate;
   k.window = reversed_;
   k.g = g_;

@@ -3,7 +3,8 @@
 // per call cost an allocation and, on GPUs, a synchronising free per call (cudaFree waits for the device):
 // a loop of kssim::ssim(exec, a, b, mean_view) was neither allocation-free nor asynchronous. Each
 // (execution space type, value type) keeps its most recently used plans (capacity below), keyed by the
-// execution space instance, the problem's extents, the options and the gradients wanted; a hit reuses
+// execution space instance, the problem's extents, the options, the gradients wanted and whether the plan
+// computes the fused loss's L1 term (L1Ssim.hpp); a hit reuses
 // the plan, whose kernels run in stream order on that instance, so back-to-back calls cannot overlap on
 // its memory. The plans are released by kssim::free_workspaces() and before Kokkos::finalize().
 
@@ -68,22 +69,22 @@ class PlanCache {
     return *cache;
   }
 
-  PlanPtr plan(const ExecSpace& exec, const Geometry& g, const Options& opts, PartialPlanes wanted) {
+  PlanPtr plan(const ExecSpace& exec, const Geometry& g, const Options& opts, PartialPlanes wanted, WithL1 l1) {
     const std::uint64_t instance = instance_of(exec);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (auto it = entries_.begin(); it != entries_.end(); ++it) {
         if (it->instance == instance && same_problem(it->g, g) && same_options(it->opts, opts) &&
-            it->wanted.image1 == wanted.image1 && it->wanted.image2 == wanted.image2) {
+            it->wanted.image1 == wanted.image1 && it->wanted.image2 == wanted.image2 && it->l1 == l1) {
           entries_.splice(entries_.begin(), entries_, it);  // most recently used first
           return entries_.front().plan;
         }
       }
     }
     // A miss builds outside the lock (the constructor launches kernels and may take a while).
-    auto plan = std::make_shared<const Plan<ExecSpace, T>>(exec, g, opts, wanted);
+    auto plan = std::make_shared<const Plan<ExecSpace, T>>(exec, g, opts, wanted, true, l1);
     std::lock_guard<std::mutex> lock(mutex_);
-    entries_.push_front(Entry{instance, g, opts, wanted, plan});
+    entries_.push_front(Entry{instance, g, opts, wanted, l1, plan});
     if (int(entries_.size()) > plan_cache_capacity) entries_.pop_back();  // a caller may still hold it
     return plan;
   }
@@ -107,6 +108,7 @@ class PlanCache {
     Geometry g;
     Options opts;
     PartialPlanes wanted;
+    WithL1 l1;
     PlanPtr plan;
   };
 
@@ -125,8 +127,8 @@ class PlanCache {
 
 template <class ExecSpace, class T>
 std::shared_ptr<const Plan<ExecSpace, T>> cached_plan(const ExecSpace& exec, const Geometry& g, const Options& opts,
-                                                      PartialPlanes wanted) {
-  return PlanCache<ExecSpace, T>::get().plan(exec, g, opts, wanted);
+                                                      PartialPlanes wanted, WithL1 l1 = WithL1::No) {
+  return PlanCache<ExecSpace, T>::get().plan(exec, g, opts, wanted, l1);
 }
 
 }  // namespace kssim::impl

@@ -2,11 +2,13 @@
 // Forward stage 1, the row blur: correlate both images along W with the Gaussian and write the four
 // moment planes m1, m2, vs, cov (LocalMoments.hpp) of extent (NC, D, H, Wo). Each team stages a tile of
 // rows plus the window's halo in scratch; each output subtracts its window's centre pixel before squaring.
+// For the fused L1 + SSIM loss it also sums |x - y| over the pixels of each row it owns (L1Term.hpp).
 
 #include <kssim/impl/AxisTile.hpp>
 #include <kssim/impl/FixedTaps.hpp>
 #include <kssim/impl/GaussianWindow.hpp>
 #include <kssim/impl/Geometry.hpp>
+#include <kssim/impl/L1Term.hpp>
 #include <kssim/impl/LocalMoments.hpp>
 #include <kssim/impl/Tiles.hpp>
 #include <kssim/impl/KernelArrays.hpp>
@@ -33,6 +35,7 @@ struct RowBlur {
   Geometry g;
   int col_tiles = 0;
   std::ptrdiff_t x_rows = -1, y_rows = -1;  // nested_row_stride of x and y (Views.hpp)
+  double* l1_tile_sums = nullptr;  // the fused loss (null: none): one sum of |x - y| per (row, column tile)
 
   KOKKOS_INLINE_FUNCTION int rows() const { return g.images() * g.d * g.h; }
   int halo_cols() const { return tile_cols + window.size - 1; }
@@ -95,6 +98,18 @@ struct RowBlur {
         // Outside the image every pixel is 0, i.e. -shift after recentring.
         stage_row_segment(&tile(0, i, 0), xrow, xs, col0 - g.pad, halo, g.w, s1, -s1);
         stage_row_segment(&tile(1, i, 0), yrow, ys, col0 - g.pad, halo, g.w, s2, -s2);
+      }
+      if (l1_tile_sums) {  // the row's pixels this tile owns, raw (L1Term.hpp), while they are in cache
+        const int owned = owned_end(col0, tile_cols, g.ow, g.w) - col0;
+        double l1 = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::ThreadVectorRange(team, owned),
+            [&](int j, double& acc) {
+              acc += Kokkos::abs(double(xrow[(col0 + j) * xs]) - double(yrow[(col0 + j) * ys]));
+            },
+            l1);
+        Kokkos::single(Kokkos::PerThread(team),
+                       [&]() { l1_tile_sums[std::size_t(r) * col_tiles + team.league_rank() % col_tiles] = l1; });
       }
     });
     team.team_barrier();

@@ -27,7 +27,8 @@ struct Strided {
   std::array<std::int64_t, 5> strides{};
 };
 
-// Everything that selects one kssim::SSIM object: the problem, where it runs, which gradients it prepares.
+// Everything that selects one kssim::SSIM (or kssim::L1SSIMLoss) object: the problem, where it runs, which
+// gradients it prepares.
 struct ProblemKey {
   Device device = Device::Host;
   int device_index = -1;   // CUDA device, -1 on the host
@@ -39,10 +40,12 @@ struct ProblemKey {
   double sigma = 1.5, k1 = 0.01, k2 = 0.03, data_range = 1.0;
   bool same_padding = false;
   bool grad1 = false, grad2 = false;
+  double l1_weight = -1;  // >= 0: the fused L1 + SSIM loss with this L1 weight (kssim::L1SSIMLoss); < 0: SSIM
 
+  bool l1_loss() const { return l1_weight >= 0; }
   auto tied() const {
     return std::tie(device, device_index, stream, dtype, rank, extents, window_size, sigma, k1, k2, data_range,
-                    same_padding, grad1, grad2);
+                    same_padding, grad1, grad2, l1_weight);
   }
   bool operator<(const ProblemKey& o) const { return tied() < o.tied(); }
   Options options() const {
@@ -57,16 +60,17 @@ struct ProblemKey {
   }
 };
 
-// One cached kssim::SSIM object with its workspace, allocated once. Pointers returned are in the memory of
+// One cached kssim::SSIM object (kssim::L1SSIMLoss for an l1_loss() key) with its workspace, allocated once. Pointers returned are in the memory of
 // the key's device; results are ordered on the key's stream (host: complete when the call returns).
 class Workspace {
  public:
   virtual ~Workspace() = default;
-  // Mean SSIM into mean(), the per-slice sums into slice_sums(), and, when the key asks for gradients, the
-  // partial derivatives that backward() needs.
+  // Mean SSIM into mean() (the L1 + SSIM loss for an l1_loss() key), the per-slice sums of the SSIM map
+  // into slice_sums() (SSIM keys only), and, when the key asks for gradients, the partial derivatives that
+  // backward() needs.
   virtual void forward(const Strided& img1, const Strided& img2) = 0;
   virtual const double* mean() const = 0;        // one double
-  virtual const double* slice_sums() const = 0;  // N * C doubles, n major
+  virtual const double* slice_sums() const = 0;  // N * C doubles, n major; null for an l1_loss() key
   // d(upstream * mean)/d img1 and /d img2 of the last forward() into grad1 / grad2 (either may have null
   // data); `upstream` points at one double in the device's memory, or is null for 1.
   virtual void backward(const double* upstream, const Strided& grad1, const Strided& grad2) = 0;

@@ -1,4 +1,5 @@
-// The autograd formula of torch.ops.kssim.ssim: its backward is torch.ops.kssim.ssim_backward.
+// The autograd formulas of torch.ops.kssim.ssim and torch.ops.kssim.l1_ssim_loss: their backwards are
+// torch.ops.kssim.ssim_backward and torch.ops.kssim.l1_ssim_loss_backward.
 //
 // Registered in C++ (the Autograd dispatch key) rather than with torch.library.register_autograd, whose
 // Python layers cost about 110 us more per training step on the host: perf_tests/torch_step_overhead.py on
@@ -40,6 +41,22 @@ std::tuple<at::Tensor, at::Tensor> call_backward(const at::Tensor& grad, const a
   return op.call(grad, img1, img2, window, sigma, k1, k2, range, same, per_image, gradients);
 }
 
+// The gradients list of a backward() whose first two inputs are the images (10 inputs): `backward(computed)`
+// returns the gradients of img1 and img2 for the `gradients` bits `computed`. That is the forward's
+// `gradients` when it covers what is wanted: the same cached workspace, whose partial derivatives from that
+// forward are then reused (an extra gradient costs less than running it again).
+template <class Backward>
+torch::autograd::variable_list image_gradients(torch::autograd::AutogradContext* ctx, const Backward& backward) {
+  const std::int64_t wanted = (ctx->needs_input_grad(0) ? 1 : 0) | (ctx->needs_input_grad(1) ? 2 : 0);
+  torch::autograd::variable_list out(10);
+  if (wanted == 0) return out;
+  const std::int64_t hint = ctx->saved_data.at("gradients").toInt();
+  auto [grad1, grad2] = backward((hint & wanted) == wanted ? hint : wanted);
+  if (wanted & 1) out[0] = grad1;
+  if (wanted & 2) out[1] = grad2;
+  return out;
+}
+
 class SsimFunction : public torch::autograd::Function<SsimFunction> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
@@ -66,19 +83,75 @@ class SsimFunction : public torch::autograd::Function<SsimFunction> {
     const Options o{d.at("window_size").toInt(), d.at("sigma").toDouble(),  d.at("k1").toDouble(),
                     d.at("k2").toDouble(),       d.at("data_range").toDouble(), d.at("same_padding").toBool(),
                     d.at("per_image").toBool()};
-    const std::int64_t wanted = (ctx->needs_input_grad(0) ? 1 : 0) | (ctx->needs_input_grad(1) ? 2 : 0);
-    torch::autograd::variable_list out(10);
-    if (wanted == 0) return out;
-    // The forward's `gradients` when it covers what is wanted: the same cached workspace, whose partial
-    // derivatives from that forward are then reused (an extra gradient costs less than running it again).
-    const std::int64_t hint = d.at("gradients").toInt();
-    const std::int64_t computed = (hint & wanted) == wanted ? hint : wanted;
-    auto [grad1, grad2] = call_backward(grads[0], saved[0], saved[1], o, computed);
-    if (wanted & 1) out[0] = grad1;
-    if (wanted & 2) out[1] = grad2;
-    return out;
+    return image_gradients(ctx, [&](std::int64_t computed) {
+      return call_backward(grads[0], saved[0], saved[1], o, computed);
+    });
   }
 };
+
+// The fused L1 + SSIM loss: (l1_weight, window .. same_padding).
+using LossOptions = std::tuple<double, std::int64_t, double, double, double, double, bool>;
+
+at::Tensor call_loss_forward(const at::Tensor& img1, const at::Tensor& img2, const LossOptions& o,
+                             std::int64_t gradients) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("kssim::l1_ssim_loss", "")
+                             .typed<at::Tensor(const at::Tensor&, const at::Tensor&, double, std::int64_t, double,
+                                               double, double, double, bool, std::int64_t)>();
+  const auto& [weight, window, sigma, k1, k2, range, same] = o;
+  return op.call(img1, img2, weight, window, sigma, k1, k2, range, same, gradients);
+}
+
+std::tuple<at::Tensor, at::Tensor> call_loss_backward(const at::Tensor& grad, const at::Tensor& img1,
+                                                      const at::Tensor& img2, const LossOptions& o,
+                                                      std::int64_t gradients) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("kssim::l1_ssim_loss_backward", "")
+                             .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
+                                                                       const at::Tensor&, double, std::int64_t, double,
+                                                                       double, double, double, bool, std::int64_t)>();
+  const auto& [weight, window, sigma, k1, k2, range, same] = o;
+  return op.call(grad, img1, img2, weight, window, sigma, k1, k2, range, same, gradients);
+}
+
+class L1SsimLossFunction : public torch::autograd::Function<L1SsimLossFunction> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
+                            double l1_weight, std::int64_t window_size, double sigma, double k1, double k2,
+                            double data_range, bool same_padding, std::int64_t gradients) {
+    ctx->save_for_backward({img1, img2});
+    ctx->saved_data["l1_weight"] = l1_weight;
+    ctx->saved_data["window_size"] = window_size;
+    ctx->saved_data["sigma"] = sigma;
+    ctx->saved_data["k1"] = k1;
+    ctx->saved_data["k2"] = k2;
+    ctx->saved_data["data_range"] = data_range;
+    ctx->saved_data["same_padding"] = same_padding;
+    ctx->saved_data["gradients"] = gradients;
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    return call_loss_forward(img1, img2, {l1_weight, window_size, sigma, k1, k2, data_range, same_padding},
+                             gradients);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto& d = ctx->saved_data;
+    const LossOptions o{d.at("l1_weight").toDouble(), d.at("window_size").toInt(),  d.at("sigma").toDouble(),
+                        d.at("k1").toDouble(),        d.at("k2").toDouble(),        d.at("data_range").toDouble(),
+                        d.at("same_padding").toBool()};
+    return image_gradients(ctx, [&](std::int64_t computed) {
+      return call_loss_backward(grads[0], saved[0], saved[1], o, computed);
+    });
+  }
+};
+
+at::Tensor l1_ssim_loss_autograd(const at::Tensor& img1, const at::Tensor& img2, double l1_weight,
+                                 std::int64_t window_size, double sigma, double k1, double k2, double data_range,
+                                 bool same_padding, std::int64_t gradients) {
+  return L1SsimLossFunction::apply(img1, img2, l1_weight, window_size, sigma, k1, k2, data_range, same_padding,
+                                   gradients);
+}
 
 at::Tensor ssim_autograd(const at::Tensor& img1, const at::Tensor& img2, std::int64_t window_size, double sigma,
                          double k1, double k2, double data_range, bool same_padding, bool per_image,
@@ -89,4 +162,7 @@ at::Tensor ssim_autograd(const at::Tensor& img1, const at::Tensor& img2, std::in
 }  // namespace
 }  // namespace kssim::torch_binding
 
-TORCH_LIBRARY_IMPL(kssim, Autograd, m) { m.impl("ssim", &kssim::torch_binding::ssim_autograd); }
+TORCH_LIBRARY_IMPL(kssim, Autograd, m) {
+  m.impl("ssim", &kssim::torch_binding::ssim_autograd);
+  m.impl("l1_ssim_loss", &kssim::torch_binding::l1_ssim_loss_autograd);
+}

@@ -6,6 +6,11 @@
 //   ssim_backward(grad, img1, img2, <the same options>, per_image, gradients) -> (Tensor, Tensor)
 //       the gradients of <grad, ssim(img1, img2)> with respect to img1 and img2, shaped like them; a
 //       gradient not asked for in `gradients` is an empty tensor.
+//   l1_ssim_loss(img1, img2, l1_weight, window_size, sigma, k1, k2, data_range, same_padding, gradients) -> Tensor
+//       the fused loss l1_weight * mean|img1 - img2| + (1 - l1_weight) * (1 - SSIM), 0-dim, in the images' dtype
+//       (kssim::L1SSIMLoss: the L1 term computed inside the SSIM kernels).
+//   l1_ssim_loss_backward(grad, img1, img2, l1_weight, <the same options>, gradients) -> (Tensor, Tensor)
+//       its gradients, as ssim_backward's.
 //
 // The autograd formula of ssim is SsimAutograd.cpp; the Python package (src/python/kssim) registers both
 // operators' fake kernels. Tensors are read and written in place, on PyTorch's current CUDA stream, without
@@ -144,8 +149,9 @@ struct Placement {
   }
 };
 
+// l1_weight < 0: SSIM; otherwise the fused L1 + SSIM loss with that weight.
 ProblemKey make_key(const Placement& p, const at::Tensor& img, std::int64_t window_size, double sigma, double k1,
-                    double k2, double data_range, bool same_padding, std::int64_t gradients) {
+                    double k2, double data_range, bool same_padding, std::int64_t gradients, double l1_weight = -1) {
   TORCH_CHECK_VALUE(gradients >= 0 && gradients <= 3, "kssim: gradients must be 0 to 3 (bit 0: img1, bit 1: img2)");
   TORCH_CHECK_VALUE(window_size >= 0 && window_size <= 1 << 20, "kssim: window_size ", window_size, " is out of range");
   ProblemKey key;
@@ -163,6 +169,7 @@ ProblemKey make_key(const Placement& p, const at::Tensor& img, std::int64_t wind
   key.same_padding = same_padding;
   key.grad1 = gradients & 1;
   key.grad2 = gradients & 2;
+  key.l1_weight = l1_weight;
   return key;
 }
 
@@ -187,15 +194,17 @@ auto translate_errors(Body&& body) -> decltype(body()) {
   }
 }
 
-at::Tensor ssim_forward(const at::Tensor& img1, const at::Tensor& img2, std::int64_t window_size, double sigma,
-                        double k1, double k2, double data_range, bool same_padding, bool per_image,
-                        std::int64_t gradients) {
+// The forward operators: SSIM (l1_weight < 0) or the fused L1 + SSIM loss.
+at::Tensor forward_op(const at::Tensor& img1, const at::Tensor& img2, std::int64_t window_size, double sigma,
+                      double k1, double k2, double data_range, bool same_padding, bool per_image,
+                      std::int64_t gradients, double l1_weight) {
   check_images(img1, img2);
   return translate_errors([&] {
     auto& cache = WorkspaceCache::instance();
     std::lock_guard<std::mutex> lock(cache.mutex());
     const Placement place(img1);
-    const ProblemKey key = make_key(place, img1, window_size, sigma, k1, k2, data_range, same_padding, gradients);
+    const ProblemKey key =
+        make_key(place, img1, window_size, sigma, k1, k2, data_range, same_padding, gradients, l1_weight);
     CacheEntry& e = cache.entry(key, img1.options());
     std::optional<at::Tensor> copy1, copy2;
     e.img1 = e.img2 = InputStamp();  // invalid until forward() has run
@@ -214,10 +223,30 @@ at::Tensor ssim_forward(const at::Tensor& img1, const at::Tensor& img2, std::int
   });
 }
 
-std::tuple<at::Tensor, at::Tensor> ssim_backward(const at::Tensor& grad, const at::Tensor& img1,
-                                                 const at::Tensor& img2, std::int64_t window_size, double sigma,
-                                                 double k1, double k2, double data_range, bool same_padding,
-                                                 bool per_image, std::int64_t gradients) {
+at::Tensor ssim_forward(const at::Tensor& img1, const at::Tensor& img2, std::int64_t window_size, double sigma,
+                        double k1, double k2, double data_range, bool same_padding, bool per_image,
+                        std::int64_t gradients) {
+  return forward_op(img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image, gradients, -1);
+}
+
+// The fused loss's L1 weight, checked (a negative one would select SSIM's workspace).
+double checked_l1_weight(double l1_weight) {
+  TORCH_CHECK_VALUE(l1_weight >= 0 && l1_weight <= 1, "kssim: l1_weight must be in [0, 1], got ", l1_weight);
+  return l1_weight;
+}
+
+at::Tensor l1_ssim_loss_forward(const at::Tensor& img1, const at::Tensor& img2, double l1_weight,
+                                std::int64_t window_size, double sigma, double k1, double k2, double data_range,
+                                bool same_padding, std::int64_t gradients) {
+  return forward_op(img1, img2, window_size, sigma, k1, k2, data_range, same_padding, false, gradients,
+                    checked_l1_weight(l1_weight));
+}
+
+// The backward operators: of SSIM (l1_weight < 0) or of the fused L1 + SSIM loss.
+std::tuple<at::Tensor, at::Tensor> backward_op(const at::Tensor& grad, const at::Tensor& img1, const at::Tensor& img2,
+                                               std::int64_t window_size, double sigma, double k1, double k2,
+                                               double data_range, bool same_padding, bool per_image,
+                                               std::int64_t gradients, double l1_weight) {
   check_images(img1, img2);
   TORCH_CHECK_VALUE(grad.device() == img1.device(), "kssim: grad must be on the images' device");
   if (per_image) {
@@ -230,7 +259,8 @@ std::tuple<at::Tensor, at::Tensor> ssim_backward(const at::Tensor& grad, const a
     auto& cache = WorkspaceCache::instance();
     std::lock_guard<std::mutex> lock(cache.mutex());
     const Placement place(img1);
-    const ProblemKey key = make_key(place, img1, window_size, sigma, k1, k2, data_range, same_padding, gradients);
+    const ProblemKey key =
+        make_key(place, img1, window_size, sigma, k1, k2, data_range, same_padding, gradients, l1_weight);
     at::Tensor grad1 = key.grad1 ? at::empty_like(img1) : at::empty({0}, img1.options());
     at::Tensor grad2 = key.grad2 ? at::empty_like(img2) : at::empty({0}, img2.options());
     if (!key.grad1 && !key.grad2) return std::make_tuple(grad1, grad2);
@@ -259,6 +289,22 @@ std::tuple<at::Tensor, at::Tensor> ssim_backward(const at::Tensor& grad, const a
     }
     return std::make_tuple(grad1, grad2);
   });
+}
+
+std::tuple<at::Tensor, at::Tensor> ssim_backward(const at::Tensor& grad, const at::Tensor& img1,
+                                                 const at::Tensor& img2, std::int64_t window_size, double sigma,
+                                                 double k1, double k2, double data_range, bool same_padding,
+                                                 bool per_image, std::int64_t gradients) {
+  return backward_op(grad, img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image, gradients, -1);
+}
+
+std::tuple<at::Tensor, at::Tensor> l1_ssim_loss_backward(const at::Tensor& grad, const at::Tensor& img1,
+                                                         const at::Tensor& img2, double l1_weight,
+                                                         std::int64_t window_size, double sigma, double k1, double k2,
+                                                         double data_range, bool same_padding,
+                                                         std::int64_t gradients) {
+  return backward_op(grad, img1, img2, window_size, sigma, k1, k2, data_range, same_padding, false, gradients,
+                     checked_l1_weight(l1_weight));
 }
 
 // Releases every cached workspace, and finalises Kokkos if kssim initialised it (the package calls this at
@@ -296,6 +342,12 @@ TORCH_LIBRARY(kssim, m) {
   m.def(
       "ssim_backward(Tensor grad, Tensor img1, Tensor img2, int window_size, float sigma, float k1, float k2, "
       "float data_range, bool same_padding, bool per_image, int gradients) -> (Tensor, Tensor)");
+  m.def(
+      "l1_ssim_loss(Tensor img1, Tensor img2, float l1_weight, int window_size, float sigma, float k1, float k2, "
+      "float data_range, bool same_padding, int gradients) -> Tensor");
+  m.def(
+      "l1_ssim_loss_backward(Tensor grad, Tensor img1, Tensor img2, float l1_weight, int window_size, float sigma, "
+      "float k1, float k2, float data_range, bool same_padding, int gradients) -> (Tensor, Tensor)");
   m.def("_finalize() -> ()", &finalize);
   m.def("_clear_cache() -> ()", &clear_cache);
   m.def("_cache_stats() -> int[]", &cache_stats);
@@ -305,6 +357,8 @@ TORCH_LIBRARY(kssim, m) {
 TORCH_LIBRARY_IMPL(kssim, CPU, m) {
   m.impl("ssim", &kssim::torch_binding::ssim_forward);
   m.impl("ssim_backward", &kssim::torch_binding::ssim_backward);
+  m.impl("l1_ssim_loss", &kssim::torch_binding::l1_ssim_loss_forward);
+  m.impl("l1_ssim_loss_backward", &kssim::torch_binding::l1_ssim_loss_backward);
 }
 
 TORCH_LIBRARY_IMPL(kssim, CUDA, m) {
@@ -312,8 +366,12 @@ TORCH_LIBRARY_IMPL(kssim, CUDA, m) {
 #if defined(KSSIM_TORCH_CUDA)
   m.impl("ssim", &ssim_forward);
   m.impl("ssim_backward", &ssim_backward);
+  m.impl("l1_ssim_loss", &l1_ssim_loss_forward);
+  m.impl("l1_ssim_loss_backward", &l1_ssim_loss_backward);
 #else
   m.impl("ssim", &WithoutCuda<decltype(ssim_forward)>::run);
   m.impl("ssim_backward", &WithoutCuda<decltype(ssim_backward)>::run);
+  m.impl("l1_ssim_loss", &WithoutCuda<decltype(l1_ssim_loss_forward)>::run);
+  m.impl("l1_ssim_loss_backward", &WithoutCuda<decltype(l1_ssim_loss_backward)>::run);
 #endif
 }

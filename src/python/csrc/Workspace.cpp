@@ -1,4 +1,5 @@
-// The Workspace of Bridge.hpp: one kssim::SSIM object on unmanaged, strided Views of PyTorch's memory.
+// The Workspace of Bridge.hpp: one kssim::SSIM object (kssim::L1SSIMLoss for the fused loss) on unmanaged,
+// strided Views of PyTorch's memory.
 // Tensors are never copied: their data pointers and strides become LayoutStride Views, so non-contiguous
 // and channels-last tensors are read where they are.
 
@@ -6,6 +7,7 @@
 #include "KernelSpaces.hpp"
 #include "KokkosRuntime.hpp"
 
+#include <kssim/L1Ssim.hpp>
 #include <kssim/SSIM.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -35,13 +37,15 @@ Kokkos::View<ArrayOf<T, Rank>, Kokkos::LayoutStride, Mem, Kokkos::MemoryTraits<K
   return View(static_cast<T*>(s.data), layout);
 }
 
-template <class Exec, class T, int Rank>
+// Loss: SSIM<Exec, T, Rank> or L1SSIMLoss<Exec, T, Rank>.
+template <class Exec, class T, int Rank, class Loss>
 class SsimWorkspace final : public Workspace {
   using Mem = typename Exec::memory_space;
+  static constexpr bool l1 = std::is_same_v<Loss, L1SSIMLoss<Exec, T, Rank>>;
 
  public:
   SsimWorkspace(const Exec& exec, const ProblemKey& key)
-      : exec_(exec), loss_(exec, extents(key), key.options(), gradients(key)) {}
+      : exec_(exec), loss_(exec, extents(key), options(key), gradients(key)) {}
   // Kernels still queued on the stream may use the workspace (Kokkos' own free also waits, as it may not).
   ~SsimWorkspace() override { exec_.fence("kssim::torch: release a workspace"); }
 
@@ -50,7 +54,12 @@ class SsimWorkspace final : public Workspace {
     settle();
   }
   const double* mean() const override { return loss_.value().data(); }
-  const double* slice_sums() const override { return loss_.slice_sums().data(); }
+  const double* slice_sums() const override {
+    if constexpr (l1)
+      return nullptr;
+    else
+      return loss_.slice_sums().data();
+  }
 
   void backward(const double* upstream, const Strided& grad1, const Strided& grad2) override {
     const auto g1 = view_of<T, Rank, Mem>(grad1);
@@ -68,6 +77,12 @@ class SsimWorkspace final : public Workspace {
     for (int i = 0; i < Rank; ++i) e[i] = int(key.extents[i]);
     return e;
   }
+  static auto options(const ProblemKey& key) {
+    if constexpr (l1)
+      return L1SsimOptions{key.options(), key.l1_weight};
+    else
+      return key.options();
+  }
   static Gradients gradients(const ProblemKey& key) {
     return key.grad1 ? (key.grad2 ? Gradients::Both : Gradients::Image1)
                      : (key.grad2 ? Gradients::Image2 : Gradients::None);
@@ -79,13 +94,19 @@ class SsimWorkspace final : public Workspace {
   }
 
   Exec exec_;
-  SSIM<Exec, T, Rank> loss_;
+  Loss loss_;
 };
+
+template <class Exec, class T, int Rank>
+std::unique_ptr<Workspace> make_for_loss(const Exec& exec, const ProblemKey& key) {
+  if (key.l1_loss()) return std::make_unique<SsimWorkspace<Exec, T, Rank, L1SSIMLoss<Exec, T, Rank>>>(exec, key);
+  return std::make_unique<SsimWorkspace<Exec, T, Rank, SSIM<Exec, T, Rank>>>(exec, key);
+}
 
 template <class Exec, class T>
 std::unique_ptr<Workspace> make_for_rank(const Exec& exec, const ProblemKey& key) {
-  if (key.rank == 4) return std::make_unique<SsimWorkspace<Exec, T, 4>>(exec, key);
-  if (key.rank == 5) return std::make_unique<SsimWorkspace<Exec, T, 5>>(exec, key);
+  if (key.rank == 4) return make_for_loss<Exec, T, 4>(exec, key);
+  if (key.rank == 5) return make_for_loss<Exec, T, 5>(exec, key);
   throw std::invalid_argument("kssim: images must be 4-D (N, C, H, W) or 5-D (N, C, D, H, W)");
 }
 

@@ -2,6 +2,7 @@
 
     from kssim import fused_ssim          # drop-in for `from fused_ssim import fused_ssim`
     loss = 0.8 * l1 + 0.2 * (1 - fused_ssim(render, target))
+    loss = kssim.l1_ssim_loss(render, target)   # the same loss, L1 fused into the SSIM kernels
 
     import kssim
     kssim.ssim(img1, img2, window_size=11, sigma=1.5, k1=0.01, k2=0.03, data_range=1.0,
@@ -15,6 +16,6 @@ from . import _library  # loads the operator library: first, the rest registers 
 from . import _registrations  # noqa: F401  (fake kernels of torch.ops.kssim)
 from ._library import build_info, clear_cache
 from ._version import __version__  # written by CMake from the project's version
-from .functional import fused_ssim, fused_ssim3d, ssim
+from .functional import fused_ssim, fused_ssim3d, l1_ssim_loss, ssim
 
-__all__ = ["ssim", "fused_ssim", "fused_ssim3d", "build_info", "clear_cache", "__version__"]
+__all__ = ["ssim", "fused_ssim", "fused_ssim3d", "l1_ssim_loss", "build_info", "clear_cache", "__version__"]

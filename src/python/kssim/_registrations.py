@@ -1,4 +1,4 @@
-"""Fake kernels of torch.ops.kssim (the operators and their autograd formula are C++:
+"""Fake kernels of torch.ops.kssim (the operators and their autograd formulas are C++:
 src/python/csrc/TorchOps.cpp, SsimAutograd.cpp). They give torch.compile and torch.library.opcheck the
 outputs' metadata without computing, so they must allocate exactly as the C++ kernels do."""
 
@@ -19,3 +19,16 @@ def _ssim_backward_fake(grad, img1, img2, window_size, sigma, k1, k2, data_range
     grad2 = torch.empty_like(img2) if gradients & 2 else img2.new_empty((0,))
     return grad1, grad2
 
+
+
+@torch.library.register_fake("kssim::l1_ssim_loss")
+def _l1_ssim_loss_fake(img1, img2, l1_weight, window_size, sigma, k1, k2, data_range, same_padding, gradients):
+    return img1.new_empty(())
+
+
+@torch.library.register_fake("kssim::l1_ssim_loss_backward")
+def _l1_ssim_loss_backward_fake(grad, img1, img2, l1_weight, window_size, sigma, k1, k2, data_range, same_padding,
+                                gradients):
+    grad1 = torch.empty_like(img1) if gradients & 1 else img1.new_empty((0,))
+    grad2 = torch.empty_like(img2) if gradients & 2 else img2.new_empty((0,))
+    return grad1, grad2

@@ -1,4 +1,5 @@
-"""The Python API: kssim.ssim, and fused_ssim / fused_ssim3d with fused-ssim's signatures.
+"""The Python API: kssim.ssim, fused_ssim / fused_ssim3d with fused-ssim's signatures, and the fused L1 + SSIM
+training loss kssim.l1_ssim_loss.
 
 Bad input raises before any kernel runs: TypeError for non-tensors and unsupported dtypes, ValueError for
 shapes, devices and options, RuntimeError for CUDA tensors in a build without CUDA."""
@@ -97,3 +98,22 @@ def fused_ssim(img1, img2, padding="same", train=True):
 def fused_ssim3d(img1, img2, padding="same", train=True):
     """fused-ssim's fused_ssim3d: fused_ssim for volumes (N, C, D, H, W)."""
     return _ssim(img1, img2, 11, 1.5, 0.01, 0.03, 1.0, padding, False, train, (5,))
+
+
+def l1_ssim_loss(img1, img2, *, l1_weight=0.8, padding="same", window_size=11, sigma=1.5, k1=0.01, k2=0.03,
+                 data_range=1.0):
+    """The 3D Gaussian Splatting training loss in one fused operator:
+
+        l1_weight * (img1 - img2).abs().mean() + (1 - l1_weight) * (1 - ssim(img1, img2))
+
+    with the L1 term computed inside kssim's SSIM kernels (no pass of its own over the images). Images
+    (N, C, H, W) or volumes (N, C, D, H, W), float32 or float64, on CPU or CUDA; differentiable with respect
+    to both (d|x - y|/dx = sign(x - y), with sign(0) = 0 as in PyTorch). Defaults: 3DGS's weight 0.8 and
+    zero ("same") padding; the SSIM options are kssim.ssim's. Returns a 0-dim tensor in the images' dtype.
+    """
+    _check_images(img1, img2, (4, 5))
+    _check_options(img1.shape, window_size, sigma, k1, k2, data_range, padding)
+    if isinstance(l1_weight, bool) or not isinstance(l1_weight, (int, float)) or not 0 <= l1_weight <= 1:
+        raise ValueError(f"kssim: l1_weight must be a number in [0, 1], got {l1_weight!r}")
+    return torch.ops.kssim.l1_ssim_loss(img1, img2, float(l1_weight), window_size, float(sigma), float(k1),
+                                        float(k2), float(data_range), padding == "same", _gradients(img1, img2))

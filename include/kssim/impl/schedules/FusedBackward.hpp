@@ -5,12 +5,15 @@
 //      whose windows cover its pixels (zero outside the map);
 //   2. runs the adjoint column pass (correlate_axis_tile with the reversed window, the adjoint-column
 //      stage's arithmetic) into K planes in scratch, for the tile's rows and all staged columns;
-//   3. runs the adjoint row pass and the chain rule (GradientStore.hpp) and writes the gradients.
+//   3. runs the adjoint row pass and the chain rule (GradientStore.hpp), adds the fused loss's L1 gradient
+//      in the instance with L1 (L1Term.hpp; a compile-time choice: the runtime branch made SSIM's instance,
+//      which its launch bound holds to 48 registers on sm_90, spill more, ptxas -v), and writes the gradients.
 // Bytes per pixel (float, DRAM): 4K in (halo re-reads hit the caches) + 8 for the images + 4 per gradient
 // out; the stage schedule writes the K adjoint-column planes and reads them back on top: 8K bytes more.
 
 #include <kssim/impl/AxisTile.hpp>
 #include <kssim/impl/GradientStore.hpp>
+#include <kssim/impl/L1Term.hpp>
 #include <kssim/impl/schedules/FusedForward.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -18,7 +21,7 @@
 
 namespace kssim::impl {
 
-template <class ExecSpace, class T, int K>
+template <class ExecSpace, class T, int K, bool L1 = false>
 struct FusedBackward {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Tile = FusedTiles<ExecSpace, T>;
@@ -34,6 +37,7 @@ struct FusedBackward {
   const double* upstream = nullptr;  // optional device factor (null: 1)
   const double* slice_factors = nullptr;  // optional device factor per (n, c) slice (null: 1; MS-SSIM)
   double scale = 1;                  // host factor, already divided by the map size
+  double l1_scale = 0;               // L1: the L1 term's host factor, already divided by the pixels
   bool accumulate = false;
   GaussianWindow<T> window;  // already reversed
   Geometry g;
@@ -110,17 +114,22 @@ struct FusedBackward {
       if (grad1.data()) {
         T v[row_chunk];
         chain_rule<0>(acc, xv, yv, factor, v);
+        if constexpr (L1) add_l1_gradient<0>(xrow + ix * xs, xs, yrow + ix * ys, ys, n_valid, l1_factor(), v);
         store_gradient<Tile::gpu>(row_pointer(grad1, grad1_rows, r) + std::ptrdiff_t(ix) * grad1.stride(4),
                                   grad1.stride(4), v, n_valid, accumulate);
       }
       if (grad2.data()) {
         T v[row_chunk];
         chain_rule<1>(acc, xv, yv, factor, v);
+        if constexpr (L1) add_l1_gradient<1>(xrow + ix * xs, xs, yrow + ix * ys, ys, n_valid, l1_factor(), v);
         store_gradient<Tile::gpu>(row_pointer(grad2, grad2_rows, r) + std::ptrdiff_t(ix) * grad2.stride(4),
                                   grad2.stride(4), v, n_valid, accumulate);
       }
     });
   }
+
+  // The L1 gradient's factor, computed where it is used (not held in a register through the adjoint passes).
+  KOKKOS_INLINE_FUNCTION T l1_factor() const { return T(l1_scale * (upstream ? *upstream : 1.0)); }
 
   // staged(k, i, j) = partial plane k at map row my0 + i, column mx0 + j of slice nc; 0 outside the map.
   KOKKOS_INLINE_FUNCTION void stage_partials(const Team& team, const Scratch& staged, int nc, int my0, int mx0) const {
@@ -157,9 +166,9 @@ int fused_backward_rows(const ExecSpace& exec, int window) {
 }
 
 // Fills in the launch shape of k (its rows must be set) and runs it.
-template <class ExecSpace, class T, int K>
-void fused_backward(const ExecSpace& exec, const Options& opts, FusedBackward<ExecSpace, T, K> k) {
-  using B = FusedBackward<ExecSpace, T, K>;
+template <class ExecSpace, class T, int K, bool L1>
+void fused_backward(const ExecSpace& exec, const Options& opts, FusedBackward<ExecSpace, T, K, L1> k) {
+  using B = FusedBackward<ExecSpace, T, K, L1>;
   k.tiles_x = ceil_div(k.g.w, B::cols);
   k.tiles_y = ceil_div(k.g.h, k.rows);
   k.x_rows = nested_row_stride(k.x);

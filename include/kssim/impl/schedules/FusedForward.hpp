@@ -6,7 +6,8 @@
 //      (row_moments, LocalMoments.hpp: the row-blur stage's arithmetic);
 //   3. runs the column blur of those planes (combine_axis_tile: the column-blur stage's arithmetic) and the
 //      map formula (MapBlock.hpp), and writes only what leaves the tile: one partial sum of the map per
-//      team, the map's partial derivatives when gradients are wanted, the map when asked.
+//      team, the map's partial derivatives when gradients are wanted, the map when asked;
+//   and for the fused L1 + SSIM loss, one sum of |x - y| over the pixels the team owns (L1Term.hpp).
 // Bytes per map pixel (float, valid, DRAM): 8 in (halo re-reads hit the caches), 0 out for the mean alone,
 // 12-16 out with the partial derivatives. The stage schedule moves the four row planes out and back in on
 // top: 32 bytes more. The price is the row blur over the halo rows: (Rows + window - 1) / Rows of it.
@@ -16,6 +17,7 @@
 #include <kssim/impl/GaussianWindow.hpp>
 #include <kssim/impl/Geometry.hpp>
 #include <kssim/impl/KernelArrays.hpp>
+#include <kssim/impl/L1Term.hpp>
 #include <kssim/impl/Launch.hpp>
 #include <kssim/impl/LocalMoments.hpp>
 #include <kssim/impl/MapBlock.hpp>
@@ -91,7 +93,7 @@ struct FusedForward {
   OutputArray<T> map;       // optional (null data to skip)
   PlaneArray<T> partials;   // optional: (K, NC * Ho * row_pitch), PartialPlanes order
   PartialPlanes wanted;
-  MapSums sums;             // tile_sums gets one partial sum per team, slice by slice
+  MapSums sums;             // tile_sums (and l1.tile_sums, if any) get one partial sum per team, slice by slice
   const T* shifts = nullptr;  // (NC, 2), Recentring.hpp
   GaussianWindow<T> window;
   Geometry g;
@@ -118,6 +120,7 @@ struct FusedForward {
     const Scratch moments = RowScratch<ExecSpace, T>::allocate(team, moment_planes, halo_rows, cols);
 
     stage_images(team, images, nc, oy0 - g.pad, ox0 - g.pad, s1, s2);
+    if (sums.l1.tile_sums) store_l1_sum(team, nc, oy0, ox0);
     team.team_barrier();
 
     // Row blur of every staged row (the halo rows too) into the moment planes.
@@ -162,6 +165,33 @@ struct FusedForward {
       sums.tile_sums[rank] = team_sum;
       if (rank == 0) sums.invalidate_results();  // until sum_map writes them (Reduction.hpp)
     });
+  }
+
+  // The team's sum of |x - y| over the input pixels its tile owns (owned_end), raw, just after staging read
+  // them; stored at once, so that nothing of it stays live in registers through the map pass.
+  KOKKOS_INLINE_FUNCTION void store_l1_sum(const Team& team, int nc, int oy0, int ox0) const {
+    const int owned_rows = owned_end(oy0, rows, g.oh, g.h) - oy0, owned_cols = owned_end(ox0, cols, g.ow, g.w) - ox0;
+    const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4);
+    double l1 = 0;
+    if constexpr (Tile::gpu) {  // one flat range: consecutive lanes read consecutive pixels
+      Kokkos::parallel_reduce(
+          Kokkos::TeamVectorRange(team, owned_rows * owned_cols),
+          [&](int e, double& acc) {
+            const int r = nc * g.h + oy0 + e / owned_cols, ix = ox0 + e % owned_cols;
+            acc += Kokkos::abs(double(row_pointer(x, x_rows, r)[ix * xs]) - double(row_pointer(y, y_rows, r)[ix * ys]));
+          },
+          l1);
+    } else {  // row by row: no index arithmetic per pixel (it cost half of SSIM's forward time on 2 host cores)
+      Kokkos::parallel_reduce(
+          Kokkos::TeamThreadRange(team, owned_rows),
+          [&](int i, double& acc) {
+            const int r = nc * g.h + oy0 + i;
+            acc += l1_row_sum(row_pointer(x, x_rows, r) + ox0 * xs, xs, row_pointer(y, y_rows, r) + ox0 * ys, ys,
+                              owned_cols);
+          },
+          l1);
+    }
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { sums.l1.tile_sums[team.league_rank()] = l1; });
   }
 
   // images(0 / 1, i, j) = x / y at input row iy0 + i, column ix0 + j of slice nc, recentred; outside the

@@ -1,0 +1,280 @@
+// The fused L1 + SSIM loss (kssim/L1Ssim.hpp): the loss and both gradients against the independent float64
+// reference (ReferenceL1Ssim.hpp) on both schedules, odd sizes, both paddings, images and volumes; central
+// differences; sign(0) = 0 at equal pixels; the training object (matches the one-call functions,
+// accumulates, no allocation and no host synchronisation per step); bitwise repeatability; bad input.
+#include "ErrorRecord.hpp"
+#include "ReferenceL1Ssim.hpp"
+#include "TrainingChecks.hpp"
+#include "TestingUtilities.hpp"
+
+using namespace kssim_test;
+
+namespace {
+
+kssim::L1SsimOptions l1_options(const ReferenceOptions& ro, double weight, kssim::Schedule schedule) {
+  kssim::L1SsimOptions o;
+  o.ssim = to_options(ro);
+  o.ssim.schedule = schedule;
+  o.l1_weight = weight;
+  return o;
+}
+
+template <class Exec>
+double device_value(const Exec& exec, const Kokkos::View<const double, typename Exec::memory_space>& v) {
+  return kssim::impl::host_value(exec, v, "kssim_test: read a value");
+}
+
+template <int Rank>
+std::array<int, Rank> extents_of(const Shape& s) {
+  if constexpr (Rank == 4)
+    return {s.n, s.c, s.h, s.w};
+  else
+    return {s.n, s.c, s.d, s.h, s.w};
+}
+
+// Every output of the library against the reference for one input pair, on every schedule the router can pick.
+template <class C, int Rank>
+void expect_loss_matches_reference(const Shape& s, const ReferenceOptions& ro, double weight,
+                                   const std::vector<double>& x, const std::vector<double>& y) {
+  using T = typename C::value_type;
+  using Exec = typename C::execution_space;
+  using Mem = typename C::memory_space;
+  const auto xr = rounded<T>(x), yr = rounded<T>(y);
+  const L1SsimReference ref = reference_l1_ssim(s, xr, yr, ro, weight);
+  Exec exec;
+  auto a = to_view<C, Rank>("a", s, xr);
+  auto b = to_view<C, Rank>("b", s, yr);
+  for (const kssim::Schedule schedule : schedules_for<C, Rank>(to_options(ro))) {
+    SCOPED_TRACE(describe(s, ro) + " l1_weight " + std::to_string(weight) + " schedule " + kssim::to_string(schedule));
+    const auto opts = l1_options(ro, weight, schedule);
+
+    const double loss = kssim::l1_ssim_loss(exec, a, b, opts);
+    record_error("value_error", std::abs(loss - ref.loss));
+    EXPECT_NEAR(loss, ref.loss, value_tolerance<T>());
+    Kokkos::View<double, Mem> on_device("loss");
+    kssim::l1_ssim_loss(exec, a, b, on_device, opts);
+    EXPECT_EQ(device_value(exec, on_device), loss);  // the same plan, the same bits
+
+    auto g1 = make_view<C, Rank>("g1", s), g2 = make_view<C, Rank>("g2", s);
+    // A plan that keeps partial derivatives may tile the sums differently: the same loss up to rounding.
+    const double with_gradients = kssim::l1_ssim_loss_grad(exec, a, b, g1, g2, opts);
+    EXPECT_NEAR(with_gradients, ref.loss, value_tolerance<T>());
+    const double e1 = relative_l2_error(from_view(g1, s), ref.grad1);
+    const double e2 = relative_l2_error(from_view(g2, s), ref.grad2);
+    record_error("gradient_error", std::max(e1, e2));
+    EXPECT_LE(e1, gradient_tolerance<T>());
+    EXPECT_LE(e2, gradient_tolerance<T>());
+    // One gradient at a time (3 partial planes instead of 4: the same numbers up to rounding).
+    auto h2 = make_view<C, Rank>("h2", s);
+    kssim::l1_ssim_loss_grad(exec, a, b, decltype(h2){}, h2, opts);
+    EXPECT_LE(relative_l2_error(from_view(h2, s), ref.grad2), gradient_tolerance<T>());
+
+    // The training object: the same loss, its SSIM, its L1 sum.
+    kssim::L1SSIMLoss<Exec, T, Rank> object(exec, extents_of<Rank>(s), opts, kssim::Gradients::Both);
+    object.forward(a, b);
+    EXPECT_EQ(object.value_on_host(), with_gradients);  // the same plan shape: the same bits
+    EXPECT_NEAR(device_value(exec, object.ssim_value()), ref.ssim, value_tolerance<T>());
+    EXPECT_NEAR(device_value(exec, object.l1_sum()) / double(s.size()), ref.l1_mean, value_tolerance<T>());
+  }
+}
+
+}  // namespace
+
+template <class C>
+class L1Ssim : public ::testing::Test {};
+TYPED_TEST_SUITE(L1Ssim, AllConfigs, ConfigNames);
+
+// 3DGS's loss (a = 0.8, same padding, window 11) and other weights, windows and ranges; odd sizes that leave
+// partial tiles in both schedules.
+TYPED_TEST(L1Ssim, MatchesReferenceForImages) {
+  struct Case {
+    Shape s;
+    bool same;
+    int window;
+    double weight, range;
+  };
+  const Case cases[] = {
+      {{2, 3, 1, 37, 45}, true, 11, 0.8, 1.0},
+      {{1, 2, 1, 29, 71}, false, 11, 0.8, 1.0},
+      {{1, 1, 1, 13, 20}, true, 5, 0.3, 255.0},
+      {{2, 1, 1, 70, 9}, false, 7, 1.0, 1.0},   // L1 alone (through the SSIM kernels)
+      {{1, 2, 1, 17, 23}, true, 3, 0.0, 1.0},   // SSIM alone: 1 - SSIM
+  };
+  unsigned seed = 700;
+  for (const Case& c : cases) {
+    ReferenceOptions ro;
+    ro.same = c.same;
+    ro.window = c.window;
+    ro.data_range = c.range;
+    const auto x = random_image(c.s, seed++, 0, c.range);
+    expect_loss_matches_reference<TypeParam, 4>(c.s, ro, c.weight, x, noisy_copy(x, seed++, 0.1 * c.range));
+  }
+}
+
+TYPED_TEST(L1Ssim, MatchesReferenceForVolumes) {
+  Shape s{1, 2, 9, 12, 14};
+  s.volumetric = true;
+  for (const bool same : {false, true}) {
+    ReferenceOptions ro;
+    ro.window = 5;
+    ro.same = same;
+    const auto x = random_image(s, 720 + same);
+    expect_loss_matches_reference<TypeParam, 5>(s, ro, 0.8, x, noisy_copy(x, 722 + same, 0.1));
+  }
+}
+
+// Half the pixels equal in both images (as rendered backgrounds are): their L1 gradient is sign(0) = 0, so
+// the gradient there is SSIM's alone, as in the reference.
+TYPED_TEST(L1Ssim, EqualPixelsHaveZeroL1Gradient) {
+  const Shape s{1, 2, 1, 31, 33};
+  const auto x = random_image(s, 730);
+  auto y = noisy_copy(x, 731, 0.1);
+  for (std::size_t i = 0; i < y.size(); i += 2) y[i] = x[i];
+  for (const bool same : {false, true}) {
+    ReferenceOptions ro;
+    ro.same = same;
+    expect_loss_matches_reference<TypeParam, 4>(s, ro, 0.8, x, y);
+  }
+}
+
+TYPED_TEST(L1Ssim, IdenticalImagesGiveExactlyZero) {
+  using C = TypeParam;
+  const Shape s{2, 1, 1, 34, 41};
+  auto a = to_view<C>("a", s, random_image(s, 740));
+  auto g1 = make_view<C>("g1", s);
+  EXPECT_EQ(kssim::l1_ssim_loss_grad(typename C::execution_space(), a, a, g1), 0.0);
+  const double eps = std::is_same_v<typename C::value_type, float> ? 1e-6 : 1e-14;
+  for (double g : from_view(g1, s)) ASSERT_NEAR(g, 0.0, eps);
+}
+
+// Central differences of the library's own double loss at random pixels of both images, on both schedules.
+TYPED_TEST(L1Ssim, GradientsMatchFiniteDifferences) {
+  using C = TypeParam;
+  if constexpr (!std::is_same_v<typename C::value_type, double>) {
+    GTEST_SKIP() << "finite differences are checked in double";
+  } else {
+    const Shape s{1, 2, 1, 23, 19};
+    ReferenceOptions ro;
+    ro.window = 7;
+    ro.same = true;
+    auto x = random_image(s, 750);
+    auto y = noisy_copy(x, 751, 0.2);
+    typename C::execution_space exec;
+    for (const kssim::Schedule schedule : schedules_for<C, 4>(to_options(ro))) {
+      const auto opts = l1_options(ro, 0.8, schedule);
+      auto g1 = make_view<C>("g1", s), g2 = make_view<C>("g2", s);
+      kssim::l1_ssim_loss_grad(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), g1, g2, opts);
+      const auto grad1 = from_view(g1, s), grad2 = from_view(g2, s);
+      std::mt19937 rng(752);
+      for (int trial = 0; trial < 8; ++trial) {
+        const std::size_t q = rng() % s.size();
+        const double h = 1e-6;  // |x - y| is smooth within h of these random pixels (differences ~0.2)
+        for (int which = 0; which < 2; ++which) {
+          auto& img = which == 0 ? x : y;
+          const double saved = img[q];
+          img[q] = saved + h;
+          const double up = kssim::l1_ssim_loss(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), opts);
+          img[q] = saved - h;
+          const double down = kssim::l1_ssim_loss(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), opts);
+          img[q] = saved;
+          const double fd = (up - down) / (2 * h);
+          EXPECT_NEAR(which == 0 ? grad1[q] : grad2[q], fd, 1e-6 * std::abs(fd) + 1e-9)
+              << "pixel " << q << " image " << which + 1 << " schedule " << kssim::to_string(schedule);
+        }
+      }
+    }
+  }
+}
+
+TYPED_TEST(L1Ssim, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
+  using C = TypeParam;
+  using T = typename C::value_type;
+  using Exec = typename C::execution_space;
+  const Shape s{2, 3, 1, 36, 37};
+  const kssim::L1SsimOptions opts;  // 3DGS's
+  const auto x = random_image(s, 760);
+  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 761, 0.1));
+  Exec exec;
+  auto r1 = make_view<C>("r1", s), r2 = make_view<C>("r2", s);
+  const double expected = kssim::l1_ssim_loss_grad(exec, a, b, r1, r2, opts);
+  const auto ref1 = from_view(r1, s), ref2 = from_view(r2, s);
+
+  kssim::L1SSIMLoss<Exec, T> loss(exec, {s.n, s.c, s.h, s.w}, opts, kssim::Gradients::Both);
+  auto g1 = make_view<C>("g1", s), g2 = make_view<C>("g2", s);
+  loss.forward(a, b);
+  loss.backward(g1, g2);
+  EXPECT_EQ(loss.value_on_host(), expected);
+  EXPECT_EQ(from_view(g1, s), ref1);
+  EXPECT_EQ(from_view(g2, s), ref2);
+  expect_accumulates_with_host_and_device_factors<C>(loss, s, ref1, 762);
+}
+
+TYPED_TEST(L1Ssim, TrainingStepsAllocateNothingAndNeverSynchronise) {
+  using C = TypeParam;
+  using Exec = typename C::execution_space;
+  const Shape s{2, 3, 1, 40, 44};
+  const auto x = random_image(s, 770);
+  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 771, 0.1));
+  auto g = make_view<C>("g", s);
+  Exec exec;
+  kssim::L1SSIMLoss<Exec, typename C::value_type> loss(exec, {s.n, s.c, s.h, s.w});
+  loss.forward(a, b);  // warm-up: first launches may set up backend state
+  loss.backward(g);
+  exec.fence();
+  expect_steps_allocate_nothing_and_never_synchronise<typename C::memory_space>(exec, [&] {
+    for (int step = 0; step < 3; ++step) {
+      loss.forward(a, b);
+      loss.backward(g, {}, kssim::Accumulate::Yes, 0.1);
+    }
+  });
+  // The one-call form that leaves its result on the device, after its first call, too.
+  Kokkos::View<double, typename C::memory_space> out("loss");
+  kssim::l1_ssim_loss(exec, a, b, out);
+  exec.fence();
+  expect_steps_allocate_nothing_and_never_synchronise<typename C::memory_space>(exec, [&] {
+    for (int call = 0; call < 3; ++call) kssim::l1_ssim_loss(exec, a, b, out);
+  });
+}
+
+// Same inputs, same bits: the L1 sums are reduced in a fixed order like SSIM's (Reduction.hpp).
+TYPED_TEST(L1Ssim, RepeatedCallsGiveIdenticalBits) {
+  using C = TypeParam;
+  const Shape s{2, 3, 1, 67, 90};
+  const auto x = random_image(s, 780);
+  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 781, 0.1));
+  typename C::execution_space exec;
+  for (const kssim::Schedule schedule : schedules_for<C, 4>(kssim::L1SsimOptions{}.ssim)) {
+    kssim::L1SsimOptions o;
+    o.ssim.schedule = schedule;
+    const double first = kssim::l1_ssim_loss(exec, a, b, o);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(kssim::l1_ssim_loss(exec, a, b, o), first);
+  }
+}
+
+TYPED_TEST(L1Ssim, RejectsBadWeightsWithInvalidArgument) {
+  using C = TypeParam;
+  using Exec = typename C::execution_space;
+  Exec exec;
+  const Shape s{1, 1, 1, 16, 16};
+  auto a = make_view<C>("a", s), b = make_view<C>("b", s);
+  for (const double w : {-0.1, 1.5, std::nan(""), std::numeric_limits<double>::infinity()}) {
+    kssim::L1SsimOptions o;
+    o.l1_weight = w;
+    try {
+      kssim::l1_ssim_loss(exec, a, b, o);
+      ADD_FAILURE() << "no exception for l1_weight " << w;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("l1_weight"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW((kssim::L1SSIMLoss<Exec, typename C::value_type>(exec, {1, 1, 16, 16}, o)), std::invalid_argument);
+  }
+  kssim::L1SsimOptions o;
+  o.ssim.window_size = 4;
+  EXPECT_THROW(kssim::l1_ssim_loss(exec, a, b, o), std::invalid_argument);
+  auto wrong = make_view<C>("wrong", Shape{1, 1, 1, 16, 17});
+  EXPECT_THROW(kssim::l1_ssim_loss(exec, a, wrong), std::invalid_argument);
+  kssim::L1SSIMLoss<Exec, typename C::value_type> loss(exec, {1, 1, 16, 16});
+  EXPECT_THROW(loss.forward(a, wrong), std::invalid_argument);
+  auto g = make_view<C>("g", s);
+  EXPECT_THROW(loss.backward(g), std::logic_error);  // before any forward()
+}
