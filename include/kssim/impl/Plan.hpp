@@ -3,7 +3,9 @@
 // arrays with the schedules the router chose (Router.hpp): the stage schedule (row blur, column blur, and
 // for volumes the depth blur; adjoint depth, adjoint column, adjoint row: one kernel each) or the fused
 // schedules (schedules/: one kernel per pass). Allocates only in its constructor. The map evaluates `Term`
-// (MapTerms.hpp): the SSIM map, or MS-SSIM's contrast-structure term (MsSsimPlan.hpp).
+// (MapTerms.hpp): the SSIM map, or MS-SSIM's contrast-structure term (MsSsimPlan.hpp). The images are
+// stored as S, the map and the gradients as O, the kernels compute in T (Storage.hpp: S and O are T, or
+// 16-bit types converted where the kernels load and store them).
 
 #include <kssim/Options.hpp>
 #include <kssim/impl/AdjointColumn.hpp>
@@ -16,10 +18,12 @@
 #include <kssim/impl/Reduction.hpp>
 #include <kssim/impl/Router.hpp>
 #include <kssim/impl/RowBlur.hpp>
+#include <kssim/impl/Storage.hpp>
 #include <kssim/impl/KernelArrays.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <stdexcept>
+#include <type_traits>
 
 namespace kssim::impl {
 
@@ -37,7 +41,11 @@ Geometry row_pitched(Geometry g) {
 template <class ExecSpace, class T>
 void ensure_self_checked(const ExecSpace& exec);
 
-template <class ExecSpace, class T, class Term = SsimTerm>
+// Defined in SelfCheck.hpp: the first-use layout check of the kernels of 16-bit images and outputs.
+template <class ExecSpace, class T, class S, class O>
+void ensure_storage_self_checked(const ExecSpace& exec);
+
+template <class ExecSpace, class T, class Term = SsimTerm, class S = T, class O = S>
 class Plan {
  public:
   using Mem = typename ExecSpace::memory_space;
@@ -45,7 +53,10 @@ class Plan {
   // `self_check` is false only for the self-check's own plan.
   Plan(const ExecSpace& exec, const Geometry& g, const Options& opts, PartialPlanes wanted, bool self_check = true)
       : g_(row_pitched<ExecSpace, T>(g)), opts_(opts), wanted_(wanted) {
-    if (self_check) ensure_self_checked<ExecSpace, T>(exec);
+    if (self_check) {
+      ensure_self_checked<ExecSpace, T>(exec);
+      if constexpr (!std::is_same_v<S, T> || !std::is_same_v<O, T>) ensure_storage_self_checked<ExecSpace, T, S, O>(exec);
+    }
     schedule_ = choose_schedule<ExecSpace, T>(exec, g_, opts, wanted);
     window_ = make_gaussian_window<T>(opts.window_size, opts.sigma);
     reversed_ = window_.reversed();
@@ -85,19 +96,19 @@ class Plan {
   Kokkos::View<const double*, Mem> image_sums() const { return sums_.image_sums; }
 
   // Forward stages. `map` may be empty. Partial derivatives are written when the plan wants gradients.
-  void forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const OutputArray<T>& map) const;
+  void forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map) const;
 
   // Backward stages: d(upstream * mean)/dx and /dy from the partials of the last forward(). `scale` is a host
   // factor, `upstream` an optional device factor, `slice_factors` optional device factors per (n, c) slice
   // (MS-SSIM's chain rule through its product); grad1 / grad2 may be empty.
-  void backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const OutputArray<T>& grad1,
-                const OutputArray<T>& grad2, double scale, const double* upstream, bool accumulate,
+  void backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& grad1,
+                const OutputArray<O>& grad2, double scale, const double* upstream, bool accumulate,
                 const double* slice_factors = nullptr) const;
 
  private:
   template <int K>
-  void backward_planes(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
-                       const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale, const double* upstream,
+  void backward_planes(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
+                       const OutputArray<O>& grad1, const OutputArray<O>& grad2, double scale, const double* upstream,
                        bool accumulate, const double* slice_factors) const;
 
   Geometry g_;
@@ -114,12 +125,12 @@ class Plan {
 
 // The stage sequences, defined outside the class so that kssim/Instantiate.hpp can compile them (and every
 // kernel) once per (execution space, value type) in a program with many translation units.
-template <class ExecSpace, class T, class Term>
-void Plan<ExecSpace, T, Term>::forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
-                                 const OutputArray<T>& map) const {
+template <class ExecSpace, class T, class Term, class S, class O>
+void Plan<ExecSpace, T, Term, S, O>::forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
+                                             const OutputArray<O>& map) const {
   compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
   if (schedule_.fused_forward()) {
-    FusedForward<ExecSpace, T, Term> k{};
+    FusedForward<ExecSpace, T, Term, S, O> k{};
     k.x = x;
     k.y = y;
     k.map = map;
@@ -136,8 +147,8 @@ void Plan<ExecSpace, T, Term>::forward(const ExecSpace& exec, const InputArray<T
     sum_map(exec, sums_.arrays);
     return;
   }
-  row_blur(exec, opts_, RowBlur<ExecSpace, T>{x, y, shifts_.data(), plane_array(row_stats_), window_, g_});
-  using MapPass = ColumnBlur<ExecSpace, T, ColumnOutput::Map, Term>;
+  row_blur(exec, opts_, RowBlur<ExecSpace, T, S>{x, y, shifts_.data(), plane_array(row_stats_), window_, g_});
+  using MapPass = ColumnBlur<ExecSpace, T, ColumnOutput::Map, Term, O>;
   MapPass last{};
   if (g_.volumetric) {
     ColumnBlur<ExecSpace, T, ColumnOutput::Statistics> k{};
@@ -167,9 +178,9 @@ void Plan<ExecSpace, T, Term>::forward(const ExecSpace& exec, const InputArray<T
   sum_map(exec, sums_.arrays);
 }
 
-template <class ExecSpace, class T, class Term>
-void Plan<ExecSpace, T, Term>::backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
-                                        const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale,
+template <class ExecSpace, class T, class Term, class S, class O>
+void Plan<ExecSpace, T, Term, S, O>::backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
+                                        const OutputArray<O>& grad1, const OutputArray<O>& grad2, double scale,
                                         const double* upstream, bool accumulate,
                                         const double* slice_factors) const {
   const bool want1 = grad1.data() != nullptr, want2 = grad2.data() != nullptr;
@@ -182,14 +193,14 @@ void Plan<ExecSpace, T, Term>::backward(const ExecSpace& exec, const InputArray<
     backward_planes<3>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors);
 }
 
-template <class ExecSpace, class T, class Term>
+template <class ExecSpace, class T, class Term, class S, class O>
 template <int K>
-void Plan<ExecSpace, T, Term>::backward_planes(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
-                                               const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale,
+void Plan<ExecSpace, T, Term, S, O>::backward_planes(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
+                                               const OutputArray<O>& grad1, const OutputArray<O>& grad2, double scale,
                                                const double* upstream, bool accumulate,
                                                const double* slice_factors) const {
   if (schedule_.fused_backward()) {
-    FusedBackward<ExecSpace, T, K> k{};
+    FusedBackward<ExecSpace, T, K, S, O> k{};
     k.partials = plane_array(partials_);
     k.x = x;
     k.y = y;
@@ -215,7 +226,7 @@ void Plan<ExecSpace, T, Term>::backward_planes(const ExecSpace& exec, const Inpu
   }
   adjoint_column(exec, opts_,
                  AdjointColumn<ExecSpace, T, K>{column_side, plane_array(row_stats_), reversed_, adjoint_column_});
-  AdjointRow<ExecSpace, T, K> k{};
+  AdjointRow<ExecSpace, T, K, false, S, O> k{};
   k.in = plane_array(row_stats_);
   k.wanted = wanted_;
   k.x = x;
