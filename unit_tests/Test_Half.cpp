@@ -135,12 +135,13 @@ void check_problem(const Shape& s, const ReferenceOptions& ro, unsigned seed) {
   using O = typename C::output;
   Exec exec;
   auto x = random_image(s, seed), y = noisy_copy(x, seed + 1, 0.1);
-  const auto unrounded = reference_ssim(s, x, y, ro, false).mean;
+  const std::vector<double> unrounded = reference_ssim(s, x, y, ro, false).map;
   auto a = upload<S, C, Rank>("a", s, x);
   auto b = upload<S, C, Rank>("b", s, y);
   const ReferenceResult ref = reference_ssim(s, x, y, ro, true);
-  // The test can fail: the 16-bit rounding moves SSIM by far more than the tolerance below.
-  EXPECT_GT(std::abs(unrounded - ref.mean), 10 * value_tolerance<float>());
+  // The test can fail: the 16-bit rounding of the inputs moves map pixels by far more than the float bar
+  // (the mean hardly moves: the rounding errors average out over the map).
+  EXPECT_GT(max_abs_error(unrounded, ref.map), 2 * map_tolerance<float>());
   for (kssim::Schedule schedule : schedules<C>(Rank)) {
     kssim::Options o = to_options(ro);
     o.schedule = schedule;
