@@ -148,7 +148,7 @@ void check_problem(const Shape& s, const ReferenceOptions& ro, unsigned seed) {
     SCOPED_TRACE(describe(s, ro) + " " + kssim::to_string(schedule));
     const double mean = kssim::ssim(exec, a, b, o);
     EXPECT_NEAR(mean, ref.mean, value_tolerance<float>());
-    record_error("mean", std::abs(mean - ref.mean));
+    record_error("mean_error", std::abs(mean - ref.mean));
     const PerSliceMeans slices = per_slice_means(exec, a, b, o);
     EXPECT_LE(max_abs_error(slices.per_image, ref.per_image), value_tolerance<float>());
     EXPECT_LE(max_abs_error(slices.per_channel, ref.per_channel), value_tolerance<float>());
