@@ -190,9 +190,10 @@ class Half : public ::testing::Test {};
 using HalfConfigs = EveryBackend<HalfConfigsFor>;
 TYPED_TEST_SUITE(Half, HalfConfigs, HalfNames);
 
-// 2 x 2 x 41 x 70: odd height, two host tiles (and three GPU tiles) along W, two images and channels.
+// 2 x 2 x 41 x 150: odd height, two host tiles (64 x 128) along W and five GPU tiles (32 x 32), two images
+// and channels.
 TYPED_TEST(Half, ImagesMatchReferenceOnRoundedInputs) {
-  const Shape s{2, 2, 1, 41, 70};
+  const Shape s{2, 2, 1, 41, 150};
   unsigned seed = 900;
   for (bool same : {false, true}) {
     ReferenceOptions ro;
