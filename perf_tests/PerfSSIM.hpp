@@ -4,6 +4,8 @@
 //
 // Benchmark names: ssim<2d|3d>[@<schedule>]/<mode>/<dtype>/<padding>/<shape>/<execution space>, e.g.
 //   ssim2d/fwd+bwd/float/valid/1x3x1080x1920/Cuda/manual_time
+// dtype: float, double, and for images half and bhalf (16-bit images and gradients, computed in float:
+// include/kssim/impl/Storage.hpp) where the build has them on that execution space.
 // (Google Benchmark appends /manual_time). Select with --benchmark_filter, a regular expression:
 //   --benchmark_filter='ssim2d/fwd\+bwd/float/valid/1x3x1080x1920'
 //
@@ -45,7 +47,11 @@ void fill_uniform(const ExecSpace& exec, T* p, std::size_t n, std::uint64_t seed
         z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
         z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
         z ^= z >> 31;
-        p[i] = T(double(z >> 11) * 0x1.0p-53);
+        const double u = double(z >> 11) * 0x1.0p-53;
+        if constexpr (kssim::is_16bit_storage_v<T>)
+          p[i] = static_cast<T>(float(u));  // 16-bit types convert from float
+        else
+          p[i] = T(u);
       });
 }
 
@@ -86,7 +92,8 @@ inline constexpr kssim::Padding all_paddings[] = {kssim::Padding::Valid, kssim::
 //     reads  K * S_k          (+ 2 * S_0 for the two images in the adjoint row pass, k = 1)
 //     writes K * S_{k-1}      (the adjoint row pass, k = 1, writes G * S_0 instead: G gradients)
 //     FLOPs  2 * K * w * S_{k-1}
-// Bytes are those counts times sizeof(T). Only the window multiply-adds are counted as FLOPs; the
+// Bytes are those counts times the bytes of their type: images and gradients of the images' type (2 bytes
+// for 16-bit images), planes of the compute type. Only the window multiply-adds are counted as FLOPs; the
 // pointwise SSIM formula and its partial derivatives (a few dozen operations per map pixel), the
 // recentring shifts, the per-tile sums and the halo re-reads of neighbouring tiles are left out, so
 // GB/s and GFLOP/s are lower bounds on what the hardware moved and computed.
@@ -97,7 +104,7 @@ struct Work {
 
 template <std::size_t Rank>
 Work work_model(const std::array<int, Rank>& extents, int window, kssim::Padding padding, Mode mode,
-                std::size_t value_bytes) {
+                std::size_t value_bytes, std::size_t image_bytes) {
   // Spatial axes in the order of the forward passes: W, H, then D for volumes.
   std::vector<double> n, o;
   for (int a = int(Rank) - 1; a >= 2; --a) {
@@ -112,20 +119,21 @@ Work work_model(const std::array<int, Rank>& extents, int window, kssim::Padding
 
   const int partials = mode == Mode::Forward ? 0 : (mode == Mode::ForwardBackward ? 3 : 4);
   const int gradients = mode == Mode::ForwardBackward2 ? 2 : 1;
-  double elements = 0, flops = 0;
+  double elements = 0, image_elements = 0, flops = 0;  // planes; images and gradients
   for (int k = 1; k <= passes; ++k) {
-    const int in = k == 1 ? 2 : 4, out = k == passes ? partials : 4;
-    elements += in * s[k - 1] + out * s[k];
+    const int out = k == passes ? partials : 4;
+    (k == 1 ? image_elements : elements) += (k == 1 ? 2 : 4) * s[k - 1];
+    elements += out * s[k];
     flops += 2.0 * 4 * window * s[k];
   }
   if (mode != Mode::Forward) {
     for (int k = passes; k >= 1; --k) {
       elements += partials * s[k];
-      elements += k == 1 ? (2 + gradients) * s[0] : partials * s[k - 1];
+      (k == 1 ? image_elements : elements) += k == 1 ? (2 + gradients) * s[0] : partials * s[k - 1];
       flops += 2.0 * partials * window * s[k - 1];
     }
   }
-  return {elements * double(value_bytes), flops};
+  return {elements * double(value_bytes) + image_elements * double(image_bytes), flops};
 }
 
 template <std::size_t Rank>
@@ -160,7 +168,7 @@ bool shape_enabled(const std::array<int, Rank>& e) {
 
 template <class T>
 const char* dtype_name() {
-  return std::is_same_v<T, float> ? "float" : "double";
+  return kssim::impl::storage_name<T>();
 }
 
 // The benchmark loop: each call of step() is fenced before and after and timed with Kokkos::Timer (manual
@@ -265,7 +273,7 @@ void bench_ssim(benchmark::State& state, std::array<int, Rank> extents, kssim::P
 
     const double per_iter = timed_iterations(state, step);
     peer_style_counters(state, exec, step);
-    const Work w = work_model(extents, opts.window_size, padding, mode, sizeof(T));
+    const Work w = work_model(extents, opts.window_size, padding, mode, sizeof(kssim::compute_type_t<T>), sizeof(T));
     state.counters["us"] = benchmark::Counter(per_iter * 1e6);
     state.counters["GB/s"] = benchmark::Counter(per_iter > 0 ? w.bytes / per_iter / 1e9 : 0);
     state.counters["GFLOP/s"] = benchmark::Counter(per_iter > 0 ? w.flops / per_iter / 1e9 : 0);
@@ -299,11 +307,24 @@ void register_value_type(const char* family, const std::array<int, Rank>& extent
     }
 }
 
+// A 16-bit type S usable on ExecSpace (void: none in this build).
+template <class ExecSpace, class S>
+inline constexpr bool usable_16bit_v =
+    kssim::is_16bit_storage_v<S> && (!kssim::impl::is_host_16bit_v<S> || !kssim::impl::is_gpu_space_v<ExecSpace>);
+
 template <class ExecSpace, int Rank>
 void register_shape(const char* family, const std::array<int, Rank>& extents) {
   if (!shape_enabled<ExecSpace>(extents)) return;
   register_value_type<ExecSpace, float, Rank>(family, extents);
   register_value_type<ExecSpace, double, Rank>(family, extents);
+  if constexpr (Rank == 4) {  // 16-bit images: Kokkos' types where it has them, else the host compiler's
+    using Half = std::conditional_t<usable_16bit_v<ExecSpace, kssim::kokkos_half_t>, kssim::kokkos_half_t,
+                                    kssim::host_float16_t>;
+    using BHalf = std::conditional_t<usable_16bit_v<ExecSpace, kssim::kokkos_bhalf_t>, kssim::kokkos_bhalf_t,
+                                     kssim::host_bfloat16_t>;
+    if constexpr (usable_16bit_v<ExecSpace, Half>) register_value_type<ExecSpace, Half, Rank>(family, extents);
+    if constexpr (usable_16bit_v<ExecSpace, BHalf>) register_value_type<ExecSpace, BHalf, Rank>(family, extents);
+  }
 }
 
 // The default execution space, and the default host space when it differs.

@@ -19,6 +19,10 @@ kssim_perf_tests).
   python3 perf_tests/time_fused_ssim.py --json fused.json --csv fused.csv [--kssim-json kssim.json]
   python3 perf_tests/time_fused_ssim.py --impl fused_ssim,kssim --do-bench --shapes 2d --json both.json
 
+With --kssim-dtypes float32,float16,bfloat16 the binding is also timed on 16-bit copies of the same images
+(columns kssim_torch_float16_us, ...; the gradient in the images' type): kssim's 16-bit storage against
+fused-ssim's float32 in the same run (fused-ssim has no 16-bit kernels).
+
 With --kssim-json (a kssim_perf_tests --benchmark_out JSON file) a side-by-side table is printed, using
 kssim's float results on the GPU execution space (Cuda or HIP): kssim's C++ time, then each
 implementation's, and their ratios to the first one's (the binding's over the C++ one: its overhead).
@@ -89,16 +93,19 @@ def main():
     p.add_argument("--csv", help="write the results here as CSV")
     p.add_argument("--kssim-json", help="kssim_perf_tests JSON to print side by side")
     p.add_argument("--source", default="", help="fused-ssim revision, recorded in the output")
+    p.add_argument("--kssim-dtypes", default="float32", help="comma-separated image dtypes for kssim")
     args = p.parse_args()
 
     assert torch.cuda.is_available(), "fused-ssim timing needs a CUDA device"
-    impls = {}
+    impls = {}  # column prefix -> (module, image dtype)
     for name in args.impl.split(","):
         module, prefix = IMPLEMENTATIONS[name]
-        impls[prefix] = importlib.import_module(module)
+        dtypes = args.kssim_dtypes.split(",") if name == "kssim" else ["float32"]
+        for dtype in dtypes:
+            impls[prefix if dtype == "float32" else f"{prefix}_{dtype}"] = (importlib.import_module(module), dtype)
     dev = torch.device("cuda")
     gen = torch.Generator(device=dev).manual_seed(20261129)
-    fs = impls.get("fused_ssim")
+    fs = impls.get("fused_ssim", (None,))[0]
     has_3d = fs is None or (hasattr(fs, "fused_ssim3d") and getattr(fs, "is_3D_supported", True))
     flush = torch.empty(64 << 20, dtype=torch.float32, device=dev)  # 256 MB
     rows = []
@@ -106,13 +113,16 @@ def main():
     if has_3d and args.shapes != "2d":
         cases += [("ssim3d", s, "fused_ssim3d") for s in SHAPES_3D]
     for family, shape, fn_name in cases:
-        img1 = torch.rand(shape, device=dev, generator=gen, dtype=torch.float32).requires_grad_(True)
-        img2 = torch.rand(shape, device=dev, generator=gen, dtype=torch.float32)
+        base1 = torch.rand(shape, device=dev, generator=gen, dtype=torch.float32)
+        base2 = torch.rand(shape, device=dev, generator=gen, dtype=torch.float32)
+        images = {d: (base1.to(getattr(torch, d)).requires_grad_(True), base2.to(getattr(torch, d)))
+                  for d in {dtype for _, dtype in impls.values()}}
         for padding in ("valid", "same"):
             results = {mode: dict(family=family, mode=mode, dtype="float", padding=padding, shape=shape_name(shape))
                        for mode in ("fwd", "fwd+bwd")}
-            for prefix, module in impls.items():
+            for prefix, (module, dtype) in impls.items():
                 fn = getattr(module, fn_name)
+                img1, img2 = images[dtype]
 
                 def forward():
                     with torch.no_grad():
@@ -121,10 +131,10 @@ def main():
                 def forward_backward():
                     fn(img1, img2, padding=padding, train=True).backward()
 
-                def reset():
+                def reset(img1=img1):
                     img1.grad = None
 
-                def reset_and_flush():
+                def reset_and_flush(img1=img1):
                     img1.grad = None
                     flush.zero_()
 
@@ -137,17 +147,19 @@ def main():
                     if args.do_bench:
                         row[f"{prefix}_do_bench_us"] = time_do_bench(step, [img1])
                     row["ssim" if prefix == "fused_ssim" else f"{prefix}_ssim"] = value
-                    print(f"{prefix} {family}/{mode}/float/{padding}/{shape_name(shape)}: median {median:9.1f} us, "
+                    print(f"{prefix} {family}/{mode}/{dtype}/{padding}/{shape_name(shape)}: median {median:9.1f} us, "
                           f"min {best:9.1f} us, flushed {flushed:9.1f} us, ssim {value:.6f}", flush=True)
             rows += results.values()
-        del img1, img2
+        del images, base1, base2
         torch.cuda.empty_cache()
 
     meta = dict(torch=torch.__version__, cuda=torch.version.cuda, device=torch.cuda.get_device_name(),
                 fused_ssim_source=args.source, has_3d=has_3d, warmup=args.warmup, iters=args.iters,
                 implementations=list(impls), do_bench=args.do_bench)
     if "kssim_torch" in impls:
-        meta.update(kssim=impls["kssim_torch"].__version__, kssim_build=impls["kssim_torch"].build_info())
+        kssim_module = impls["kssim_torch"][0]
+        meta.update(kssim=kssim_module.__version__, kssim_build=kssim_module.build_info(),
+                    kssim_dtypes=args.kssim_dtypes)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(context=meta, results=rows), f, indent=1)

@@ -11,8 +11,10 @@
 //   kssim::ssim_per_channel(exec, img1, img2, per_channel);       // (N, C)
 //   double s = kssim::ssim_grad(exec, img1, img2, grad1, grad2);  // either gradient may be an empty View
 //
-// Images are rank-4 (N, C, H, W) or rank-5 (N, C, D, H, W) Views of float or double. Arithmetic is in
-// the images' value type; the mean is accumulated in double.
+// Images are rank-4 (N, C, H, W) or rank-5 (N, C, D, H, W) Views of float or double, or of a 16-bit float
+// type (impl/Storage.hpp). Arithmetic is in the images' value type (float for 16-bit images); the mean is
+// accumulated in double. Maps and gradients hold the images' value type, or float for 16-bit images:
+// the type of the View passed chooses whether they are rounded to 16 bits.
 
 #include <kssim/Options.hpp>
 #include <kssim/ViewChecks.hpp>
@@ -32,24 +34,33 @@ template <class View>
 using writable_like_t =
     Kokkos::View<typename View::non_const_data_type, typename View::array_layout, typename View::memory_space>;
 
-// The checked, unified form of (img1, img2) shared by every entry point.
-template <class ExecSpace, class View1, class View2>
+// The checked, unified form of (img1, img2) shared by every entry point. Images of a 16-bit type S
+// (Sixteen: SSIM's entry points) are computed in T = float.
+template <class ExecSpace, class View1, class View2, bool Sixteen = false>
 struct ImagePair {
-  using T = value_type_of<View1>;
+  using S = value_type_of<View1>;
+  using T = compute_type_t<S>;
   using Mem = typename ExecSpace::memory_space;
   Geometry g;
-  InputArray<T> x, y;
+  InputArray<S> x, y;
 
   ImagePair(const View1& img1, const View2& img2, const Options& opts) {
-    check_image_view<ExecSpace, View1>();
-    check_image_view<ExecSpace, View2>();
+    if constexpr (Sixteen) {
+      check_ssim_image_view<ExecSpace, View1>();
+      check_ssim_image_view<ExecSpace, View2>();
+    } else {
+      check_image_view<ExecSpace, View1>();
+      check_image_view<ExecSpace, View2>();
+    }
     check_same_kind<View1, View2>();
     require_same_extents(img1, img2);
     g = make_geometry<int(View1::rank())>(extents_of(img1), opts);
-    x = as_rank5<InputArray<T>>(img1);
-    y = as_rank5<InputArray<T>>(img2);
+    x = as_rank5<InputArray<S>>(img1);
+    y = as_rank5<InputArray<S>>(img2);
   }
 };
+template <class ExecSpace, class View1, class View2>
+using SsimImages = ImagePair<ExecSpace, View1, View2, true>;
 
 // The lambdas below capture raw pointers and strides only, never a View (KernelArrays.hpp).
 template <class ExecSpace, class MeanView>
@@ -69,9 +80,9 @@ template <class ExecSpace, class View1, class View2, class MeanView>
 void ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const MeanView& mean,
           const Options& opts = {}) {
   check_result_view<ExecSpace, MeanView, 0>();
-  impl::ImagePair<ExecSpace, View1, View2> p(img1, img2, opts);
-  using T = typename decltype(p)::T;
-  const auto plan = impl::cached_plan<ExecSpace, T>(exec, p.g, opts, {});
+  impl::SsimImages<ExecSpace, View1, View2> p(img1, img2, opts);
+  using P = decltype(p);
+  const auto plan = impl::cached_plan<ExecSpace, typename P::T, typename P::S>(exec, p.g, opts, {});
   plan->forward(exec, p.x, p.y, {});
   impl::write_mean(exec, plan->total(), double(p.g.map_size()), mean);
 }
@@ -79,9 +90,9 @@ void ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const Mea
 // Mean SSIM over N, C and every map pixel, returned on the host (this synchronises `exec`).
 template <class ExecSpace, class View1, class View2>
 double ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const Options& opts = {}) {
-  impl::ImagePair<ExecSpace, View1, View2> p(img1, img2, opts);
-  using T = typename decltype(p)::T;
-  const auto plan = impl::cached_plan<ExecSpace, T>(exec, p.g, opts, {});
+  impl::SsimImages<ExecSpace, View1, View2> p(img1, img2, opts);
+  using P = decltype(p);
+  const auto plan = impl::cached_plan<ExecSpace, typename P::T, typename P::S>(exec, p.g, opts, {});
   plan->forward(exec, p.x, p.y, {});
   double total = 0;
   Kokkos::deep_copy(exec, total, plan->total());
@@ -89,17 +100,19 @@ double ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const O
   return total / double(p.g.map_size());
 }
 
-// The SSIM map: (N, C, Ho, Wo) for images, (N, C, Do, Ho, Wo) for volumes.
+// The SSIM map: (N, C, Ho, Wo) for images, (N, C, Do, Ho, Wo) for volumes. For 16-bit images a map of
+// their type is rounded to it, a float map is not.
 template <class ExecSpace, class View1, class View2, class MapView>
 void ssim_map(const ExecSpace& exec, const View1& img1, const View2& img2, const MapView& map,
               const Options& opts = {}) {
-  check_output_view<ExecSpace, MapView>();
-  check_same_kind<View1, MapView>();
-  impl::ImagePair<ExecSpace, View1, View2> p(img1, img2, opts);
-  using T = typename decltype(p)::T;
+  impl::SsimImages<ExecSpace, View1, View2> p(img1, img2, opts);
+  using P = decltype(p);
+  using O = typename MapView::value_type;
+  check_ssim_output_view<ExecSpace, MapView, typename P::S>();
+  static_assert(MapView::rank() == View1::rank(), "kssim: both Views must have the same rank");
   impl::require_extents("map", map, impl::map_extents<View1::rank()>(p.g));
-  const auto plan = impl::cached_plan<ExecSpace, T>(exec, p.g, opts, {});
-  plan->forward(exec, p.x, p.y, impl::as_rank5<impl::OutputArray<T>>(map));
+  const auto plan = impl::cached_plan<ExecSpace, typename P::T, typename P::S, O>(exec, p.g, opts, {});
+  plan->forward(exec, p.x, p.y, impl::as_rank5<impl::OutputArray<O>>(map));
 }
 
 // Mean SSIM of each image (over channels and map pixels), into a View of extent (N).
@@ -107,9 +120,10 @@ template <class ExecSpace, class View1, class View2, class PerImageView>
 void ssim_per_image(const ExecSpace& exec, const View1& img1, const View2& img2, const PerImageView& per_image,
                     const Options& opts = {}) {
   check_result_view<ExecSpace, PerImageView, 1>();
-  impl::ImagePair<ExecSpace, View1, View2> p(img1, img2, opts);
+  impl::SsimImages<ExecSpace, View1, View2> p(img1, img2, opts);
+  using P = decltype(p);
   impl::require_extents("per_image", per_image, std::array<int, 1>{p.g.n});
-  const auto plan = impl::cached_plan<ExecSpace, typename decltype(p)::T>(exec, p.g, opts, {});
+  const auto plan = impl::cached_plan<ExecSpace, typename P::T, typename P::S>(exec, p.g, opts, {});
   plan->forward(exec, p.x, p.y, {});
   const double* sums = plan->image_sums().data();
   typename PerImageView::value_type* out = per_image.data();
@@ -128,9 +142,10 @@ template <class ExecSpace, class View1, class View2, class PerChannelView>
 void ssim_per_channel(const ExecSpace& exec, const View1& img1, const View2& img2,
                       const PerChannelView& per_channel, const Options& opts = {}) {
   check_result_view<ExecSpace, PerChannelView, 2>();
-  impl::ImagePair<ExecSpace, View1, View2> p(img1, img2, opts);
+  impl::SsimImages<ExecSpace, View1, View2> p(img1, img2, opts);
+  using P = decltype(p);
   impl::require_extents("per_channel", per_channel, std::array<int, 2>{p.g.n, p.g.c});
-  const auto plan = impl::cached_plan<ExecSpace, typename decltype(p)::T>(exec, p.g, opts, {});
+  const auto plan = impl::cached_plan<ExecSpace, typename P::T, typename P::S>(exec, p.g, opts, {});
   plan->forward(exec, p.x, p.y, {});
   const double* sums = plan->image_sums().data();
   typename PerChannelView::value_type* out = per_channel.data();
@@ -145,23 +160,28 @@ void ssim_per_channel(const ExecSpace& exec, const View1& img1, const View2& img
 }
 
 // Mean SSIM (returned, synchronising) and its gradients d(mean)/d(img1) into grad1 and d(mean)/d(img2)
-// into grad2. Pass {} or an empty View to skip a gradient and its cost.
+// into grad2. Pass {} or an empty View to skip a gradient and its cost. For 16-bit images, gradients of
+// their type are rounded to it (after the multiplication by any upstream factor), float gradients are not;
+// both gradients hold the same type.
 template <class ExecSpace, class View1, class View2, class Grad1 = impl::writable_like_t<View1>,
           class Grad2 = Grad1>
 double ssim_grad(const ExecSpace& exec, const View1& img1, const View2& img2, const Grad1& grad1,
                  const Grad2& grad2 = {}, const Options& opts = {}) {
-  check_output_view<ExecSpace, Grad1>();
-  check_output_view<ExecSpace, Grad2>();
-  check_same_kind<View1, Grad1>();
-  check_same_kind<View1, Grad2>();
-  impl::ImagePair<ExecSpace, View1, View2> p(img1, img2, opts);
-  using T = typename decltype(p)::T;
-  using Out = impl::OutputArray<T>;
+  impl::SsimImages<ExecSpace, View1, View2> p(img1, img2, opts);
+  using P = decltype(p);
+  using T = typename P::T;
+  using O = typename Grad1::value_type;
+  check_ssim_output_view<ExecSpace, Grad1, typename P::S>();
+  check_ssim_output_view<ExecSpace, Grad2, typename P::S>();
+  static_assert(std::is_same_v<O, typename Grad2::value_type>, "kssim: both gradients must hold the same type");
+  static_assert(Grad1::rank() == View1::rank() && Grad2::rank() == View1::rank(),
+                "kssim: both Views must have the same rank");
+  using Out = impl::OutputArray<O>;
   const auto extents = impl::extents_of(img1);
   impl::PartialPlanes wanted{!impl::is_empty_view(grad1), !impl::is_empty_view(grad2)};
   if (wanted.image1) impl::require_extents("grad1", grad1, extents);
   if (wanted.image2) impl::require_extents("grad2", grad2, extents);
-  const auto plan = impl::cached_plan<ExecSpace, T>(exec, p.g, opts, wanted);
+  const auto plan = impl::cached_plan<ExecSpace, T, typename P::S, O>(exec, p.g, opts, wanted);
   plan->forward(exec, p.x, p.y, {});
   plan->backward(exec, p.x, p.y, wanted.image1 ? impl::as_rank5<Out>(grad1) : Out{},
                  wanted.image2 ? impl::as_rank5<Out>(grad2) : Out{}, 1.0, nullptr, false);

@@ -8,6 +8,11 @@
 //   ({} for a gradient that is not wanted; an empty View works too)
 //
 // backward() uses the images of the last forward(): keep them alive and unchanged in between.
+//
+// 16-bit images (impl/Storage.hpp): ValueType is their type (e.g. Kokkos::Experimental::half_t); the
+// kernels compute in float, and the map and gradients hold OutputType: ValueType by default (rounded to
+// it once, after any upstream factor and accumulation), or float:
+//   kssim::SSIM<Kokkos::Cuda, Kokkos::Experimental::half_t, 4, float> loss(exec, {N, C, H, W});
 
 #include <kssim/Functions.hpp>
 #include <kssim/Options.hpp>
@@ -26,17 +31,24 @@ enum class Gradients { None, Image1, Image2, Both };
 // Whether backward() overwrites the gradient Views or adds to them (combined losses).
 enum class Accumulate { No, Yes };
 
-template <class ExecutionSpace, class ValueType, int Rank = 4>
+template <class ExecutionSpace, class ValueType, int Rank = 4, class OutputType = ValueType>
 class SSIM {
   static_assert(Kokkos::is_execution_space_v<ExecutionSpace>, "kssim::SSIM: ExecutionSpace must be an execution space");
-  static_assert(std::is_same_v<ValueType, float> || std::is_same_v<ValueType, double>,
-                "kssim::SSIM: ValueType must be float or double");
+  static_assert(is_storage_type_v<ValueType>,
+                "kssim::SSIM: ValueType must be float, double or a 16-bit float type (impl/Storage.hpp)");
+  static_assert(!impl::is_host_16bit_v<ValueType> || !impl::is_gpu_space_v<ExecutionSpace>,
+                "kssim::SSIM: _Float16 / __bf16 images need a host execution space; on GPUs use "
+                "Kokkos::Experimental::half_t / bhalf_t");
+  static_assert(std::is_same_v<OutputType, ValueType> || std::is_same_v<OutputType, compute_type_t<ValueType>>,
+                "kssim::SSIM: OutputType is ValueType, or float for 16-bit images");
   static_assert(Rank == 4 || Rank == 5, "kssim::SSIM: Rank is 4 (N, C, H, W) or 5 (N, C, D, H, W)");
+  using T = compute_type_t<ValueType>;
 
  public:
   using execution_space = ExecutionSpace;
   using memory_space = typename ExecutionSpace::memory_space;
   using value_type = ValueType;
+  using output_type = OutputType;
 
   SSIM(const ExecutionSpace& exec, const std::array<int, Rank>& extents, const Options& opts = {},
        Gradients gradients = Gradients::Image1)
@@ -51,16 +63,17 @@ class SSIM {
   // Computes the mean SSIM into value(); optionally writes the map. No host synchronisation.
   template <class View1, class View2>
   void forward(const View1& img1, const View2& img2) {
-    forward(img1, img2, Kokkos::View<ValueType*****, Kokkos::LayoutStride, memory_space>{});
+    forward(img1, img2, Kokkos::View<OutputType*****, Kokkos::LayoutStride, memory_space>{});
   }
   template <class View1, class View2, class MapView>
   void forward(const View1& img1, const View2& img2, const MapView& map) {
     check_args<View1, View2>(img1, img2);
-    static_assert(std::is_same_v<ValueType, impl::value_type_of<MapView>>, "kssim::SSIM: map value type mismatch");
-    using Out = impl::OutputArray<ValueType>;
+    static_assert(std::is_same_v<OutputType, impl::value_type_of<MapView>>,
+                  "kssim::SSIM: the map must hold the object's OutputType");
+    using Out = impl::OutputArray<OutputType>;
     Out map5;
     if (!impl::is_empty_view(map)) {
-      check_output_view<ExecutionSpace, MapView>();
+      check_ssim_output_view<ExecutionSpace, MapView, ValueType>();
       impl::require_extents("map", map, impl::map_extents<std::size_t(Rank)>(plan_.geometry()));
       map5 = impl::as_rank5<Out>(map);
     }
@@ -100,7 +113,7 @@ class SSIM {
  private:
   template <class View1, class View2>
   void check_args(const View1& img1, const View2& img2) const {
-    check_image_view<ExecutionSpace, View1>();
+    check_ssim_image_view<ExecutionSpace, View1>();
     check_same_kind<View1, View2>();
     static_assert(int(View1::rank()) == Rank, "kssim::SSIM: the images' rank differs from the object's Rank");
     static_assert(std::is_same_v<ValueType, impl::value_type_of<View1>>, "kssim::SSIM: image value type mismatch");
@@ -109,13 +122,14 @@ class SSIM {
   }
 
   template <class Grad>
-  impl::OutputArray<ValueType> gradient_array(const char* name, const Grad& grad) const {
-    check_output_view<ExecutionSpace, Grad>();
+  impl::OutputArray<OutputType> gradient_array(const char* name, const Grad& grad) const {
+    check_ssim_output_view<ExecutionSpace, Grad, ValueType>();
     static_assert(int(Grad::rank()) == Rank, "kssim::SSIM: gradient rank differs from the object's Rank");
-    static_assert(std::is_same_v<ValueType, typename Grad::value_type>, "kssim::SSIM: gradient value type mismatch");
+    static_assert(std::is_same_v<OutputType, typename Grad::value_type>,
+                  "kssim::SSIM: gradients must hold the object's OutputType");
     if (impl::is_empty_view(grad)) return {};
     impl::require_extents(name, grad, extents_);
-    return impl::as_rank5<impl::OutputArray<ValueType>>(grad);
+    return impl::as_rank5<impl::OutputArray<OutputType>>(grad);
   }
 
   template <class Grad1, class Grad2>
@@ -128,7 +142,7 @@ class SSIM {
 
   ExecutionSpace exec_;
   std::array<int, Rank> extents_;
-  impl::Plan<ExecutionSpace, ValueType> plan_;
+  impl::Plan<ExecutionSpace, T, impl::SsimTerm, ValueType, OutputType> plan_;
   impl::InputArray<ValueType> x_, y_;
   bool has_forward_ = false;
 };

@@ -4,6 +4,8 @@
 
 #include <kssim/impl/Geometry.hpp>
 #include <kssim/impl/KernelArrays.hpp>
+#include <kssim/impl/Storage.hpp>
+#include <kssim/impl/Tiles.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <array>
@@ -19,19 +21,28 @@ inline constexpr bool is_supported_layout_v =
     std::is_same_v<typename View::array_layout, Kokkos::LayoutLeft> ||
     std::is_same_v<typename View::array_layout, Kokkos::LayoutStride>;
 
-// An image argument: a rank-4 (N, C, H, W) or rank-5 (N, C, D, H, W) View of float or double (const
-// allowed), in a layout kssim understands, whose memory `ExecSpace` can access.
+namespace impl {
+// What every image, map and gradient View must satisfy, whatever it holds.
 template <class ExecSpace, class View>
-constexpr void check_image_view() {
+constexpr void check_view_shape() {
   static_assert(Kokkos::is_execution_space_v<ExecSpace>, "kssim: the first argument must be a Kokkos execution space");
   static_assert(Kokkos::is_view_v<View>, "kssim: images must be Kokkos::Views");
   static_assert(View::rank() == 4 || View::rank() == 5,
                 "kssim: images must be rank 4 (N, C, H, W) or rank 5 (N, C, D, H, W)");
-  using T = std::remove_const_t<typename View::value_type>;
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "kssim: images must hold float or double");
   static_assert(is_supported_layout_v<View>, "kssim: Views must be LayoutRight, LayoutLeft or LayoutStride");
   static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename View::memory_space>::accessible,
                 "kssim: the View's memory space must be accessible from the execution space");
+}
+}  // namespace impl
+
+// An image argument: a rank-4 (N, C, H, W) or rank-5 (N, C, D, H, W) View of float or double (const
+// allowed), in a layout kssim understands, whose memory `ExecSpace` can access.
+template <class ExecSpace, class View>
+constexpr void check_image_view() {
+  impl::check_view_shape<ExecSpace, View>();
+  using T = std::remove_const_t<typename View::value_type>;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "kssim: images must hold float or double (16-bit images: SSIM's functions and kssim::SSIM only)");
 }
 
 // An output argument: like an image but writable.
@@ -39,6 +50,32 @@ template <class ExecSpace, class View>
 constexpr void check_output_view() {
   check_image_view<ExecSpace, View>();
   static_assert(!std::is_const_v<typename View::value_type>, "kssim: output Views must not be const");
+}
+
+// An image argument of SSIM (Functions.hpp, SSIM.hpp): like check_image_view, or a 16-bit storage type
+// (impl/Storage.hpp); the compiler's _Float16 / __bf16 only on host execution spaces.
+template <class ExecSpace, class View>
+constexpr void check_ssim_image_view() {
+  impl::check_view_shape<ExecSpace, View>();
+  using S = std::remove_const_t<typename View::value_type>;
+  static_assert(is_storage_type_v<S>,
+                "kssim: images must hold float, double, or a 16-bit float type: Kokkos::Experimental::half_t or "
+                "bhalf_t where this Kokkos build defines them (CUDA, HIP, SYCL), or the host compiler's _Float16 or "
+                "__bf16 on host execution spaces");
+  static_assert(!impl::is_host_16bit_v<S> || !impl::is_gpu_space_v<ExecSpace>,
+                "kssim: _Float16 / __bf16 images need a host execution space; on GPUs use "
+                "Kokkos::Experimental::half_t / bhalf_t");
+}
+
+// A map or gradient of SSIM for images of value type S: writable, and of S or of its compute type
+// (float for 16-bit images: the outputs are then not rounded to 16 bits).
+template <class ExecSpace, class View, class S>
+constexpr void check_ssim_output_view() {
+  impl::check_view_shape<ExecSpace, View>();
+  using O = typename View::value_type;
+  static_assert(!std::is_const_v<O>, "kssim: output Views must not be const");
+  static_assert(std::is_same_v<O, S> || std::is_same_v<O, compute_type_t<S>>,
+                "kssim: maps and gradients hold the images' value type, or float for 16-bit images");
 }
 
 template <class View1, class View2>

@@ -130,9 +130,9 @@ void check_outputs(const CompareOptions& o) {
 // Same dtype, and same shape; an image (always (1, C, H, W)) may also meet an array of the same extents
 // without the leading unit axis, e.g. a PNG and an (H, W, 3) array read with --channel-axis last.
 void check_same_kind(const Input& a, const Input& b, int dims) {
-  if (a.info.dtype != b.info.dtype)
-    throw UsageError("A and B must have the same dtype: " + a.label + " is " + io::dtype_name(a.info.dtype) + ", " +
-                     b.label + " is " + io::dtype_name(b.info.dtype));
+  if (a.info.dtype != b.info.dtype || a.info.widened != b.info.widened)
+    throw UsageError("A and B must have the same dtype: " + a.label + " is " + a.info.stored_dtype_name() + ", " +
+                     b.label + " is " + b.info.stored_dtype_name());
   const bool image_involved = a.info.is_image() || b.info.is_image();
   if (a.shape != b.shape && !(image_involved && normalized_extents(a, dims) == normalized_extents(b, dims)))
     throw UsageError("A and B must have the same shape: " + a.label + " is " + io::shape_string(a.info.shape) + ", " +

@@ -47,7 +47,8 @@ std::string compare_footer() {
     PFM      gray (Pf) or RGB (PF) 32-bit floats
   The format is recognised from the file's content, not its name; '-' reads an input from the
   standard input (at most one). A and each B must have the same shape and dtype; the computation
-  runs in that dtype.
+  runs in that dtype. A float16 .npy ('<f2') is widened to float32 as it is read (exactly) and
+  computed, reported and written (map, gradients) as float32.
   Axes: N images, C channels, then the spatial axes (H, W) or (D, H, W):
     --dims 2 (default): (H, W), (C, H, W) or (N, C, H, W);
                         with --channel-axis last: (H, W), (H, W, C) or (N, H, W, C)
@@ -123,7 +124,8 @@ OUTPUT
   "shape", "mode"} (with --mask), "scales" and "weights" (with --metric ms-ssim), "shape" (of A,
   as stored), "dtype", "dims", "channel_axis", "padding", "window", "sigma", "k1", "k2",
   "data_range", "map_shape" (not with ms-ssim), "backend" (the Kokkos execution space that ran
-  it), "inputs" {"a", "b": {"path", "format", and "alpha": "ignored" when the input had alpha}},
+  it), "inputs" {"a", "b": {"path", "format", "alpha": "ignored" when the input had alpha, and
+  "stored_dtype": "float16" for a float16 .npy}},
   "outputs",
   "per_image" (with --per-image), "per_channel" (with --per-channel: one list of C means per
   image), "threshold" and "below_threshold" (with --threshold) and "timing" {"repeat",

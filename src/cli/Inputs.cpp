@@ -54,7 +54,7 @@ io::LoadedArray load_input(Input& input, int dims) {
     }
   }
   if (loaded.format != input.info.format || loaded.array.dtype() != input.info.dtype ||
-      loaded.array.shape != input.info.shape)
+      loaded.widened != input.info.widened || loaded.array.shape != input.info.shape)
     throw io::Error(input.label + ": the file changed while it was being read, or its content does not match its "
                     "header (" + io::shape_string(loaded.array.shape) + " instead of " +
                     io::shape_string(input.info.shape) + ")");

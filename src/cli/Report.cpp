@@ -12,6 +12,7 @@ namespace {
 nlohmann::ordered_json input_json(const Input& in) {
   nlohmann::ordered_json j = {{"path", in.path}, {"format", io::format_name(in.info.format)}};
   if (in.info.alpha) j["alpha"] = "ignored";
+  if (in.info.widened) j["stored_dtype"] = "float16";  // computed in float32 (its "dtype")
   return j;
 }
 

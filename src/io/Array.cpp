@@ -6,9 +6,11 @@
 
 namespace kssim::io {
 
-const char* dtype_name(DType dtype) { return dtype == DType::Float32 ? "float32" : "float64"; }
+const char* dtype_name(DType dtype) {
+  return dtype == DType::Float32 ? "float32" : dtype == DType::Float64 ? "float64" : "float16";
+}
 
-std::size_t dtype_size(DType dtype) { return dtype == DType::Float32 ? 4 : 8; }
+std::size_t dtype_size(DType dtype) { return dtype == DType::Float32 ? 4 : dtype == DType::Float64 ? 8 : 2; }
 
 std::string shape_string(const std::vector<std::size_t>& shape) {
   std::string s = "(";

@@ -9,11 +9,13 @@
 
 namespace kssim::io {
 
-enum class DType { Float32, Float64 };
+// Float16: the dtype of a float16 .npy file only; its values are widened to float32 as they are read (exactly:
+// every float16 value is a float32 value), so an Array itself is float32 or float64.
+enum class DType { Float32, Float64, Float16 };
 
-// "float32" or "float64".
+// "float32", "float64" or "float16".
 const char* dtype_name(DType dtype);
-// Bytes per element: 4 or 8.
+// Bytes per element: 4, 8 or 2.
 std::size_t dtype_size(DType dtype);
 
 // "(2, 3, 4)"; "()" for a scalar and "(5,)" for one axis, as Python writes tuples.

@@ -26,7 +26,7 @@ ArrayInfo info_of(const ImageInfo& i, Format format) {
           alpha};
 }
 
-ArrayInfo info_of(const LoadedArray& l) { return {l.format, l.array.dtype(), l.array.shape, l.alpha}; }
+ArrayInfo info_of(const LoadedArray& l) { return {l.format, l.array.dtype(), l.array.shape, l.alpha, l.widened}; }
 
 [[noreturn]] void unknown() {
   throw Error("unrecognised file format (expected a .npy array or a PNG, PGM/PPM, JPEG, TIFF, WebP, OpenEXR or "
@@ -51,7 +51,11 @@ const char* format_name(Format format) {
 
 LoadedArray load_array(std::span<const std::byte> bytes) {
   if (bytes.empty()) throw Error("the file is empty");
-  if (looks_like_npy(bytes)) return {parse_npy(bytes), Format::Npy};
+  if (looks_like_npy(bytes)) {
+    LoadedArray l{parse_npy(bytes), Format::Npy};
+    l.widened = npy_info(bytes).dtype == DType::Float16;  // the header again: parse_npy returns float32 for it
+    return l;
+  }
   if (looks_like_png(bytes)) return loaded(decode_png(bytes), Format::Png);
   if (looks_like_pnm(bytes)) return loaded(decode_pnm(bytes), Format::Pnm);
   if (looks_like_pfm(bytes)) return loaded(decode_pfm(bytes), Format::Pfm);
@@ -67,7 +71,8 @@ ArrayInfo probe_array(std::span<const std::byte> bytes) {
   if (bytes.empty()) throw Error("the file is empty");
   if (looks_like_npy(bytes)) {
     NpyInfo n = npy_info(bytes);
-    return {Format::Npy, n.dtype, std::move(n.shape)};
+    const bool half = n.dtype == DType::Float16;
+    return {Format::Npy, half ? DType::Float32 : n.dtype, std::move(n.shape), false, half};
   }
   if (looks_like_png(bytes)) return info_of(png_info(bytes), Format::Png);
   if (looks_like_jpeg(bytes)) return info_of(jpeg_info(bytes), Format::Jpeg);

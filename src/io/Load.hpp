@@ -22,16 +22,20 @@ struct LoadedArray {
   Format format;
   bool alpha = false;       // the image had an alpha channel (dropped)
   bool normalized = false;  // integer samples divided by their maximum: values in [0, 1]
+  bool widened = false;     // a float16 .npy, widened to float32 (exactly)
   bool is_image() const { return format != Format::Npy; }
 };
 
 // What load_array() would return, less the values: from the header only.
 struct ArrayInfo {
   Format format;
-  DType dtype;
+  DType dtype;  // of the loaded values: Float32 for a float16 .npy
   std::vector<std::size_t> shape;
   bool alpha = false;
+  bool widened = false;  // a float16 .npy (LoadedArray::widened)
   bool is_image() const { return format != Format::Npy; }
+  // The dtype as stored: "float16" for a widened .npy, else dtype_name(dtype).
+  const char* stored_dtype_name() const { return widened ? dtype_name(DType::Float16) : dtype_name(dtype); }
 };
 
 // Parses a file held in memory; throws io::Error for unknown formats and bad files. Safe to fuzz.

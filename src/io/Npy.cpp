@@ -111,10 +111,11 @@ struct Header {
 DType parse_descr(const std::string& descr) {
   if (descr == "<f4") return DType::Float32;
   if (descr == "<f8") return DType::Float64;
-  if (descr == ">f4" || descr == ">f8")
+  if (descr == "<f2") return DType::Float16;
+  if (descr == ">f2" || descr == ">f4" || descr == ">f8")
     fail("big-endian data (dtype '" + descr + "') is not supported; save it as little-endian ('<" + descr.substr(1) +
          "')");
-  fail("unsupported dtype '" + descr + "' (only float32 '<f4' and float64 '<f8' are supported)");
+  fail("unsupported dtype '" + descr + "' (only float16 '<f2', float32 '<f4' and float64 '<f8' are supported)");
 }
 
 Header parse_header(std::string_view text) {
@@ -170,6 +171,31 @@ std::vector<T> copy_little_endian(std::span<const std::byte> data, std::size_t c
   return out;
 }
 
+// IEEE binary16 bits to the float32 of the same value (every binary16 value is one), without a 16-bit type.
+float widen_half(std::uint16_t h) {
+  const std::uint32_t sign = std::uint32_t(h >> 15) << 31, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  std::uint32_t bits;
+  if (exponent == 0x1f) {
+    bits = sign | 0x7f800000u | (mantissa << 13);  // Inf, NaN (payload kept)
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);  // normal: rebias 15 -> 127
+  } else if (mantissa == 0) {
+    bits = sign;  // +-0
+  } else {  // subnormal: mantissa * 2^-24, normal in float32
+    int shift = 0;
+    std::uint32_t m = mantissa;
+    while (!(m & 0x400)) m <<= 1, ++shift;
+    bits = sign | (std::uint32_t(113 - shift) << 23) | ((m & 0x3ff) << 13);
+  }
+  return std::bit_cast<float>(bits);
+}
+
+std::vector<float> widen_little_endian_halves(std::span<const std::byte> data, std::size_t count) {
+  std::vector<float> out(count);
+  for (std::size_t i = 0; i < count; ++i) out[i] = widen_half(std::uint16_t(read_le(data, 2 * i, 2)));
+  return out;
+}
+
 }  // namespace
 
 bool looks_like_npy(std::span<const std::byte> bytes) {
@@ -222,6 +248,7 @@ Array parse_npy(std::span<const std::byte> bytes) {
   if (data.size() != count * item)
     fail(std::to_string(data.size() - count * item) + " unexpected bytes after the array data");
   if (h.dtype == DType::Float32) return Array(h.shape, copy_little_endian<float>(data, count));
+  if (h.dtype == DType::Float16) return Array(h.shape, widen_little_endian_halves(data, count));
   return Array(h.shape, copy_little_endian<double>(data, count));
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // A strict reader and writer of NumPy .npy files (format versions 1.0, 2.0 and 3.0) holding little-endian
-// float32 ('<f4') or float64 ('<f8') arrays in C order. Anything else (other dtypes, big-endian data,
-// Fortran order, object arrays, a malformed header, missing or extra data bytes) throws io::Error.
+// float32 ('<f4') or float64 ('<f8') arrays in C order; the reader also takes float16 ('<f2') arrays and
+// widens them to float32 (exactly). Anything else (other dtypes, big-endian data, Fortran order, object
+// arrays, a malformed header, missing or extra data bytes) throws io::Error.
 
 #include "io/Array.hpp"
 
@@ -15,7 +16,8 @@ namespace kssim::io {
 // that the file holds all the data its header announces, so it is safe to fuzz.
 Array parse_npy(std::span<const std::byte> bytes);
 
-// The dtype and shape from the header alone (the data is not checked), and where the data starts.
+// The dtype (as stored: Float16 for '<f2') and shape from the header alone (the data is not checked), and
+// where the data starts.
 struct NpyInfo {
   DType dtype;
   std::vector<std::size_t> shape;

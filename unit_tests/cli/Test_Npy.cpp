@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -101,8 +102,38 @@ TEST(Npy, RejectsBigEndian) {
   }
 }
 
+// float16: every binary16 class (zeros, subnormals, normals, the largest, infinities, NaN) widens to the
+// float32 of exactly its value; the header reports the stored dtype.
+TEST(Npy, WidensFloat16ExactlyToFloat32) {
+  const std::vector<std::pair<std::uint16_t, float>> cases = {
+      {0x0000, 0.0f},           {0x8000, -0.0f},           {0x0001, 0x1p-24f},        {0x03ff, 1023 * 0x1p-24f},
+      {0x0200, 0x1p-15f},       {0x0400, 0x1p-14f},        {0x3c00, 1.0f},            {0x3555, 0x1.554p-2f},
+      {0xc000, -2.0f},          {0x7bff, 65504.0f},        {0x7c00, std::numeric_limits<float>::infinity()},
+      {0xfc00, -std::numeric_limits<float>::infinity()}};
+  std::string data;
+  for (const auto& c : cases) data += std::string{char(c.first & 0xff), char(c.first >> 8)};
+  data += std::string{char(0x00), char(0x7e)};  // a quiet NaN
+  auto bytes = npy_with_header(dict("<f2", "False", "(" + std::to_string(cases.size() + 1) + ",)"), 0);
+  bytes = concat(bytes, bytes_of(data));
+  EXPECT_EQ(npy_info(bytes).dtype, DType::Float16);
+  const Array a = parse_npy(bytes);
+  ASSERT_EQ(a.dtype(), DType::Float32);
+  const auto& v = std::get<std::vector<float>>(a.values);
+  ASSERT_EQ(v.size(), cases.size() + 1);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_EQ(v[i], cases[i].second) << "binary16 0x" << std::hex << cases[i].first;
+    EXPECT_EQ(std::signbit(v[i]), std::signbit(cases[i].second)) << "binary16 0x" << std::hex << cases[i].first;
+  }
+  EXPECT_TRUE(std::isnan(v.back()));
+  EXPECT_STREQ(dtype_name(DType::Float16), "float16");
+  EXPECT_EQ(dtype_size(DType::Float16), 2u);
+  // Two bytes per element: one missing byte is a truncation, as for the other dtypes.
+  EXPECT_THROW(parse_npy(npy_with_header(dict("<f2", "False", "(3,)"), 5)), Error);
+  EXPECT_THROW(parse_npy(npy_with_header(dict(">f2", "False", "(3,)"), 6)), Error);
+}
+
 TEST(Npy, RejectsUnsupportedDtypes) {
-  for (const char* descr : {"<i4", "<f2", "<c8", "|u1", "|b1", "<u8", "|O", "<U3", "=f4", "f4", "<f16"})
+  for (const char* descr : {"<i4", "<c8", "|u1", "|b1", "<u8", "|O", "<U3", "=f4", "f4", "<f16"})
     EXPECT_THROW(parse_npy(npy_with_header(dict(descr, "False", "(2,)"), 8)), Error) << descr;
   EXPECT_THROW(parse_npy(npy_with_header("{'descr': [('x', '<f4')], 'fortran_order': False, 'shape': (2,), }", 8)),
                Error);

@@ -1218,6 +1218,50 @@ def group_masks(ctx):
             ctx.check("[0, 1]" in err, "the value error names the range: %r" % err)
 
 
+# ------------------------------------------------------------------------------------------------------------
+# float16: '<f2' arrays are widened to float32 as they are read (exactly), then computed and written as
+# float32: the same results, bit for bit, as float32 files of the same values; against the NumPy reference of
+# those values; the JSON names the stored dtype; mixed float16 / float32 pairs are refused.
+def group_float16(ctx):
+    for dims, shape, window in ((2, (2, 3, 24, 31), 11), (3, (1, 2, 12, 13, 14), 5)):
+        a, b = pair(shape, np.float16, seed=40 + dims)
+        a32, b32 = a.astype(np.float32), b.astype(np.float32)
+        unrounded = pair(shape, np.float64, seed=40 + dims)
+        for padding in ("valid", "same"):
+            tag = "%dD %s" % (dims, padding)
+            args = ["--dims", dims, "--window", window, "--padding", padding]
+            m16, m32 = ctx.path("h16map.npy"), ctx.path("h32map.npy")
+            g16, g32 = ctx.path("h16grad.npy"), ctx.path("h32grad.npy")
+            j16 = ctx.ok_json("compare", ctx.save_npy("h16a.npy", a), ctx.save_npy("h16b.npy", b), *args,
+                              "--map", m16, "--grad-a", g16)
+            j32 = ctx.ok_json("compare", ctx.save_npy("h32a.npy", a32), ctx.save_npy("h32b.npy", b32), *args,
+                              "--map", m32, "--grad-a", g32)
+            ctx.check(j16["ssim"] == j32["ssim"], "float16 %s: %r differs from float32 of its values %r"
+                      % (tag, j16["ssim"], j32["ssim"]))
+            ref = ssim_map(a32.astype(np.float64), b32.astype(np.float64), window=window, padding=padding, dims=dims)
+            ctx.check(abs(j16["ssim"] - ref.mean()) < 2e-5, "float16 %s mean %r vs %r" % (tag, j16["ssim"], ref.mean()))
+            got = np.load(m16)
+            ctx.check(got.shape == ref.shape and close(got, ref, 2e-5), "float16 %s map against the reference" % tag)
+            # The test can fail: the rounding to float16 moves map pixels by more than the bar (the mean hardly
+            # moves: the rounding errors average out).
+            moved = np.abs(ssim_map(*unrounded, window=window, padding=padding, dims=dims) - ref).max()
+            ctx.check(moved > 4e-5, "float16 %s: rounding too small to test (%g)" % (tag, moved))
+            ctx.check(j16["dtype"] == "float32" and j16["inputs"]["a"].get("stored_dtype") == "float16"
+                      and "stored_dtype" not in j32["inputs"]["a"], "float16 %s JSON dtypes: %r" % (tag, j16))
+            for name, x16, x32 in (("map", m16, m32), ("grad-a", g16, g32)):
+                got16, got32 = np.load(x16), np.load(x32)
+                ctx.check(got16.dtype == np.float32 and np.array_equal(got16, got32),
+                          "float16 %s %s: %s, equal to float32's: %s" % (tag, name, got16.dtype,
+                                                                         np.array_equal(got16, got32)))
+    a, b = pair((1, 1, 16, 16), np.float16, seed=47)
+    pa, pb32 = ctx.save_npy("h16a.npy", a), ctx.save_npy("h32b.npy", b.astype(np.float32))
+    err = ctx.fails("float16 with float32", "compare", pa, pb32)
+    ctx.check("float16" in err and "float32" in err, "the dtype error names both dtypes: %r" % err)
+    ctx.check(float(ctx.ok("compare", pa, pa)) == 1.0, "SSIM of identical float16 arrays must be exactly 1")
+    big_endian = ctx.save_npy("h16be.npy", a.astype(">f2"))
+    ctx.fails("big-endian float16", "compare", big_endian, big_endian)
+
+
 GROUPS = {
     "values": group_values,
     "grads": group_grads,
@@ -1238,6 +1282,7 @@ GROUPS = {
     "identical_inputs_give_exactly_one": group_identical_inputs_give_exactly_one,
     "msssim": group_msssim,
     "masks": group_masks,
+    "float16": group_float16,
 }
 
 

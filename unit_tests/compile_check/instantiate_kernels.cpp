@@ -7,7 +7,8 @@
 // ssim_map, ssim_per_image, ssim_per_channel, ssim_grad, and kssim::SSIM<...>::forward / backward;
 // kssim::ssimulacra2 and kssim::Ssimulacra2Reference<...>::compare; MS-SSIM (kssim::ms_ssim*, MSSSIM) and
 // masked SSIM (kssim::masked_ssim*, MaskedSSIM, both mask modes) and the fused L1 + SSIM loss
-// (kssim::l1_ssim_loss*, L1SSIMLoss) for both value types and ranks.
+// (kssim::l1_ssim_loss*, L1SSIMLoss) for both value types and ranks; SSIM of 16-bit images (half and
+// bfloat16, rank 4 and 5, 16-bit and float outputs) where the backend has them.
 
 #include <kssim/kssim.hpp>
 #include <kssim/impl/mpi/BoxCopy.hpp>  // kssim::mpi's one kernel (the rest of kssim::mpi needs mpi.h)
@@ -132,6 +133,51 @@ void instantiate_strided(const Exec& exec) {
   sink = kssim::ssim_grad(exec, a, a, g, g);
 }
 
+// 16-bit images (kssim/impl/Storage.hpp): every SSIM entry point with 16-bit and float maps and gradients, for
+// the 16-bit types the default execution space takes (Kokkos' half_t / bhalf_t on GPUs; on host spaces
+// those where Kokkos has them, else the host compiler's _Float16 / __bf16); nothing where there is none.
+template <class S>
+inline constexpr bool usable_16bit_v =
+    kssim::is_16bit_storage_v<S> && (!kssim::impl::is_host_16bit_v<S> || !kssim::impl::is_gpu_space_v<Exec>);
+template <bool Half>
+using storage_16bit_t =
+    std::conditional_t<usable_16bit_v<std::conditional_t<Half, kssim::kokkos_half_t, kssim::kokkos_bhalf_t>>,
+                       std::conditional_t<Half, kssim::kokkos_half_t, kssim::kokkos_bhalf_t>,
+                       std::conditional_t<Half, kssim::host_float16_t, kssim::host_bfloat16_t>>;
+
+template <bool Half, int Rank>
+void instantiate_16bit(const Exec& exec) {
+  using S = storage_16bit_t<Half>;
+  if constexpr (usable_16bit_v<S>) {
+    using V = Image<S, Kokkos::LayoutRight, Rank>;
+    using F = Image<float, Kokkos::LayoutRight, Rank>;
+    V a, b, map, g1, g2;
+    Image<const S, Kokkos::LayoutLeft, Rank> ca, cb;
+    F fmap, f1, f2;
+    Kokkos::View<double, Mem> mean;
+    Kokkos::View<double*, Mem> per_image;
+    Kokkos::View<float**, Mem> per_channel;
+    kssim::Options opts;
+    opts.padding = kssim::Padding::Same;
+    sink = kssim::ssim(exec, a, b);
+    kssim::ssim(exec, ca, cb, mean, opts);
+    kssim::ssim_map(exec, a, b, map);
+    kssim::ssim_map(exec, ca, cb, fmap, opts);
+    kssim::ssim_per_image(exec, a, b, per_image);
+    kssim::ssim_per_channel(exec, ca, cb, per_channel);
+    sink = kssim::ssim_grad(exec, a, b, g1, g2);
+    sink = kssim::ssim_grad(exec, ca, cb, f1, f2, opts);
+    std::array<int, Rank> extents{};
+    kssim::SSIM<Exec, S, Rank> loss(exec, extents, opts, kssim::Gradients::Both);
+    loss.forward(a, b, map);
+    loss.backward(g1, g2, kssim::Accumulate::Yes, -0.2);
+    loss.backward(loss.value(), g1);
+    kssim::SSIM<Exec, S, Rank, float> to_float(exec, extents, {}, kssim::Gradients::Image1);
+    to_float.forward(ca, cb, fmap);
+    to_float.backward(f1);
+  }
+}
+
 // SSIMULACRA2: the uncached call and the cached reference (float images, LayoutRight and LayoutLeft).
 void instantiate_ssimulacra2(const Exec& exec) {
   Kokkos::View<float****, Kokkos::LayoutRight, Mem> a;
@@ -176,6 +222,10 @@ template void instantiate_ms_ssim_and_masked<float, 5>(const Exec&);
 template void instantiate_ms_ssim_and_masked<double, 4>(const Exec&);
 template void instantiate_ms_ssim_and_masked<double, 5>(const Exec&);
 template void instantiate_strided<float>(const Exec&);
+template void instantiate_16bit<true, 4>(const Exec&);
+template void instantiate_16bit<true, 5>(const Exec&);
+template void instantiate_16bit<false, 4>(const Exec&);
+template void instantiate_16bit<false, 5>(const Exec&);
 template void instantiate_strided<double>(const Exec&);
 template void instantiate_mpi_box_copy<float>(const Exec&);
 template void instantiate_mpi_box_copy<double>(const Exec&);

@@ -86,6 +86,10 @@ with tempfile.TemporaryDirectory() as d:
                  "a missing input", [out])
     expect_error(d, [pa, ib, "--dims", "3", "--decompose", "1x1x2", "--grad-a", out], 2, "B of another shape", [out])
     expect_error(d, [pa, pb, "--dims", "3", "--decompose", "1x1x2", "--per-image"], 2, "an unsupported flag")
+    ha, hb = os.path.join(d, "ha.npy"), os.path.join(d, "hb.npy")  # float16: read as stored, so refused
+    np.save(ha, img_a.astype("float16"))
+    np.save(hb, img_b.astype("float16"))
+    expect_error(d, [ha, hb, "--dims", "2", "--decompose", "1x2", "--grad-a", out], 2, "float16 arrays", [out])
     expect_error(d, [pa, pb, "--dims", "3", "--decompose", "1x1x2", "--window", "8", "--map", out], 2,
                  "an even window", [out])
     expect_error(d, [ia, ib, "--dims", "2", "--decompose", "1x2", "--window", "31", "--grad-b", out], 2,

@@ -17,16 +17,16 @@ def _img(shape=GOOD, dtype=torch.float32, device="cpu"):
     (_img(), _img().to("meta"), ValueError, "same device"),
     (_img(), _img((1, 3, 16, 17)), ValueError, "same shape"),
     (_img(), _img(dtype=torch.float64), TypeError, "same dtype"),
-    (_img(dtype=torch.int32), _img(dtype=torch.int32), TypeError, "float32 or float64"),
-    (_img(dtype=torch.uint8), _img(dtype=torch.uint8), TypeError, "float32 or float64"),
-    (_img(dtype=torch.complex64), _img(dtype=torch.complex64), TypeError, "float32 or float64"),
-    (_img(dtype=torch.float16), _img(dtype=torch.float16), TypeError, "float32 or float64"),
+    (_img(dtype=torch.int32), _img(dtype=torch.int32), TypeError, "float32, float64, float16 or bfloat16"),
+    (_img(dtype=torch.uint8), _img(dtype=torch.uint8), TypeError, "float32, float64, float16 or bfloat16"),
+    (_img(dtype=torch.complex64), _img(dtype=torch.complex64), TypeError, "float32, float64, float16 or bfloat16"),
+    (_img(dtype=torch.float16), _img(dtype=torch.bfloat16), TypeError, "same dtype"),
     (_img((3, 16, 16)), _img((3, 16, 16)), ValueError, "4-D"),
     (_img((1, 1, 1, 3, 16, 16)), _img((1, 1, 1, 3, 16, 16)), ValueError, "4-D"),
     (_img((1, 3, 10, 16)), _img((1, 3, 10, 16)), ValueError, "window_size 11"),
     (_img((1, 3, 0, 16)), _img((1, 3, 0, 16)), ValueError, "empty"),
     (_img().numpy(), _img(), TypeError, "torch.Tensor"),
-], ids=["devices", "shapes", "dtypes", "int32", "uint8", "complex", "float16", "rank3", "rank6", "too_small",
+], ids=["devices", "shapes", "dtypes", "int32", "uint8", "complex", "float16_bfloat16", "rank3", "rank6", "too_small",
         "empty", "numpy"])
 def test_bad_images(img1, img2, error, message):
     with pytest.raises(error, match=message):
@@ -53,7 +53,7 @@ def test_fused_ssim_takes_4d_only():
 def test_the_operators_check_their_arguments_too():
     """Direct calls of torch.ops.kssim (bypassing the Python checks) raise, never crash."""
     ops = torch.ops.kssim
-    with pytest.raises(TypeError, match="float32 or float64"):
+    with pytest.raises(TypeError, match="float32, float64, float16 or bfloat16"):
         ops.ssim(_img(dtype=torch.int64), _img(dtype=torch.int64), 11, 1.5, 0.01, 0.03, 1.0, False, False, 0)
     with pytest.raises(ValueError, match="window_size"):
         ops.ssim(_img(), _img(), 4, 1.5, 0.01, 0.03, 1.0, False, False, 0)

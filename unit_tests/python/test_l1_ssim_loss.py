@@ -139,3 +139,5 @@ def test_bad_images_raise():
         kssim.l1_ssim_loss(a, torch.rand((1, 3, 10, 17)))
     with pytest.raises(TypeError, match="float32 or float64"):
         kssim.l1_ssim_loss(a.half(), a.half())
+    with pytest.raises(TypeError, match="float32 or float64"):
+        kssim.l1_ssim_loss(a.bfloat16(), a.bfloat16())

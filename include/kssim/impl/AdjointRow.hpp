@@ -5,7 +5,8 @@
 // weight per pixel (the mask of normalized statistics: d B(m x) / dx = m B^T; a compile-time choice, so that
 // SSIM's instance carries none of its code), plus, in the instance with L1, the fused loss's L1 gradient
 // (L1Term.hpp; compile-time too: its runtime branch took SSIM's instance from 56-64 to 69-86 registers on
-// sm_90, ptxas -v). Gradients are written or accumulated.
+// sm_90, ptxas -v). Gradients are written or accumulated. Images of a 16-bit storage type S are converted
+// to T as they are staged, gradients rounded to their type O (Storage.hpp).
 
 #include <kssim/impl/ColumnBlur.hpp>
 #include <kssim/impl/GaussianWindow.hpp>
@@ -20,7 +21,7 @@
 
 namespace kssim::impl {
 
-template <class ExecSpace, class T, int K, bool PixelWeights = false, bool L1 = false>
+template <class ExecSpace, class T, int K, bool PixelWeights = false, bool L1 = false, class S = T, class O = T>
 struct AdjointRow {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = typename RowScratch<ExecSpace, T>::Scratch;
@@ -34,8 +35,8 @@ struct AdjointRow {
   // Only pointers, extents and PODs (KernelArrays.hpp).
   PlaneArray<T> in;
   PartialPlanes wanted;  // the plane layout of `in`; a gradient is stored where its array is not null
-  InputArray<T> x, y;
-  OutputArray<T> grad1, grad2;  // either may be null
+  InputArray<S> x, y;
+  OutputArray<O> grad1, grad2;  // either may be null
   const T* shifts = nullptr;            // (NC, 2), Recentring.hpp
   const double* upstream = nullptr;      // optional device factor (null: 1)
   const double* slice_factors = nullptr;  // optional device factor per (n, c) slice (null: 1)
@@ -74,8 +75,8 @@ struct AdjointRow {
       const std::size_t base = std::size_t(r) * g.row_pitch;
       const int nc = r / slice_rows;
       const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
-      const T* xrow = row_pointer(x, x_rows, r);
-      const T* yrow = row_pointer(y, y_rows, r);
+      const S* xrow = row_pointer(x, x_rows, r);
+      const S* yrow = row_pointer(y, y_rows, r);
       const std::size_t xs = x.stride(4), ys = y.stride(4);
       if constexpr (Tiles<ExecSpace, T>::gpu) {
         // The whole padded row, so that the vector loads below read defined values only; all of a lane's
@@ -85,13 +86,13 @@ struct AdjointRow {
         if (xs == 1 && ys == 1 && first >= 0 && first + count <= g.ow && col0 + tile_cols <= g.w) {
           const T* src[K];
           for (int k = 0; k < K; ++k) src[k] = &in(k, base + first);
-          const T* xp = xrow + col0;
-          const T* yp = yrow + col0;
+          const S* xp = xrow + col0;
+          const S* yp = yrow + col0;
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, count), [&](int j) {
             for (int k = 0; k < K; ++k) tile(k, i, j) = src[k][j];
             if (j < tile_cols) {
-              pixels(0, i, j) = xp[j] - s1;
-              pixels(1, i, j) = yp[j] - s2;
+              pixels(0, i, j) = to_compute<T>(xp[j]) - s1;
+              pixels(1, i, j) = to_compute<T>(yp[j]) - s2;
             }
           });
         } else {
@@ -101,8 +102,8 @@ struct AdjointRow {
             for (int k = 0; k < K; ++k) tile(k, i, j) = inside ? in(k, base + col) : T(0);
             if (j < tile_cols) {  // pixels past the image edge: defined, never stored
               const bool in_image = col0 + j < g.w;
-              pixels(0, i, j) = in_image ? xrow[(col0 + j) * xs] - s1 : T(0);
-              pixels(1, i, j) = in_image ? yrow[(col0 + j) * ys] - s2 : T(0);
+              pixels(0, i, j) = in_image ? to_compute<T>(xrow[(col0 + j) * xs]) - s1 : T(0);
+              pixels(1, i, j) = in_image ? to_compute<T>(yrow[(col0 + j) * ys]) - s2 : T(0);
             }
           });
         }
@@ -123,8 +124,8 @@ struct AdjointRow {
       if (r >= nrows) return;
       const T factor = T(slice_factors ? team_factor * slice_factors[r / slice_rows] : team_factor);
       const T* const weights_row = PixelWeights ? row_pointer(pixel_weights, weights_rows, r) : nullptr;
-      T* const g1row = grad1.data() ? row_pointer(grad1, grad1_rows, r) : nullptr;
-      T* const g2row = grad2.data() ? row_pointer(grad2, grad2_rows, r) : nullptr;
+      O* const g1row = grad1.data() ? row_pointer(grad1, grad1_rows, r) : nullptr;
+      O* const g2row = grad2.data() ? row_pointer(grad2, grad2_rows, r) : nullptr;
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_cols / chunk), [&](int jc) {
         const int j0 = jc * chunk;
         if (col0 + j0 >= g.w) return;
@@ -182,7 +183,7 @@ struct AdjointRow {
 
   // The L1 gradient reads the raw pixels again (the staged ones are recentred: L1Term.hpp), and computes its
   // factor where it is used.
-  KOKKOS_INLINE_FUNCTION static const T* raw_pixels(const InputArray<T>& img, std::ptrdiff_t rows, int r, int col) {
+  KOKKOS_INLINE_FUNCTION static const S* raw_pixels(const InputArray<S>& img, std::ptrdiff_t rows, int r, int col) {
     return row_pointer(img, rows, r) + std::ptrdiff_t(col) * img.stride(4);
   }
   KOKKOS_INLINE_FUNCTION T l1_factor() const { return T(l1_scale * (upstream ? *upstream : 1.0)); }
@@ -198,8 +199,9 @@ struct AdjointRow {
 
 };
 
-template <class ExecSpace, class T, int K, bool PixelWeights, bool L1>
-void adjoint_row(const ExecSpace& exec, const Options& opts, AdjointRow<ExecSpace, T, K, PixelWeights, L1> k) {
+template <class ExecSpace, class T, int K, bool PixelWeights, bool L1, class S, class O>
+void adjoint_row(const ExecSpace& exec, const Options& opts,
+                 AdjointRow<ExecSpace, T, K, PixelWeights, L1, S, O> k) {
   k.col_tiles = ceil_div(k.g.w, k.tile_cols);
   k.x_rows = nested_row_stride(k.x);
   k.y_rows = nested_row_stride(k.y);

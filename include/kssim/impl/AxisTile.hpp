@@ -6,6 +6,7 @@
 // adjoint pass is the same correlation with the reversed window and offset window - 1 - offset.
 
 #include <kssim/impl/FixedTaps.hpp>
+#include <kssim/impl/Storage.hpp>
 #include <kssim/impl/Tiles.hpp>
 #include <kssim/impl/Vectorize.hpp>
 
@@ -170,19 +171,19 @@ KOKKOS_INLINE_FUNCTION void stage_axis_tile(const Team& team, const Scratch& til
 }
 
 // Host staging of one row segment of a row pass: dst[j] = src[(first + j) * stride] - offset where
-// 0 <= first + j < n, and fill elsewhere, for j in [0, count). A contiguous source takes the loop the
-// compiler vectorises.
-template <class T>
-KOKKOS_INLINE_FUNCTION void stage_row_segment(T* dst, const T* src, std::size_t stride, int first, int count, int n,
+// 0 <= first + j < n, and fill elsewhere, for j in [0, count); a source of a storage type S is converted
+// to T (Storage.hpp). A contiguous source takes the loop the compiler vectorises.
+template <class T, class S>
+KOKKOS_INLINE_FUNCTION void stage_row_segment(T* dst, const S* src, std::size_t stride, int first, int count, int n,
                                               T offset, T fill) {
   const int lo = Kokkos::min(count, Kokkos::max(0, -first));         // first staged column inside the row
   const int hi = Kokkos::max(lo, Kokkos::min(count, n - first));     // one past the last
   for (int j = 0; j < lo; ++j) dst[j] = fill;
   if (stride == 1) {
     KSSIM_VECTORIZE
-    for (int j = lo; j < hi; ++j) dst[j] = src[first + j] - offset;
+    for (int j = lo; j < hi; ++j) dst[j] = to_compute<T>(src[first + j]) - offset;
   } else {
-    for (int j = lo; j < hi; ++j) dst[j] = src[std::size_t(first + j) * stride] - offset;
+    for (int j = lo; j < hi; ++j) dst[j] = to_compute<T>(src[std::size_t(first + j) * stride]) - offset;
   }
   for (int j = hi; j < count; ++j) dst[j] = fill;
 }

@@ -3,7 +3,8 @@
 // along a strided axis (LocalMoments.hpp). The last forward pass evaluates the SSIM map there and writes
 // what the backward pass needs: the map's partial derivatives (MapFormula.hpp) and one partial sum of the
 // map per team, summed later in a fixed order (Reduction.hpp) so the mean is bitwise reproducible. The map
-// pass evaluates a Term (MapTerms.hpp): SSIM, or MS-SSIM's contrast-structure term.
+// pass evaluates a Term (MapTerms.hpp): SSIM, or MS-SSIM's contrast-structure term, and stores the map in
+// its type O (the compute type T, or a 16-bit type it is rounded to: Storage.hpp).
 
 #include <kssim/impl/AxisTile.hpp>
 #include <kssim/impl/GaussianWindow.hpp>
@@ -12,6 +13,7 @@
 #include <kssim/impl/MapBlock.hpp>
 #include <kssim/impl/MapTerms.hpp>
 #include <kssim/impl/Reduction.hpp>
+#include <kssim/impl/Storage.hpp>
 #include <kssim/impl/KernelArrays.hpp>
 #include <kssim/impl/Launch.hpp>
 
@@ -24,7 +26,7 @@ enum class ColumnOutput {
   Map          // map, partial derivatives and per-team sums (the last forward pass)
 };
 
-template <class ExecSpace, class T, ColumnOutput Output, class Term = SsimTerm>
+template <class ExecSpace, class T, ColumnOutput Output, class Term = SsimTerm, class O = T>
 struct ColumnBlur {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = typename AxisScratch<ExecSpace, T>::Scratch;
@@ -36,7 +38,7 @@ struct ColumnBlur {
   // Only pointers, extents and PODs (KernelArrays.hpp).
   PlaneArray<T> in;                          // four moment planes
   PlaneArray<T> out_stats;                   // Statistics: four moment planes
-  OutputArray<T> map;                        // Map: optional (null data to skip)
+  OutputArray<O> map;                        // Map: optional (null data to skip)
   PlaneArray<T> partials;                    // Map: optional, see PartialPlanes
   PartialPlanes wanted;
   MapSums sums;                              // Map: tile_sums gets one partial sum per team
@@ -112,7 +114,7 @@ struct ColumnBlur {
     int ow = int(pos % std::size_t(g.ow)), oh = rest % g.oh, od = rest / g.oh;
     for (int u = 0; u < chunk; ++u) {
       if (u >= n) continue;
-      map(in, ic, od, oh, ow) = value[u];
+      map(in, ic, od, oh, ow) = to_storage<O>(value[u]);
       if (++ow == g.ow) {
         ow = 0;
         if (++oh == g.oh) oh = 0, ++od;
@@ -121,9 +123,9 @@ struct ColumnBlur {
   }
 };
 
-template <class ExecSpace, class T, ColumnOutput Output, class Term>
-void column_blur(const ExecSpace& exec, const Options& opts, ColumnBlur<ExecSpace, T, Output, Term> k) {
-  using K = ColumnBlur<ExecSpace, T, Output, Term>;
+template <class ExecSpace, class T, ColumnOutput Output, class Term, class O>
+void column_blur(const ExecSpace& exec, const Options& opts, ColumnBlur<ExecSpace, T, Output, Term, O> k) {
+  using K = ColumnBlur<ExecSpace, T, Output, Term, O>;
   // The map pass holds the statistics of several outputs and the map formula's temporaries: ask for four
   // teams per multiprocessor (64 registers per float thread) rather than the compiler's two.
   constexpr int min_teams = Output == ColumnOutput::Map ? int(16 / sizeof(T)) : 1;

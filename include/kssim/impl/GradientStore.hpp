@@ -6,11 +6,13 @@
 // with factor = upstream / (number of map pixels) and acc[k] = B^T (partial plane k): d_var, d_cov, then
 // d_m1 and/or d_m2 (MapBlock.hpp's PartialPlanes; d_m2 is the last plane).
 
+#include <kssim/impl/Storage.hpp>
 #include <kssim/impl/Tiles.hpp>
 #include <kssim/impl/Vectorize.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <cstddef>
+#include <type_traits>
 
 namespace kssim::impl {
 
@@ -28,7 +30,18 @@ KOKKOS_FORCEINLINE_FUNCTION void chain_rule(const T (&acc)[K][Chunk], const T (&
 }
 
 // Writes (or adds) the first n_valid of a chunk of gradient values from dst on, `stride` elements apart;
-// a unit stride and a full chunk take the path the compiler vectorises.
+// a unit stride and a full chunk take the path the compiler vectorises. Gradients of another type O than
+// the compute type T (16-bit outputs, Storage.hpp) are rounded once, after any accumulation in T.
+template <bool Gpu, int Chunk, class T, class O>
+  requires(!std::is_same_v<O, T>)
+KOKKOS_FORCEINLINE_FUNCTION void store_gradient(O* dst, std::size_t stride, const T (&v)[Chunk], int n_valid,
+                                                bool accumulate) {
+  for (int u = 0; u < Chunk; ++u) {
+    if (u >= n_valid) continue;
+    O& d = dst[u * stride];
+    d = to_storage<O>(accumulate ? to_compute<T>(d) + v[u] : v[u]);
+  }
+}
 template <bool Gpu, int Chunk, class T>
 KOKKOS_FORCEINLINE_FUNCTION void store_gradient(T* dst, std::size_t stride, const T (&v)[Chunk], int n_valid,
                                                 bool accumulate) {

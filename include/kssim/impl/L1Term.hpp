@@ -7,6 +7,8 @@
 // Both read the raw pixels, not the recentred tile (Recentring.hpp): x - s1 and y - s2 are rounded, so
 // (x - s1) - (y - s2) + (s1 - s2) need not be exactly x - y, and equal pixels must give exactly sign 0.
 
+#include <kssim/impl/Storage.hpp>
+
 #include <Kokkos_Core.hpp>
 #include <cstddef>
 
@@ -26,22 +28,29 @@ KOKKOS_INLINE_FUNCTION int owned_end(int o0, int len, int map_extent, int image_
   return o0 + len >= map_extent ? image_extent : o0 + len;
 }
 
+// |x - y| of one pixel of storage type P, whose compute type is T (Storage.hpp), in double.
+template <class T, class P>
+KOKKOS_FORCEINLINE_FUNCTION double l1_abs_difference(const P& x, const P& y) {
+  return Kokkos::abs(double(to_compute<T>(x)) - double(to_compute<T>(y)));
+}
+
 // Sum of |x - y| over n pixels of a row, `xs` and `ys` elements apart.
-template <class T>
-KOKKOS_INLINE_FUNCTION double l1_row_sum(const T* x, std::ptrdiff_t xs, const T* y, std::ptrdiff_t ys, int n) {
+template <class T, class P>
+KOKKOS_INLINE_FUNCTION double l1_row_sum(const P* x, std::ptrdiff_t xs, const P* y, std::ptrdiff_t ys, int n) {
   double sum = 0;
-  for (int j = 0; j < n; ++j) sum += Kokkos::abs(double(x[j * xs]) - double(y[j * ys]));
+  for (int j = 0; j < n; ++j) sum += l1_abs_difference<T>(x[j * xs], y[j * ys]);
   return sum;
 }
 
 // Adds the L1 gradient of image 1 (Image == 0: +factor sign(x - y)) or image 2 (Image == 1: -factor
-// sign(x - y)) to the first n_valid of a chunk of gradient values; x and y point at the chunk's pixels.
-template <int Image, int Chunk, class T>
-KOKKOS_FORCEINLINE_FUNCTION void add_l1_gradient(const T* x, std::ptrdiff_t xs, const T* y, std::ptrdiff_t ys,
+// sign(x - y)) to the first n_valid of a chunk of gradient values; x and y point at the chunk's pixels,
+// of storage type P.
+template <int Image, int Chunk, class T, class P>
+KOKKOS_FORCEINLINE_FUNCTION void add_l1_gradient(const P* x, std::ptrdiff_t xs, const P* y, std::ptrdiff_t ys,
                                                  int n_valid, T factor, T (&v)[Chunk]) {
   const T f = Image == 0 ? factor : -factor;
   for (int u = 0; u < Chunk; ++u)
-    if (u < n_valid) v[u] += f * l1_sign(T(x[u * xs] - y[u * ys]));
+    if (u < n_valid) v[u] += f * l1_sign(T(to_compute<T>(x[u * xs]) - to_compute<T>(y[u * ys])));
 }
 
 }  // namespace kssim::impl

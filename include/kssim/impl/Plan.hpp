@@ -4,7 +4,9 @@
 // for volumes the depth blur; adjoint depth, adjoint column, adjoint row: one kernel each) or the fused
 // schedules (schedules/: one kernel per pass). Allocates only in its constructor. The map evaluates `Term`
 // (MapTerms.hpp): the SSIM map, or MS-SSIM's contrast-structure term (MsSsimPlan.hpp). A plan made
-// WithL1::Yes also computes the fused L1 + SSIM loss inside the same kernels (L1Term.hpp).
+// WithL1::Yes also computes the fused L1 + SSIM loss inside the same kernels (L1Term.hpp). The images are
+// stored as S, the map and the gradients as O, the kernels compute in T (Storage.hpp: S and O are T, or
+// 16-bit types converted where the kernels load and store them).
 
 #include <kssim/Options.hpp>
 #include <kssim/impl/AdjointColumn.hpp>
@@ -17,6 +19,7 @@
 #include <kssim/impl/Reduction.hpp>
 #include <kssim/impl/Router.hpp>
 #include <kssim/impl/RowBlur.hpp>
+#include <kssim/impl/Storage.hpp>
 #include <kssim/impl/KernelArrays.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -42,7 +45,11 @@ void ensure_self_checked(const ExecSpace& exec);
 // Whether a plan computes the L1 term of the fused L1 + SSIM loss (kssim/L1Ssim.hpp) beside SSIM.
 enum class WithL1 { No, Yes };
 
-template <class ExecSpace, class T, class Term = SsimTerm>
+// Defined in SelfCheck.hpp: the first-use layout check of the kernels of 16-bit images and outputs.
+template <class ExecSpace, class T, class S, class O>
+void ensure_storage_self_checked(const ExecSpace& exec);
+
+template <class ExecSpace, class T, class Term = SsimTerm, class S = T, class O = S>
 class Plan {
  public:
   using Mem = typename ExecSpace::memory_space;
@@ -51,7 +58,10 @@ class Plan {
   Plan(const ExecSpace& exec, const Geometry& g, const Options& opts, PartialPlanes wanted, bool self_check = true,
        WithL1 l1 = WithL1::No)
       : g_(row_pitched<ExecSpace, T>(g)), opts_(opts), wanted_(wanted) {
-    if (self_check) ensure_self_checked<ExecSpace, T>(exec);
+    if (self_check) {
+      ensure_self_checked<ExecSpace, T>(exec);
+      if constexpr (!std::is_same_v<S, T> || !std::is_same_v<O, T>) ensure_storage_self_checked<ExecSpace, T, S, O>(exec);
+    }
     schedule_ = choose_schedule<ExecSpace, T>(exec, g_, opts, wanted);
     window_ = make_gaussian_window<T>(opts.window_size, opts.sigma);
     reversed_ = window_.reversed();
@@ -101,21 +111,21 @@ class Plan {
 
   // Forward stages. `map` may be empty. Partial derivatives are written when the plan wants gradients.
   // `l1_weight`: the weight of the L1 term in loss() (plans WithL1::Yes).
-  void forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const OutputArray<T>& map,
+  void forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map,
                double l1_weight = 0) const;
 
   // Backward stages: d(upstream * mean)/dx and /dy from the partials of the last forward(). `scale` is a host
   // factor, `upstream` an optional device factor, `slice_factors` optional device factors per (n, c) slice
   // (MS-SSIM's chain rule through its product); grad1 / grad2 may be empty. `l1_scale` adds
   // d(l1_scale * upstream * mean|x - y|)/dx and /dy (the fused loss's L1 term; it needs no partials).
-  void backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const OutputArray<T>& grad1,
-                const OutputArray<T>& grad2, double scale, const double* upstream, bool accumulate,
+  void backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& grad1,
+                const OutputArray<O>& grad2, double scale, const double* upstream, bool accumulate,
                 const double* slice_factors = nullptr, double l1_scale = 0) const;
 
  private:
   template <int K, bool L1>
-  void backward_planes(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
-                       const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale, const double* upstream,
+  void backward_planes(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
+                       const OutputArray<O>& grad1, const OutputArray<O>& grad2, double scale, const double* upstream,
                        bool accumulate, const double* slice_factors, double l1_scale) const;
 
   Geometry g_;
@@ -132,14 +142,14 @@ class Plan {
 
 // The stage sequences, defined outside the class so that kssim/Instantiate.hpp can compile them (and every
 // kernel) once per (execution space, value type) in a program with many translation units.
-template <class ExecSpace, class T, class Term>
-void Plan<ExecSpace, T, Term>::forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
-                                 const OutputArray<T>& map, double l1_weight) const {
+template <class ExecSpace, class T, class Term, class S, class O>
+void Plan<ExecSpace, T, Term, S, O>::forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
+                                             const OutputArray<O>& map, double l1_weight) const {
   compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
   MapSums sums = sums_.arrays;
   sums.l1.weight = l1_weight;
   if (schedule_.fused_forward()) {
-    FusedForward<ExecSpace, T, Term> k{};
+    FusedForward<ExecSpace, T, Term, S, O> k{};
     k.x = x;
     k.y = y;
     k.map = map;
@@ -156,10 +166,10 @@ void Plan<ExecSpace, T, Term>::forward(const ExecSpace& exec, const InputArray<T
     sum_map(exec, sums);
     return;
   }
-  RowBlur<ExecSpace, T> rows{x, y, shifts_.data(), plane_array(row_stats_), window_, g_};
+  RowBlur<ExecSpace, T, S> rows{x, y, shifts_.data(), plane_array(row_stats_), window_, g_};
   rows.l1_tile_sums = sums.l1.tile_sums;
   row_blur(exec, opts_, rows);
-  using MapPass = ColumnBlur<ExecSpace, T, ColumnOutput::Map, Term>;
+  using MapPass = ColumnBlur<ExecSpace, T, ColumnOutput::Map, Term, O>;
   MapPass last{};
   if (g_.volumetric) {
     ColumnBlur<ExecSpace, T, ColumnOutput::Statistics> k{};
@@ -189,9 +199,9 @@ void Plan<ExecSpace, T, Term>::forward(const ExecSpace& exec, const InputArray<T
   sum_map(exec, sums);
 }
 
-template <class ExecSpace, class T, class Term>
-void Plan<ExecSpace, T, Term>::backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
-                                        const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale,
+template <class ExecSpace, class T, class Term, class S, class O>
+void Plan<ExecSpace, T, Term, S, O>::backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
+                                        const OutputArray<O>& grad1, const OutputArray<O>& grad2, double scale,
                                         const double* upstream, bool accumulate,
                                         const double* slice_factors, double l1_scale) const {
   const bool want1 = grad1.data() != nullptr, want2 = grad2.data() != nullptr;
@@ -215,14 +225,15 @@ void Plan<ExecSpace, T, Term>::backward(const ExecSpace& exec, const InputArray<
   }
 }
 
-template <class ExecSpace, class T, class Term>
+template <class ExecSpace, class T, class Term, class S, class O>
 template <int K, bool L1>
-void Plan<ExecSpace, T, Term>::backward_planes(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
-                                               const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale,
+void Plan<ExecSpace, T, Term, S, O>::backward_planes(const ExecSpace& exec, const InputArray<S>& x,
+                                                     const InputArray<S>& y, const OutputArray<O>& grad1,
+                                                     const OutputArray<O>& grad2, double scale,
                                                const double* upstream, bool accumulate,
                                                const double* slice_factors, double l1_scale) const {
   if (schedule_.fused_backward()) {
-    FusedBackward<ExecSpace, T, K, L1> k{};
+    FusedBackward<ExecSpace, T, K, L1, S, O> k{};
     k.partials = plane_array(partials_);
     k.x = x;
     k.y = y;
@@ -249,7 +260,7 @@ void Plan<ExecSpace, T, Term>::backward_planes(const ExecSpace& exec, const Inpu
   }
   adjoint_column(exec, opts_,
                  AdjointColumn<ExecSpace, T, K>{column_side, plane_array(row_stats_), reversed_, adjoint_column_});
-  AdjointRow<ExecSpace, T, K, false, L1> k{};
+  AdjointRow<ExecSpace, T, K, false, L1, S, O> k{};
   k.in = plane_array(row_stats_);
   k.wanted = wanted_;
   k.x = x;

@@ -2,9 +2,9 @@
 // The workspaces of the one-call functions (Functions.hpp), kept between calls. Allocating a workspace
 // per call cost an allocation and, on GPUs, a synchronising free per call (cudaFree waits for the device):
 // a loop of kssim::ssim(exec, a, b, mean_view) was neither allocation-free nor asynchronous. Each
-// (execution space type, value type) keeps its most recently used plans (capacity below), keyed by the
-// execution space instance, the problem's extents, the options, the gradients wanted and whether the plan
-// computes the fused loss's L1 term (L1Ssim.hpp); a hit reuses
+// (execution space type, value type; for 16-bit images also their storage and output types) keeps its most
+// recently used plans (capacity below), keyed by the execution space instance, the problem's extents, the
+// options, the gradients wanted and whether the plan computes the fused loss's L1 term (L1Ssim.hpp); a hit reuses
 // the plan, whose kernels run in stream order on that instance, so back-to-back calls cannot overlap on
 // its memory. The plans are released by kssim::free_workspaces() and before Kokkos::finalize().
 
@@ -52,10 +52,10 @@ struct PlanCacheRegistry {
   }
 };
 
-template <class ExecSpace, class T>
+template <class ExecSpace, class T, class S = T, class O = S>
 class PlanCache {
  public:
-  using PlanPtr = std::shared_ptr<const Plan<ExecSpace, T>>;
+  using PlanPtr = std::shared_ptr<const Plan<ExecSpace, T, SsimTerm, S, O>>;
 
   static PlanCache& get() {
     static PlanCache* cache = [] {
@@ -82,7 +82,7 @@ class PlanCache {
       }
     }
     // A miss builds outside the lock (the constructor launches kernels and may take a while).
-    auto plan = std::make_shared<const Plan<ExecSpace, T>>(exec, g, opts, wanted, true, l1);
+    auto plan = std::make_shared<const Plan<ExecSpace, T, SsimTerm, S, O>>(exec, g, opts, wanted, true, l1);
     std::lock_guard<std::mutex> lock(mutex_);
     entries_.push_front(Entry{instance, g, opts, wanted, l1, plan});
     if (int(entries_.size()) > plan_cache_capacity) entries_.pop_back();  // a caller may still hold it
@@ -125,10 +125,11 @@ class PlanCache {
   std::list<Entry> entries_;
 };
 
-template <class ExecSpace, class T>
-std::shared_ptr<const Plan<ExecSpace, T>> cached_plan(const ExecSpace& exec, const Geometry& g, const Options& opts,
-                                                      PartialPlanes wanted, WithL1 l1 = WithL1::No) {
-  return PlanCache<ExecSpace, T>::get().plan(exec, g, opts, wanted, l1);
+template <class ExecSpace, class T, class S = T, class O = S>
+std::shared_ptr<const Plan<ExecSpace, T, SsimTerm, S, O>> cached_plan(const ExecSpace& exec, const Geometry& g,
+                                                                       const Options& opts, PartialPlanes wanted,
+                                                                       WithL1 l1 = WithL1::No) {
+  return PlanCache<ExecSpace, T, S, O>::get().plan(exec, g, opts, wanted, l1);
 }
 
 }  // namespace kssim::impl

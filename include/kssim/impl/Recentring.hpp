@@ -17,6 +17,7 @@
 #include <kssim/impl/Geometry.hpp>
 #include <kssim/impl/KernelArrays.hpp>
 #include <kssim/impl/Launch.hpp>
+#include <kssim/impl/Storage.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -28,26 +29,24 @@ struct RecentringProbes {
   static constexpr int signs = 16;            // samples spread over the slice for the straddle test
 };
 
-// The recentring sample of slice (n, c) of v: see the file's comment.
-template <class View>
-KOKKOS_INLINE_FUNCTION typename View::non_const_value_type recentring_sample(const View& v, const int n, const int c,
-                                                                              const Geometry& g) {
-  using T = typename View::non_const_value_type;
+// The recentring sample of slice (n, c) of v, in the compute type T (Storage.hpp): see the file's comment.
+template <class View, class T = typename View::non_const_value_type>
+KOKKOS_INLINE_FUNCTION T recentring_sample(const View& v, const int n, const int c, const Geometry& g) {
   using I = long long;  // d * h * w and j * size below may pass 2^31
   const I hw = I(g.h) * g.w, size = I(g.d) * hw;
   const I centre = (I(g.d / 2) * g.h + g.h / 2) * g.w + g.w / 2;
-  auto at = [&](const I i) -> T { return v(n, c, int(i / hw), int(i % hw / g.w), int(i % g.w)); };
+  auto at = [&](const I i) -> T { return to_compute<T>(v(n, c, int(i / hw), int(i % hw / g.w), int(i % g.w))); };
   // The straddle test: samples on a scattered grid (no 64-bit divisions), independent loads issued together.
   bool negative = false, positive = false;
   constexpr int m = RecentringProbes::signs;
   for (int j = 0; j < m; ++j) {
     const auto spot = [&](const int k, const int n) { return int((2 * I(k) + 1) * n / (2 * m)); };
-    const T p = v(n, c, spot(j, g.d), spot((5 * j) % m, g.h), spot((11 * j) % m, g.w));
+    const T p = to_compute<T>(v(n, c, spot(j, g.d), spot((5 * j) % m, g.h), spot((11 * j) % m, g.w)));
     negative = negative || p < T(0);  // false for NaN
     positive = positive || p > T(0);
   }
   auto shift_for = [&](const T s) { return (negative || s < T(0)) && (positive || s > T(0)) ? T(0) : s; };
-  T s = v(n, c, g.d / 2, g.h / 2, g.w / 2);  // the centre
+  T s = to_compute<T>(v(n, c, g.d / 2, g.h / 2, g.w / 2));  // the centre
   if (Kokkos::isfinite(s)) return shift_for(s);
   for (I k = 1; k <= RecentringProbes::outward; ++k) {
     if (centre + k < size && Kokkos::isfinite(s = at(centre + k))) return shift_for(s);
@@ -59,14 +58,14 @@ KOKKOS_INLINE_FUNCTION typename View::non_const_value_type recentring_sample(con
   return T(0);
 }
 
-// shifts[2 nc] and shifts[2 nc + 1]: the shifts of slice nc of x and of y.
-template <class ExecSpace, class T>
-void compute_shifts(const ExecSpace& exec, const Geometry& g, const InputArray<T>& x, const InputArray<T>& y,
+// shifts[2 nc] and shifts[2 nc + 1]: the shifts of slice nc of x and of y (images of S, shifts in T).
+template <class ExecSpace, class T, class S>
+void compute_shifts(const ExecSpace& exec, const Geometry& g, const InputArray<S>& x, const InputArray<S>& y,
                     T* shifts) {
   const int channels = g.c;
   launch("kssim::recentring_shifts", Kokkos::RangePolicy<ExecSpace>(exec, 0, 2 * g.images()), KOKKOS_LAMBDA(int k) {
     const int nc = k / 2, n = nc / channels, c = nc % channels;
-    shifts[k] = recentring_sample(k % 2 ? y : x, n, c, g);
+    shifts[k] = recentring_sample<InputArray<S>, T>(k % 2 ? y : x, n, c, g);
   });
 }
 

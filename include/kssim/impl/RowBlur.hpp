@@ -3,6 +3,7 @@
 // moment planes m1, m2, vs, cov (LocalMoments.hpp) of extent (NC, D, H, Wo). Each team stages a tile of
 // rows plus the window's halo in scratch; each output subtracts its window's centre pixel before squaring.
 // For the fused L1 + SSIM loss it also sums |x - y| over the pixels of each row it owns (L1Term.hpp).
+// Images of a 16-bit storage type S are converted to the compute type T as they are staged (Storage.hpp).
 
 #include <kssim/impl/AxisTile.hpp>
 #include <kssim/impl/FixedTaps.hpp>
@@ -10,15 +11,17 @@
 #include <kssim/impl/Geometry.hpp>
 #include <kssim/impl/L1Term.hpp>
 #include <kssim/impl/LocalMoments.hpp>
+#include <kssim/impl/Storage.hpp>
 #include <kssim/impl/Tiles.hpp>
 #include <kssim/impl/KernelArrays.hpp>
 #include <kssim/impl/Launch.hpp>
 
 #include <Kokkos_Core.hpp>
+#include <type_traits>
 
 namespace kssim::impl {
 
-template <class ExecSpace, class T>
+template <class ExecSpace, class T, class S = T>
 struct RowBlur {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = typename RowScratch<ExecSpace, T>::Scratch;
@@ -28,7 +31,7 @@ struct RowBlur {
   static constexpr int chunk = Tiles<ExecSpace, T>::row_chunk;
 
   // Only pointers, extents and PODs (KernelArrays.hpp).
-  InputArray<T> x, y;
+  InputArray<S> x, y;
   const T* shifts = nullptr;       // (NC, 2), Recentring.hpp
   PlaneArray<T> stats;     // (4, NC*D*H*Wo)
   GaussianWindow<T> window;
@@ -55,8 +58,8 @@ struct RowBlur {
       if (r >= nrows) return;
       const int nc = r / slice_rows;
       const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
-      const T* xrow = row_pointer(x, x_rows, r);
-      const T* yrow = row_pointer(y, y_rows, r);
+      const S* xrow = row_pointer(x, x_rows, r);
+      const S* yrow = row_pointer(y, y_rows, r);
       const std::size_t xs = x.stride(4), ys = y.stride(4);
       if constexpr (Tiles<ExecSpace, T>::gpu) {
         // The whole padded row, so that the vector loads below read defined values only. Interior tiles
@@ -64,34 +67,37 @@ struct RowBlur {
         // bounds arithmetic was a quarter of this kernel's instructions.
         const int first = col0 - g.pad, count = int(tile.extent(2));
         if (xs == 1 && ys == 1 && first >= 0 && first + count <= g.w) {
-          const T* xp = xrow + first;
-          const T* yp = yrow + first;
+          const S* xp = xrow + first;
+          const S* yp = yrow + first;
           T* tx = &tile(0, i, 0);
           T* ty = &tile(1, i, 0);
-          if (chunk % 4 == 0 && quad_aligned(xp) && quad_aligned(yp)) {  // 128-bit loads and stores
-            Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, count / 4), [&](int q) {
-              T a[4], b[4];
-              load_quads(xp + 4 * q, a);
-              load_quads(yp + 4 * q, b);
-              for (int u = 0; u < 4; ++u) {
-                a[u] -= s1;
-                b[u] -= s2;
-              }
-              store_quads(tx + 4 * q, a);
-              store_quads(ty + 4 * q, b);
-            });
+          bool quads = false;
+          if constexpr (std::is_same_v<S, T> && chunk % 4 == 0) quads = quad_aligned(xp) && quad_aligned(yp);
+          if (quads) {  // 128-bit loads and stores
+            if constexpr (std::is_same_v<S, T>)
+              Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, count / 4), [&](int q) {
+                T a[4], b[4];
+                load_quads(xp + 4 * q, a);
+                load_quads(yp + 4 * q, b);
+                for (int u = 0; u < 4; ++u) {
+                  a[u] -= s1;
+                  b[u] -= s2;
+                }
+                store_quads(tx + 4 * q, a);
+                store_quads(ty + 4 * q, b);
+              });
           } else {
             Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, count), [&](int j) {
-              tx[j] = xp[j] - s1;
-              ty[j] = yp[j] - s2;
+              tx[j] = to_compute<T>(xp[j]) - s1;
+              ty[j] = to_compute<T>(yp[j]) - s2;
             });
           }
         } else {
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, count), [&](int j) {
             const int col = first + j;
             const bool inside = col >= 0 && col < g.w;
-            tile(0, i, j) = (inside ? xrow[col * xs] : T(0)) - s1;
-            tile(1, i, j) = (inside ? yrow[col * ys] : T(0)) - s2;
+            tile(0, i, j) = (inside ? to_compute<T>(xrow[col * xs]) : T(0)) - s1;
+            tile(1, i, j) = (inside ? to_compute<T>(yrow[col * ys]) : T(0)) - s2;
           });
         }
       } else {
@@ -105,7 +111,7 @@ struct RowBlur {
         Kokkos::parallel_reduce(
             Kokkos::ThreadVectorRange(team, owned),
             [&](int j, double& acc) {
-              acc += Kokkos::abs(double(xrow[(col0 + j) * xs]) - double(yrow[(col0 + j) * ys]));
+              acc += l1_abs_difference<T>(xrow[(col0 + j) * xs], yrow[(col0 + j) * ys]);
             },
             l1);
         Kokkos::single(Kokkos::PerThread(team),
@@ -141,8 +147,8 @@ struct RowBlur {
   }
 };
 
-template <class ExecSpace, class T>
-void row_blur(const ExecSpace& exec, const Options& opts, RowBlur<ExecSpace, T> k) {
+template <class ExecSpace, class T, class S>
+void row_blur(const ExecSpace& exec, const Options& opts, RowBlur<ExecSpace, T, S> k) {
   k.col_tiles = ceil_div(k.g.ow, k.tile_cols);
   k.x_rows = nested_row_stride(k.x);
   k.y_rows = nested_row_stride(k.y);

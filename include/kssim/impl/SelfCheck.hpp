@@ -152,6 +152,11 @@ void run_self_check(const ExecSpace& exec, SelfCheckFault fault = SelfCheckFault
   probe_layout<ExecSpace, T, FusedForward<ExecSpace, T, ContrastStructureTerm>>(exec, "fused_forward_cs", fault);
   probe_layout<ExecSpace, T, AdjointRow<ExecSpace, T, 3, true>>(exec, "adjoint_row<3, pixel weights>", fault);
   probe_layout<ExecSpace, T, AdjointRow<ExecSpace, T, 4, true>>(exec, "adjoint_row<4, pixel weights>", fault);
+  // The fused L1 + SSIM loss's instances of the last backward kernels (L1Term.hpp).
+  probe_layout<ExecSpace, T, AdjointRow<ExecSpace, T, 3, false, true>>(exec, "adjoint_row<3, L1>", fault);
+  probe_layout<ExecSpace, T, AdjointRow<ExecSpace, T, 4, false, true>>(exec, "adjoint_row<4, L1>", fault);
+  probe_layout<ExecSpace, T, FusedBackward<ExecSpace, T, 3, true>>(exec, "fused_backward<3, L1>", fault);
+  probe_layout<ExecSpace, T, FusedBackward<ExecSpace, T, 4, true>>(exec, "fused_backward<4, L1>", fault);
   // Every schedule the router can pick runs the small problem.
   for (Schedule schedule : {Schedule::Stages, Schedule::Fused}) {
     Options opts;
@@ -229,6 +234,27 @@ void check_small_problem(const ExecSpace& exec, const Options& opts, SelfCheckFa
       self_check_failed<ExecSpace, T>(why.str());
     }
   }
+}
+
+// The layout probes of the kernels that read 16-bit images (S) or write 16-bit maps and gradients (O)
+// (Storage.hpp): their functors hold other array types than the compute type's, so they are probed too.
+// Their arithmetic is the compute type's, which run_self_check<ExecSpace, T> checks.
+template <class ExecSpace, class T, class S, class O>
+void run_storage_self_check(const ExecSpace& exec, SelfCheckFault fault = SelfCheckFault::None) {
+  probe_layout<ExecSpace, T, RowBlur<ExecSpace, T, S>>(exec, "row_blur (16-bit)", fault);
+  probe_layout<ExecSpace, T, ColumnBlur<ExecSpace, T, ColumnOutput::Map, SsimTerm, O>>(exec, "column_blur_map (16-bit)",
+                                                                                      fault);
+  probe_layout<ExecSpace, T, AdjointRow<ExecSpace, T, 3, false, false, S, O>>(exec, "adjoint_row<3> (16-bit)", fault);
+  probe_layout<ExecSpace, T, AdjointRow<ExecSpace, T, 4, false, false, S, O>>(exec, "adjoint_row<4> (16-bit)", fault);
+  probe_layout<ExecSpace, T, FusedForward<ExecSpace, T, SsimTerm, S, O>>(exec, "fused_forward (16-bit)", fault);
+  probe_layout<ExecSpace, T, FusedBackward<ExecSpace, T, 3, false, S, O>>(exec, "fused_backward<3> (16-bit)", fault);
+  probe_layout<ExecSpace, T, FusedBackward<ExecSpace, T, 4, false, S, O>>(exec, "fused_backward<4> (16-bit)", fault);
+}
+
+template <class ExecSpace, class T, class S, class O>
+void ensure_storage_self_checked(const ExecSpace& exec) {
+  static const bool checked = (run_storage_self_check<ExecSpace, T, S, O>(exec), true);
+  (void)checked;
 }
 
 // Runs the self-check once per process and (ExecSpace, T); a failed check throws again at every call.

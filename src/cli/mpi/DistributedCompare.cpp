@@ -172,6 +172,9 @@ void open_npy(NpyInput& in) {
   } catch (const io::Error& e) {
     throw io::Error("'" + in.path + "': " + e.what());
   }
+  // The blocks are read from the file as stored; float16 (which the other modes widen as they load) is not.
+  if (in.info.dtype == io::DType::Float16)
+    throw io::Error("'" + in.path + "': float16 arrays are not read by the distributed mode; save them as float32");
   const std::size_t expected = in.info.data_offset + io::element_count(in.info.shape) * io::dtype_size(in.info.dtype);
   if (std::size_t(size) != expected)
     throw io::Error("'" + in.path + "': " + std::to_string(size) + " bytes, the header announces " +

@@ -52,8 +52,9 @@ void check_images(const at::Tensor& img1, const at::Tensor& img2) {
                     img1.device(), " and ", img2.device());
   TORCH_CHECK_TYPE(img1.scalar_type() == img2.scalar_type(), "kssim: img1 and img2 must have the same dtype, got ",
                    img1.scalar_type(), " and ", img2.scalar_type());
-  TORCH_CHECK_TYPE(img1.scalar_type() == at::kFloat || img1.scalar_type() == at::kDouble,
-                   "kssim: images must be float32 or float64, got ", img1.scalar_type());
+  TORCH_CHECK_TYPE(img1.scalar_type() == at::kFloat || img1.scalar_type() == at::kDouble ||
+                       img1.scalar_type() == at::kHalf || img1.scalar_type() == at::kBFloat16,
+                   "kssim: images must be float32, float64, float16 or bfloat16, got ", img1.scalar_type());
   TORCH_CHECK_VALUE(img1.dim() == 4 || img1.dim() == 5,
                     "kssim: images must be 4-D (N, C, H, W) or 5-D (N, C, D, H, W), got ", describe(img1));
   TORCH_CHECK_VALUE(img1.sizes() == img2.sizes(), "kssim: img1 and img2 must have the same shape, got ",
@@ -158,7 +159,12 @@ ProblemKey make_key(const Placement& p, const at::Tensor& img, std::int64_t wind
   key.device = p.device;
   key.device_index = p.index;
   key.stream = p.stream;
-  key.dtype = img.scalar_type() == at::kFloat ? Dtype::Float32 : Dtype::Float64;
+  switch (img.scalar_type()) {
+    case at::kFloat: key.dtype = Dtype::Float32; break;
+    case at::kHalf: key.dtype = Dtype::Float16; break;
+    case at::kBFloat16: key.dtype = Dtype::BFloat16; break;
+    default: key.dtype = Dtype::Float64;
+  }
   key.rank = int(img.dim());
   for (int i = 0; i < key.rank; ++i) key.extents[i] = img.size(i);
   key.window_size = int(window_size);

@@ -12,6 +12,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 
 namespace kssim::torch_binding {
@@ -97,9 +98,27 @@ class SsimWorkspace final : public Workspace {
   Loss loss_;
 };
 
+// The 16-bit storage type of tensors of float16 (Half) or bfloat16 (!Half) on Exec: Kokkos' where it has one
+// (GPU builds; its bits are IEEE binary16 / bfloat16, as PyTorch's), else the host compiler's on the host;
+// void where this build has none.
+template <class Exec, class S>
+inline constexpr bool usable_v =
+    is_16bit_storage_v<S> && (!impl::is_host_16bit_v<S> || !impl::is_gpu_space_v<Exec>);
+template <class Exec, bool Half>
+using Storage16 =
+    std::conditional_t<usable_v<Exec, std::conditional_t<Half, kokkos_half_t, kokkos_bhalf_t>>,
+                       std::conditional_t<Half, kokkos_half_t, kokkos_bhalf_t>,
+                       std::conditional_t<usable_v<Exec, std::conditional_t<Half, host_float16_t, host_bfloat16_t>>,
+                                          std::conditional_t<Half, host_float16_t, host_bfloat16_t>, void>>;
+
 template <class Exec, class T, int Rank>
 std::unique_ptr<Workspace> make_for_loss(const Exec& exec, const ProblemKey& key) {
-  if (key.l1_loss()) return std::make_unique<SsimWorkspace<Exec, T, Rank, L1SSIMLoss<Exec, T, Rank>>>(exec, key);
+  if constexpr (is_16bit_storage_v<T>) {
+    if (key.l1_loss())
+      throw std::invalid_argument("kssim: the fused L1 + SSIM loss takes float32 or float64 tensors, not 16-bit ones");
+  } else {
+    if (key.l1_loss()) return std::make_unique<SsimWorkspace<Exec, T, Rank, L1SSIMLoss<Exec, T, Rank>>>(exec, key);
+  }
   return std::make_unique<SsimWorkspace<Exec, T, Rank, SSIM<Exec, T, Rank>>>(exec, key);
 }
 
@@ -110,9 +129,26 @@ std::unique_ptr<Workspace> make_for_rank(const Exec& exec, const ProblemKey& key
   throw std::invalid_argument("kssim: images must be 4-D (N, C, H, W) or 5-D (N, C, D, H, W)");
 }
 
+template <class Exec, bool Half>
+std::unique_ptr<Workspace> make_16bit(const Exec& exec, const ProblemKey& key) {
+  using S = Storage16<Exec, Half>;
+  if constexpr (std::is_void_v<S>)
+    throw std::invalid_argument(std::string("kssim: this build has no ") + (Half ? "float16" : "bfloat16") +
+                                " type for " + (impl::is_gpu_space_v<Exec> ? "CUDA" : "CPU") +
+                                " tensors (Kokkos defines half_t / bhalf_t only with a GPU backend, and the host "
+                                "compiler has no _Float16 / __bf16): convert the tensors to float32");
+  else
+    return make_for_rank<Exec, S>(exec, key);
+}
+
 template <class Exec>
 std::unique_ptr<Workspace> make_on(const Exec& exec, const ProblemKey& key) {
-  return key.dtype == Dtype::Float32 ? make_for_rank<Exec, float>(exec, key) : make_for_rank<Exec, double>(exec, key);
+  switch (key.dtype) {
+    case Dtype::Float32: return make_for_rank<Exec, float>(exec, key);
+    case Dtype::Float16: return make_16bit<Exec, true>(exec, key);
+    case Dtype::BFloat16: return make_16bit<Exec, false>(exec, key);
+    default: return make_for_rank<Exec, double>(exec, key);
+  }
 }
 
 }  // namespace

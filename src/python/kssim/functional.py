@@ -17,8 +17,8 @@ def _check_images(img1, img2, ranks):
     for name, img in (("img1", img1), ("img2", img2)):
         if not isinstance(img, torch.Tensor):
             raise TypeError(f"kssim: {name} must be a torch.Tensor, got {type(img).__name__}")
-        if img.dtype not in (torch.float32, torch.float64):
-            raise TypeError(f"kssim: {name} must be float32 or float64, got {img.dtype}")
+        if img.dtype not in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+            raise TypeError(f"kssim: {name} must be float32, float64, float16 or bfloat16, got {img.dtype}")
         if img.dim() not in ranks:
             wanted = " or ".join({4: "4-D (N, C, H, W)", 5: "5-D (N, C, D, H, W)"}[r] for r in ranks)
             raise ValueError(f"kssim: {name} must be {wanted}, got shape {tuple(img.shape)}")
@@ -71,13 +71,16 @@ def _ssim(img1, img2, window_size, sigma, k1, k2, data_range, padding, per_image
 
 def ssim(img1, img2, *, window_size=11, sigma=1.5, k1=0.01, k2=0.03, data_range=1.0, padding="valid",
          reduction="mean"):
-    """SSIM of two batches of images (N, C, H, W) or volumes (N, C, D, H, W), float32 or float64, on CPU
-    or CUDA, differentiable with respect to both.
+    """SSIM of two batches of images (N, C, H, W) or volumes (N, C, D, H, W), float32, float64, float16 or
+    bfloat16, on CPU or CUDA, differentiable with respect to both.
 
     window_size, sigma: the Gaussian window (odd size, at most 31); k1, k2, data_range: C1 = (k1 L)^2,
     C2 = (k2 L)^2; padding: "valid" (the map where the window fits) or "same" (zero padding, map the size
     of the image); reduction: "mean" (a 0-dim tensor) or "none" (the mean of each image, shape (N,)).
-    The result has the images' dtype (the mean is accumulated in float64).
+    The result has the images' dtype (the mean is accumulated in float64). float16 and bfloat16 images are
+    read as they are stored and computed in float32; the result and the gradients are rounded to their dtype
+    (a gradient once, after the multiplication by the upstream gradient: loss scaling keeps float16
+    gradients out of the subnormal range).
     """
     if reduction not in _REDUCTIONS:
         raise ValueError(f"kssim: reduction must be 'mean' or 'none', got {reduction!r}")
@@ -112,6 +115,8 @@ def l1_ssim_loss(img1, img2, *, l1_weight=0.8, padding="same", window_size=11, s
     zero ("same") padding; the SSIM options are kssim.ssim's. Returns a 0-dim tensor in the images' dtype.
     """
     _check_images(img1, img2, (4, 5))
+    if img1.dtype not in (torch.float32, torch.float64):  # the fused loss has no 16-bit kernels
+        raise TypeError(f"kssim: l1_ssim_loss takes float32 or float64 images, got {img1.dtype}")
     _check_options(img1.shape, window_size, sigma, k1, k2, data_range, padding)
     if isinstance(l1_weight, bool) or not isinstance(l1_weight, (int, float)) or not 0 <= l1_weight <= 1:
         raise ValueError(f"kssim: l1_weight must be a number in [0, 1], got {l1_weight!r}")

@@ -10,6 +10,8 @@
 //      which its launch bound holds to 48 registers on sm_90, spill more, ptxas -v), and writes the gradients.
 // Bytes per pixel (float, DRAM): 4K in (halo re-reads hit the caches) + 8 for the images + 4 per gradient
 // out; the stage schedule writes the K adjoint-column planes and reads them back on top: 8K bytes more.
+// Images of a 16-bit storage type S are converted to T as they are read, gradients rounded to their type O
+// as they are stored (Storage.hpp).
 
 #include <kssim/impl/AxisTile.hpp>
 #include <kssim/impl/GradientStore.hpp>
@@ -21,7 +23,7 @@
 
 namespace kssim::impl {
 
-template <class ExecSpace, class T, int K, bool L1 = false>
+template <class ExecSpace, class T, int K, bool L1 = false, class S = T, class O = T>
 struct FusedBackward {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Tile = FusedTiles<ExecSpace, T>;
@@ -31,8 +33,8 @@ struct FusedBackward {
 
   // Only pointers, extents and PODs (KernelArrays.hpp).
   PlaneArray<T> partials;       // K planes (NC * Ho * row_pitch) in PartialPlanes order
-  InputArray<T> x, y;
-  OutputArray<T> grad1, grad2;  // either may be null
+  InputArray<S> x, y;
+  OutputArray<O> grad1, grad2;  // either may be null
   const T* shifts = nullptr;    // (NC, 2), Recentring.hpp
   const double* upstream = nullptr;  // optional device factor (null: 1)
   const double* slice_factors = nullptr;  // optional device factor per (n, c) slice (null: 1; MS-SSIM)
@@ -103,13 +105,13 @@ struct FusedBackward {
       const int n_valid = ix + row_chunk <= g.w ? row_chunk : g.w - ix;
       const int r = nc * g.h + iy;
       const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
-      const T* xrow = row_pointer(x, x_rows, r);
-      const T* yrow = row_pointer(y, y_rows, r);
+      const S* xrow = row_pointer(x, x_rows, r);
+      const S* yrow = row_pointer(y, y_rows, r);
       const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4);
       T xv[row_chunk], yv[row_chunk];
       for (int u = 0; u < row_chunk; ++u) {  // pixels past the image edge: defined, never stored
-        xv[u] = u < n_valid ? xrow[(ix + u) * xs] - s1 : T(0);
-        yv[u] = u < n_valid ? yrow[(ix + u) * ys] - s2 : T(0);
+        xv[u] = u < n_valid ? to_compute<T>(xrow[(ix + u) * xs]) - s1 : T(0);
+        yv[u] = u < n_valid ? to_compute<T>(yrow[(ix + u) * ys]) - s2 : T(0);
       }
       if (grad1.data()) {
         T v[row_chunk];
@@ -166,9 +168,9 @@ int fused_backward_rows(const ExecSpace& exec, int window) {
 }
 
 // Fills in the launch shape of k (its rows must be set) and runs it.
-template <class ExecSpace, class T, int K, bool L1>
-void fused_backward(const ExecSpace& exec, const Options& opts, FusedBackward<ExecSpace, T, K, L1> k) {
-  using B = FusedBackward<ExecSpace, T, K, L1>;
+template <class ExecSpace, class T, int K, bool L1, class S, class O>
+void fused_backward(const ExecSpace& exec, const Options& opts, FusedBackward<ExecSpace, T, K, L1, S, O> k) {
+  using B = FusedBackward<ExecSpace, T, K, L1, S, O>;
   k.tiles_x = ceil_div(k.g.w, B::cols);
   k.tiles_y = ceil_div(k.g.h, k.rows);
   k.x_rows = nested_row_stride(k.x);

@@ -11,6 +11,8 @@
 // Bytes per map pixel (float, valid, DRAM): 8 in (halo re-reads hit the caches), 0 out for the mean alone,
 // 12-16 out with the partial derivatives. The stage schedule moves the four row planes out and back in on
 // top: 32 bytes more. The price is the row blur over the halo rows: (Rows + window - 1) / Rows of it.
+// Images of a 16-bit storage type S are converted to the compute type T as they are staged, the map is
+// rounded to its type O as it is stored (Storage.hpp).
 
 #include <kssim/impl/AxisTile.hpp>
 #include <kssim/impl/FixedTaps.hpp>
@@ -22,6 +24,7 @@
 #include <kssim/impl/LocalMoments.hpp>
 #include <kssim/impl/MapBlock.hpp>
 #include <kssim/impl/Reduction.hpp>
+#include <kssim/impl/Storage.hpp>
 #include <kssim/impl/Tiles.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -80,7 +83,7 @@ struct FusedTiles {
 template <class T>
 inline constexpr int fused_min_teams = KSSIM_TUNE_FUSED_MIN_TEAMS / sizeof(T) > 1 ? KSSIM_TUNE_FUSED_MIN_TEAMS / sizeof(T) : 1;
 
-template <class ExecSpace, class T, class Term = SsimTerm>  // Term: MapTerms.hpp
+template <class ExecSpace, class T, class Term = SsimTerm, class S = T, class O = T>  // Term: MapTerms.hpp
 struct FusedForward {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Tile = FusedTiles<ExecSpace, T>;
@@ -89,8 +92,8 @@ struct FusedForward {
                        col_rows = Tile::col_rows;
 
   // Only pointers, extents and PODs (KernelArrays.hpp).
-  InputArray<T> x, y;
-  OutputArray<T> map;       // optional (null data to skip)
+  InputArray<S> x, y;
+  OutputArray<O> map;       // optional (null data to skip)
   PlaneArray<T> partials;   // optional: (K, NC * Ho * row_pitch), PartialPlanes order
   PartialPlanes wanted;
   MapSums sums;             // tile_sums (and l1.tile_sums, if any) get one partial sum per team, slice by slice
@@ -157,7 +160,7 @@ struct FusedForward {
               [&](int q, const T(&value)[col_chunk]) {
                 if (map.data() == nullptr) return;
                 for (int u = 0; u < col_chunk; ++u)
-                  if (u < nu) map(nc / g.c, nc % g.c, 0, oy + q, ox + u) = value[u];
+                  if (u < nu) map(nc / g.c, nc % g.c, 0, oy + q, ox + u) = to_storage<O>(value[u]);
               });
         },
         team_sum);
@@ -178,7 +181,7 @@ struct FusedForward {
           Kokkos::TeamVectorRange(team, owned_rows * owned_cols),
           [&](int e, double& acc) {
             const int r = nc * g.h + oy0 + e / owned_cols, ix = ox0 + e % owned_cols;
-            acc += Kokkos::abs(double(row_pointer(x, x_rows, r)[ix * xs]) - double(row_pointer(y, y_rows, r)[ix * ys]));
+            acc += l1_abs_difference<T>(row_pointer(x, x_rows, r)[ix * xs], row_pointer(y, y_rows, r)[ix * ys]);
           },
           l1);
     } else {  // row by row: no index arithmetic per pixel (it cost half of SSIM's forward time on 2 host cores)
@@ -186,7 +189,7 @@ struct FusedForward {
           Kokkos::TeamThreadRange(team, owned_rows),
           [&](int i, double& acc) {
             const int r = nc * g.h + oy0 + i;
-            acc += l1_row_sum(row_pointer(x, x_rows, r) + ox0 * xs, xs, row_pointer(y, y_rows, r) + ox0 * ys, ys,
+            acc += l1_row_sum<T>(row_pointer(x, x_rows, r) + ox0 * xs, xs, row_pointer(y, y_rows, r) + ox0 * ys, ys,
                               owned_cols);
           },
           l1);
@@ -207,8 +210,8 @@ struct FusedForward {
         T a = -s1, b = -s2;
         if (unsigned(iy) < unsigned(g.h) && unsigned(ix) < unsigned(g.w)) {
           const int r = nc * g.h + iy;
-          a += row_pointer(x, x_rows, r)[ix * xs];
-          b += row_pointer(y, y_rows, r)[ix * ys];
+          a += to_compute<T>(row_pointer(x, x_rows, r)[ix * xs]);
+          b += to_compute<T>(row_pointer(y, y_rows, r)[ix * ys]);
         }
         images(0, i, j) = a;
         images(1, i, j) = b;
@@ -243,9 +246,9 @@ int fused_forward_rows(const ExecSpace& exec, int window) {
 }
 
 // Fills in the launch shape of k (its rows must be set) and runs it.
-template <class ExecSpace, class T, class Term>
-void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<ExecSpace, T, Term> k) {
-  using K = FusedForward<ExecSpace, T, Term>;
+template <class ExecSpace, class T, class Term, class S, class O>
+void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<ExecSpace, T, Term, S, O> k) {
+  using K = FusedForward<ExecSpace, T, Term, S, O>;
   k.tiles_x = ceil_div(k.g.ow, K::cols);
   k.tiles_y = ceil_div(k.g.oh, k.rows);
   k.x_rows = nested_row_stride(k.x);

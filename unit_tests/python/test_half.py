@@ -1,0 +1,67 @@
+"""float16 and bfloat16 tensors: read as stored, computed in float32, the value and the gradients rounded to
+the tensors' dtype (like PyTorch's own operators). Against reference_ssim.py evaluated in float64 on the very
+16-bit values kssim reads: the value within float's 1e-6 plus its rounding to the dtype; each gradient element
+within the float bar (1e-5 of the largest element) plus half a spacing of the dtype at its value."""
+
+import math
+
+import pytest
+import torch
+
+import kssim
+from conftest import random_pair
+from reference_ssim import ssim_and_gradients
+
+DTYPES = [torch.float16, torch.bfloat16]
+CASES = [((2, 3, 23, 31), {}), ((1, 2, 17, 20), {"padding": "same"}), ((1, 2, 12, 13, 14), {"window_size": 5})]
+
+
+def half_spacing(values, dtype):
+    """Half the distance between consecutive values of `dtype` around each of `values` (float64)."""
+    info = torch.finfo(dtype)
+    mantissa = {torch.float16: 10, torch.bfloat16: 7}[dtype]
+    magnitude = values.abs().clamp(min=info.tiny)  # below the smallest normal: the subnormals' spacing
+    return torch.exp2(torch.floor(torch.log2(magnitude)) - mantissa - 1)
+
+
+def within_rounding(got, want, dtype, float_bar):
+    bound = float_bar + half_spacing(want.abs() + float_bar, dtype)
+    return float(((got.double() - want).abs() / bound).max())
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c[0])) + str(sorted(c[1].items())))
+@pytest.mark.parametrize("dtype", DTYPES, ids=["float16", "bfloat16"])
+def test_16bit_value_and_gradients_match_the_reference_on_rounded_inputs(device, dtype, case):
+    shape, options = case
+    a, b = random_pair(shape, dtype, device, seed=7 + shape[-1])
+    a.requires_grad_(True)
+    b.requires_grad_(True)
+    value = kssim.ssim(a, b, **options)
+    scale = 256.0  # an upstream factor, as loss scaling gives: applied before the rounding
+    (scale * value).backward()
+    expected, g1, g2 = ssim_and_gradients(a.detach().cpu().double(), b.detach().cpu().double(), **options)
+    assert value.dtype == dtype and a.grad.dtype == dtype and b.grad.dtype == dtype
+    assert within_rounding(value.detach().cpu(), expected, dtype, 1e-6) <= 1
+    largest = float(torch.cat([g1.flatten(), g2.flatten()]).abs().max()) * scale
+    assert within_rounding(a.grad.cpu(), scale * g1, dtype, 1e-5 * largest) <= 1
+    assert within_rounding(b.grad.cpu(), scale * g2, dtype, 1e-5 * largest) <= 1
+    # The test can fail: the reference on the unrounded float64 images differs by more than the bar.
+    exact = ssim_and_gradients(*random_pair(shape, torch.float64, "cpu", seed=7 + shape[-1]), **options)[0]
+    assert abs(float(exact) - float(expected)) > 1e-6
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["float16", "bfloat16"])
+def test_16bit_identical_images_give_exactly_one(device, dtype):
+    a, _ = random_pair((1, 3, 20, 24), dtype, device, seed=11)
+    assert kssim.ssim(a, a).item() == 1.0
+    assert kssim.fused_ssim(a, a).item() == 1.0
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["float16", "bfloat16"])
+def test_16bit_per_image_values(device, dtype):
+    a, b = random_pair((3, 2, 16, 18), dtype, device, seed=12)
+    per_image = kssim.ssim(a, b, reduction="none")
+    expected = ssim_and_gradients(a.cpu().double(), b.cpu().double(), "none")[0]
+    assert per_image.dtype == dtype and per_image.shape == (3,)
+    assert within_rounding(per_image.cpu(), expected, dtype, 1e-6) <= 1
+    assert math.isclose(kssim.ssim(a, b).item(), float(expected.mean()), abs_tol=1e-6 + 2 ** -9)
