@@ -40,6 +40,8 @@ namespace kssim_perf {
 // View under nvcc misreads (include/kssim/impl/KernelArrays.hpp): the benchmarks would time zeros there.
 template <class ExecSpace, class T>
 void fill_uniform(const ExecSpace& exec, T* p, std::size_t n, std::uint64_t seed) {
+  // No if constexpr in the lambda: nvcc refuses extended lambdas that first capture a variable inside one.
+  using Wide = std::conditional_t<kssim::is_16bit_storage_v<T>, float, T>;
   Kokkos::parallel_for(
       "kssim_perf::fill_uniform", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, std::int64_t(n)),
       KOKKOS_LAMBDA(const std::int64_t i) {
@@ -48,10 +50,7 @@ void fill_uniform(const ExecSpace& exec, T* p, std::size_t n, std::uint64_t seed
         z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
         z ^= z >> 31;
         const double u = double(z >> 11) * 0x1.0p-53;
-        if constexpr (kssim::is_16bit_storage_v<T>)
-          p[i] = static_cast<T>(float(u));  // 16-bit types convert from float
-        else
-          p[i] = T(u);
+        p[i] = static_cast<T>(Wide(u));  // 16-bit types convert from float
       });
 }
 

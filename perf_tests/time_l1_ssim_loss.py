@@ -45,10 +45,11 @@ def variants(modules):
 
 
 def cpp_times(path, shape):
-    if not path:
+    try:
+        with open(path) as f:
+            results = json.load(f)
+    except (TypeError, OSError, ValueError):  # no --kssim-json, or its file missing or cut short
         return {}
-    with open(path) as f:
-        results = json.load(f)
     found = {}
     for family in ("l1ssim2d", "l1ssim2d@separate", "ssim2d"):
         prefix = f"{family}/fwd+bwd/float/same/{shape_name(shape)}/"
@@ -94,7 +95,7 @@ def main():
             median, best = time_case(step, reset, args.warmup, args.iters)
             flushed, _ = time_case(step, reset_and_flush, args.warmup, args.iters)
             row.update({f"{name}_us": median, f"{name}_min_us": best, f"{name}_flushed_us": flushed,
-                        f"{name}_value": float(loss(x, y))})
+                        f"{name}_value": float(loss(x, y).detach())})
             print(f"{name:20s} {shape_name(shape):16s} median {median:9.1f} us  min {best:9.1f} us  "
                   f"flushed {flushed:9.1f} us", flush=True)
         row.update({f"cpp_{k}_us": v for k, v in cpp_times(args.kssim_json, shape).items()})
