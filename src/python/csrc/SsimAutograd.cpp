@@ -14,7 +14,9 @@
 #include <torch/library.h>
 
 #include <cstdint>
+#include <string>
 #include <tuple>
+#include <utility>
 
 namespace kssim::torch_binding {
 namespace {
@@ -57,6 +59,20 @@ torch::autograd::variable_list image_gradients(torch::autograd::AutogradContext*
   return out;
 }
 
+// A forward's options (a tuple), kept for its backward in ctx->saved_data by position ("option0", ...).
+template <class Tuple>
+void save_options(torch::autograd::AutogradContext* ctx, const Tuple& o) {
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    ((ctx->saved_data["option" + std::to_string(I)] = std::get<I>(o)), ...);
+  }(std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+}
+template <class Tuple>
+Tuple load_options(torch::autograd::AutogradContext* ctx) {
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return Tuple{ctx->saved_data.at("option" + std::to_string(I)).template to<std::tuple_element_t<I, Tuple>>()...};
+  }(std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+}
+
 class SsimFunction : public torch::autograd::Function<SsimFunction> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
@@ -64,13 +80,7 @@ class SsimFunction : public torch::autograd::Function<SsimFunction> {
                             bool same_padding, bool per_image, std::int64_t gradients) {
     const Options o{window_size, sigma, k1, k2, data_range, same_padding, per_image};
     ctx->save_for_backward({img1, img2});
-    ctx->saved_data["window_size"] = window_size;
-    ctx->saved_data["sigma"] = sigma;
-    ctx->saved_data["k1"] = k1;
-    ctx->saved_data["k2"] = k2;
-    ctx->saved_data["data_range"] = data_range;
-    ctx->saved_data["same_padding"] = same_padding;
-    ctx->saved_data["per_image"] = per_image;
+    save_options(ctx, o);
     ctx->saved_data["gradients"] = gradients;
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     return call_forward(img1, img2, o, gradients);
@@ -79,10 +89,7 @@ class SsimFunction : public torch::autograd::Function<SsimFunction> {
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const auto& d = ctx->saved_data;
-    const Options o{d.at("window_size").toInt(), d.at("sigma").toDouble(),  d.at("k1").toDouble(),
-                    d.at("k2").toDouble(),       d.at("data_range").toDouble(), d.at("same_padding").toBool(),
-                    d.at("per_image").toBool()};
+    const auto o = load_options<Options>(ctx);
     return image_gradients(ctx, [&](std::int64_t computed) {
       return call_backward(grads[0], saved[0], saved[1], o, computed);
     });
@@ -119,27 +126,18 @@ class L1SsimLossFunction : public torch::autograd::Function<L1SsimLossFunction> 
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
                             double l1_weight, std::int64_t window_size, double sigma, double k1, double k2,
                             double data_range, bool same_padding, std::int64_t gradients) {
+    const LossOptions o{l1_weight, window_size, sigma, k1, k2, data_range, same_padding};
     ctx->save_for_backward({img1, img2});
-    ctx->saved_data["l1_weight"] = l1_weight;
-    ctx->saved_data["window_size"] = window_size;
-    ctx->saved_data["sigma"] = sigma;
-    ctx->saved_data["k1"] = k1;
-    ctx->saved_data["k2"] = k2;
-    ctx->saved_data["data_range"] = data_range;
-    ctx->saved_data["same_padding"] = same_padding;
+    save_options(ctx, o);
     ctx->saved_data["gradients"] = gradients;
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    return call_loss_forward(img1, img2, {l1_weight, window_size, sigma, k1, k2, data_range, same_padding},
-                             gradients);
+    return call_loss_forward(img1, img2, o, gradients);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const auto& d = ctx->saved_data;
-    const LossOptions o{d.at("l1_weight").toDouble(), d.at("window_size").toInt(),  d.at("sigma").toDouble(),
-                        d.at("k1").toDouble(),        d.at("k2").toDouble(),        d.at("data_range").toDouble(),
-                        d.at("same_padding").toBool()};
+    const auto o = load_options<LossOptions>(ctx);
     return image_gradients(ctx, [&](std::int64_t computed) {
       return call_loss_backward(grads[0], saved[0], saved[1], o, computed);
     });
