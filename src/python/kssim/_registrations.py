@@ -12,13 +12,17 @@ def _ssim_fake(img1, img2, window_size, sigma, k1, k2, data_range, same_padding,
     return img1.new_empty(())
 
 
-@torch.library.register_fake("kssim::ssim_backward")
-def _ssim_backward_fake(grad, img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image,
-                        gradients):
+def _image_gradients_fake(img1, img2, gradients):
+    """Both backward operators return the gradients that the bits of `gradients` ask for, else empty tensors."""
     grad1 = torch.empty_like(img1) if gradients & 1 else img1.new_empty((0,))
     grad2 = torch.empty_like(img2) if gradients & 2 else img2.new_empty((0,))
     return grad1, grad2
 
+
+@torch.library.register_fake("kssim::ssim_backward")
+def _ssim_backward_fake(grad, img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image,
+                        gradients):
+    return _image_gradients_fake(img1, img2, gradients)
 
 
 @torch.library.register_fake("kssim::l1_ssim_loss")
@@ -29,6 +33,4 @@ def _l1_ssim_loss_fake(img1, img2, l1_weight, window_size, sigma, k1, k2, data_r
 @torch.library.register_fake("kssim::l1_ssim_loss_backward")
 def _l1_ssim_loss_backward_fake(grad, img1, img2, l1_weight, window_size, sigma, k1, k2, data_range, same_padding,
                                 gradients):
-    grad1 = torch.empty_like(img1) if gradients & 1 else img1.new_empty((0,))
-    grad2 = torch.empty_like(img2) if gradients & 2 else img2.new_empty((0,))
-    return grad1, grad2
+    return _image_gradients_fake(img1, img2, gradients)
