@@ -37,7 +37,7 @@ struct StageSetup {
       adjoint{"adjoint", 3, g.row_plane_size()};
   GaussianWindow<T> window = make_gaussian_window<T>(opts.window_size, opts.sigma);
   GaussianWindow<T> reversed = window.reversed();
-  AxisPass column{N * C, H, g.oh, g.ow, g.pad, 1};
+  AxisPass column{N * C, H, g.oh, g.ow, g.pad_h, 1};
   AxisPass adjoint_pass;
   MapSumStore<Mem> sums;
 

@@ -15,11 +15,15 @@
 // type (impl/Storage.hpp). Arithmetic is in the images' value type (float for 16-bit images); the mean is
 // accumulated in double. Maps and gradients hold the images' value type, or float for 16-bit images:
 // the type of the View passed chooses whether they are rounded to 16 bits.
+//
+// Problems past 2^30 elements or Options::max_workspace_bytes run in pieces (impl/Slabs.hpp), whose
+// workspace is allocated for the call.
 
 #include <kssim/Options.hpp>
 #include <kssim/ViewChecks.hpp>
 #include <kssim/impl/Plan.hpp>
 #include <kssim/impl/PlanCache.hpp>
+#include <kssim/impl/Slabs.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -62,6 +66,15 @@ struct ImagePair {
 template <class ExecSpace, class View1, class View2>
 using SsimImages = ImagePair<ExecSpace, View1, View2, true>;
 
+// The plan of a one-call function: the cached plan of the whole problem, or, for a problem too large for
+// one, its pieces (Slabs.hpp).
+template <class ExecSpace, class T, class S = T, class O = S>
+SlabPlan<ExecSpace, T, S, O> one_call_plan(const ExecSpace& exec, const Geometry& g, const Options& opts,
+                                           PartialPlanes wanted = {}) {
+  if (SlabPlan<ExecSpace, T, S, O>::needs_slabs(exec, g, opts, wanted)) return {exec, g, opts, wanted};
+  return {cached_plan<ExecSpace, T, S, O>(exec, g, opts, wanted), g};
+}
+
 // The lambdas below capture raw pointers and strides only, never a View (KernelArrays.hpp).
 template <class ExecSpace, class MeanView>
 void write_mean(const ExecSpace& exec, const Kokkos::View<const double, typename ExecSpace::memory_space>& total,
@@ -82,9 +95,9 @@ void ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const Mea
   check_result_view<ExecSpace, MeanView, 0>();
   impl::SsimImages<ExecSpace, View1, View2> p(img1, img2, opts);
   using P = decltype(p);
-  const auto plan = impl::cached_plan<ExecSpace, typename P::T, typename P::S>(exec, p.g, opts, {});
-  plan->forward(exec, p.x, p.y, {});
-  impl::write_mean(exec, plan->total(), double(p.g.map_size()), mean);
+  const auto plan = impl::one_call_plan<ExecSpace, typename P::T, typename P::S>(exec, p.g, opts);
+  plan.forward(exec, p.x, p.y, {});
+  impl::write_mean(exec, plan.total(), double(p.g.map_size()), mean);
 }
 
 // Mean SSIM over N, C and every map pixel, returned on the host (this synchronises `exec`).
@@ -92,10 +105,10 @@ template <class ExecSpace, class View1, class View2>
 double ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const Options& opts = {}) {
   impl::SsimImages<ExecSpace, View1, View2> p(img1, img2, opts);
   using P = decltype(p);
-  const auto plan = impl::cached_plan<ExecSpace, typename P::T, typename P::S>(exec, p.g, opts, {});
-  plan->forward(exec, p.x, p.y, {});
+  const auto plan = impl::one_call_plan<ExecSpace, typename P::T, typename P::S>(exec, p.g, opts);
+  plan.forward(exec, p.x, p.y, {});
   double total = 0;
-  Kokkos::deep_copy(exec, total, plan->total());
+  Kokkos::deep_copy(exec, total, plan.total());
   exec.fence("kssim::ssim: wait for the mean");
   return total / double(p.g.map_size());
 }
@@ -111,8 +124,8 @@ void ssim_map(const ExecSpace& exec, const View1& img1, const View2& img2, const
   check_ssim_output_view<ExecSpace, MapView, typename P::S>();
   static_assert(MapView::rank() == View1::rank(), "kssim: both Views must have the same rank");
   impl::require_extents("map", map, impl::map_extents<View1::rank()>(p.g));
-  const auto plan = impl::cached_plan<ExecSpace, typename P::T, typename P::S, O>(exec, p.g, opts, {});
-  plan->forward(exec, p.x, p.y, impl::as_rank5<impl::OutputArray<O>>(map));
+  const auto plan = impl::one_call_plan<ExecSpace, typename P::T, typename P::S, O>(exec, p.g, opts);
+  plan.forward(exec, p.x, p.y, impl::as_rank5<impl::OutputArray<O>>(map));
 }
 
 // Mean SSIM of each image (over channels and map pixels), into a View of extent (N).
@@ -123,9 +136,9 @@ void ssim_per_image(const ExecSpace& exec, const View1& img1, const View2& img2,
   impl::SsimImages<ExecSpace, View1, View2> p(img1, img2, opts);
   using P = decltype(p);
   impl::require_extents("per_image", per_image, std::array<int, 1>{p.g.n});
-  const auto plan = impl::cached_plan<ExecSpace, typename P::T, typename P::S>(exec, p.g, opts, {});
-  plan->forward(exec, p.x, p.y, {});
-  const double* sums = plan->image_sums().data();
+  const auto plan = impl::one_call_plan<ExecSpace, typename P::T, typename P::S>(exec, p.g, opts);
+  plan.forward(exec, p.x, p.y, {});
+  const double* sums = plan.image_sums().data();
   typename PerImageView::value_type* out = per_image.data();
   const std::ptrdiff_t stride = per_image.stride(0);
   const int channels = p.g.c;
@@ -145,9 +158,9 @@ void ssim_per_channel(const ExecSpace& exec, const View1& img1, const View2& img
   impl::SsimImages<ExecSpace, View1, View2> p(img1, img2, opts);
   using P = decltype(p);
   impl::require_extents("per_channel", per_channel, std::array<int, 2>{p.g.n, p.g.c});
-  const auto plan = impl::cached_plan<ExecSpace, typename P::T, typename P::S>(exec, p.g, opts, {});
-  plan->forward(exec, p.x, p.y, {});
-  const double* sums = plan->image_sums().data();
+  const auto plan = impl::one_call_plan<ExecSpace, typename P::T, typename P::S>(exec, p.g, opts);
+  plan.forward(exec, p.x, p.y, {});
+  const double* sums = plan.image_sums().data();
   typename PerChannelView::value_type* out = per_channel.data();
   const std::ptrdiff_t stride_n = per_channel.stride(0), stride_c = per_channel.stride(1);
   const int channels = p.g.c;
@@ -181,12 +194,11 @@ double ssim_grad(const ExecSpace& exec, const View1& img1, const View2& img2, co
   impl::PartialPlanes wanted{!impl::is_empty_view(grad1), !impl::is_empty_view(grad2)};
   if (wanted.image1) impl::require_extents("grad1", grad1, extents);
   if (wanted.image2) impl::require_extents("grad2", grad2, extents);
-  const auto plan = impl::cached_plan<ExecSpace, T, typename P::S, O>(exec, p.g, opts, wanted);
-  plan->forward(exec, p.x, p.y, {});
-  plan->backward(exec, p.x, p.y, wanted.image1 ? impl::as_rank5<Out>(grad1) : Out{},
-                 wanted.image2 ? impl::as_rank5<Out>(grad2) : Out{}, 1.0, nullptr, false);
+  const auto plan = impl::one_call_plan<ExecSpace, T, typename P::S, O>(exec, p.g, opts, wanted);
+  plan.forward_backward(exec, p.x, p.y, wanted.image1 ? impl::as_rank5<Out>(grad1) : Out{},
+                        wanted.image2 ? impl::as_rank5<Out>(grad2) : Out{}, 1.0, nullptr, false);
   double total = 0;
-  Kokkos::deep_copy(exec, total, plan->total());
+  Kokkos::deep_copy(exec, total, plan.total());
   exec.fence("kssim::ssim_grad: wait for the mean");
   return total / double(p.g.map_size());
 }

@@ -1,6 +1,7 @@
 #pragma once
 // The knobs of SSIM: window, Gaussian sigma, stabilising constants, data range and padding.
 
+#include <cstddef>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -45,6 +46,12 @@ struct Options {
   // per-team partial sums of the mean (tests sweep them).
   int team_size = 0;
   int vector_length = 0;
+  // The most bytes of workspace SSIM may allocate beyond the images, map and gradients (kssim::ssim*,
+  // kssim::SSIM). A problem that needs more, or has more than 2^30 elements, runs in pieces: groups of
+  // images or channels, else slabs along the outermost spatial axis with the window's halo
+  // (impl/Slabs.hpp). 0: half the memory free when the workspace is planned (hosts: at most a quarter of
+  // the machine's); problems under 1 GiB of workspace never split for it.
+  std::size_t max_workspace_bytes = 0;
 };
 
 inline const char* to_string(Padding p) { return p == Padding::Valid ? "valid" : "same"; }

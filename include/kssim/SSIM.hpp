@@ -9,6 +9,10 @@
 //
 // backward() uses the images of the last forward(): keep them alive and unchanged in between.
 //
+// Problems past 2^30 elements or Options::max_workspace_bytes run in pieces (impl/Slabs.hpp): groups of
+// images or channels, or slabs along the outermost spatial axis; then backward() recomputes each piece's
+// forward statistics (one more forward pass), and still allocates nothing.
+//
 // 16-bit images (impl/Storage.hpp): ValueType is their type (e.g. Kokkos::Experimental::half_t); the
 // kernels compute in float, and the map and gradients hold OutputType: ValueType by default (rounded to
 // it once, after any upstream factor and accumulation), or float:
@@ -18,6 +22,7 @@
 #include <kssim/Options.hpp>
 #include <kssim/ViewChecks.hpp>
 #include <kssim/impl/Plan.hpp>
+#include <kssim/impl/Slabs.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <array>
@@ -59,6 +64,9 @@ class SSIM {
                                   gradients == Gradients::Image2 || gradients == Gradients::Both}) {}
 
   const std::array<int, Rank>& extents() const { return extents_; }
+  // How many pieces each pass runs in (1 unless the problem is split), and the workspace they hold.
+  int pieces() const { return plan_.pieces(); }
+  std::size_t workspace_bytes() const { return plan_.workspace_bytes(); }
 
   // Computes the mean SSIM into value(); optionally writes the map. No host synchronisation.
   template <class View1, class View2>
@@ -142,7 +150,7 @@ class SSIM {
 
   ExecutionSpace exec_;
   std::array<int, Rank> extents_;
-  impl::Plan<ExecutionSpace, T, impl::SsimTerm, ValueType, OutputType> plan_;
+  impl::SlabPlan<ExecutionSpace, T, ValueType, OutputType> plan_;
   impl::InputArray<ValueType> x_, y_;
   bool has_forward_ = false;
 };

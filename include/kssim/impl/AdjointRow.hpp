@@ -64,7 +64,7 @@ struct AdjointRow {
     const int row0 = (team.league_rank() / col_tiles) * tile_rows;
     const int col0 = (team.league_rank() % col_tiles) * tile_cols;
     const int nrows = rows(), halo = tile_cols + window.size - 1, slice_rows = g.d * g.h;
-    const int offset = window.size - 1 - g.pad;  // adjoint of the row blur's offset g.pad
+    const int offset = window.size - 1 - g.pad_w;  // adjoint of the row blur's offset g.pad_w
     const Scratch tile = RowScratch<ExecSpace, T>::allocate(team, K, tile_rows, halo);
     const Scratch pixels = RowScratch<ExecSpace, T>::allocate(team, 2, tile_rows, tile_cols);
 

@@ -18,7 +18,7 @@ AxisPasses make_axis_passes(const ExecSpace& exec, const Geometry& g, int planes
   const int tl = axis_tile_len<ExecSpace, T>(exec, planes, g.window);
   constexpr int ti = Tiles<ExecSpace, T>::axis_inner;
   AxisPasses p;
-  p.column = AxisPass{g.images() * g.d, g.h, g.oh, g.ow, g.pad, g.d};
+  p.column = AxisPass{g.images() * g.d, g.h, g.oh, g.ow, g.pad_h, g.d};
   // Images: the map pass writes the partial derivatives with rows as padded as the row planes', so that
   // the adjoint column pass stages them with 128-bit loads too. Volumes: the H pass's planes are read
   // by the depth pass, whose contiguous axis is a whole (Ho, Wo) plane.
@@ -27,7 +27,7 @@ AxisPasses make_axis_passes(const ExecSpace& exec, const Geometry& g, int planes
   p.adjoint_column = p.column.adjoint(g.window);
   p.adjoint_column.set_tiles(tl, ti);
   if (g.volumetric) {
-    p.depth = AxisPass{g.images(), g.d, g.od, g.oh * g.ow, g.pad, 1};
+    p.depth = AxisPass{g.images(), g.d, g.od, g.oh * g.ow, g.pad_d, 1};
     p.depth.set_tiles(tl, ti);
     p.adjoint_depth = p.depth.adjoint(g.window);
     p.adjoint_depth.set_tiles(tl, ti);

@@ -17,7 +17,10 @@ struct Geometry {
   int n = 0, c = 0, d = 1, h = 0, w = 0;  // input extents
   int od = 1, oh = 0, ow = 0;             // map extents
   int window = 11;
-  int pad = 0;          // left padding of the forward correlation: 0 (valid) or window/2 (same)
+  // Left padding of the forward correlation along W, H and D: 0 (valid) or window/2 (same). A slab of a
+  // larger problem (Slabs.hpp) has its own padding along its outermost spatial axis: the rows of its input
+  // that lie before the slab's first map row, counted from the window's first tap (0 inside the field).
+  int pad_w = 0, pad_h = 0, pad_d = 0;
   int row_pitch = 0;    // elements from one row of the row-pass planes to the next: Wo, or more (Plan.hpp)
   bool volumetric = false;
 
@@ -58,7 +61,7 @@ Geometry make_geometry(const std::array<int, Rank>& e, const Options& opts) {
   g.h = e[Rank - 2];
   g.w = e[Rank - 1];
   g.window = opts.window_size;
-  g.pad = opts.padding == Padding::Valid ? 0 : opts.window_size / 2;
+  g.pad_w = g.pad_h = g.pad_d = opts.padding == Padding::Valid ? 0 : opts.window_size / 2;
   g.row_pitch = g.ow;
   for (int i = 0; i < Rank; ++i) {
     if (e[i] <= 0)
@@ -76,9 +79,8 @@ Geometry make_geometry(const std::array<int, Rank>& e, const Options& opts) {
   g.od = g.volumetric ? map_extent(g.d, g.window, opts.padding) : 1;
   g.oh = map_extent(g.h, g.window, opts.padding);
   g.ow = map_extent(g.w, g.window, opts.padding);
-  // Flat indices are int inside the kernels.
-  if (g.input_size() > std::size_t(2147483647) / 2 || g.row_plane_size() > std::size_t(2147483647) / 2)
-    throw std::invalid_argument("kssim: images larger than 2^30 elements per call are not supported");
+  // No limit on the size here: a Plan takes at most 2^30 elements (its kernels' flat indices are ints),
+  // and SSIM splits larger problems into pieces that fit (Slabs.hpp).
   return g;
 }
 

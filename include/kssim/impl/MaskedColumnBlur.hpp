@@ -120,9 +120,10 @@ struct MaskedColumnBlur {
 
   // The mask weight of the map pixel at (outer, l, i) of this pass: the mask at its window's centre.
   KOKKOS_INLINE_FUNCTION T centre_weight(int outer, int l, int i) const {
-    const int off = window.size / 2 - g.pad;  // map pixel -> input pixel at its window's centre
-    if (g.volumetric) return mask(outer / g.c, outer % g.c, l + off, i / g.ow + off, i % g.ow + off);
-    return mask(outer / g.c, outer % g.c, 0, l + off, i + off);  // 2D: outer = n C + c (D = 1)
+    // map pixel -> input pixel at its window's centre, along each axis
+    const int off_d = window.size / 2 - g.pad_d, off_h = window.size / 2 - g.pad_h, off_w = window.size / 2 - g.pad_w;
+    if (g.volumetric) return mask(outer / g.c, outer % g.c, l + off_d, i / g.ow + off_h, i % g.ow + off_w);
+    return mask(outer / g.c, outer % g.c, 0, l + off_h, i + off_w);  // 2D: outer = n C + c (D = 1)
   }
 
   template <int Taps>

@@ -96,6 +96,9 @@ class MaskedPlan {
 
   MaskedPlan(const ExecSpace& exec, const Geometry& g, const Options& opts, MaskMode mode, PartialPlanes wanted)
       : g_(row_pitched<ExecSpace, T>(g)), opts_(opts), mode_(mode), wanted_(wanted) {
+    if (!fits_one_call(g_))
+      throw std::invalid_argument("kssim: masked SSIM takes at most 2^30 elements per call (only SSIM splits larger "
+                                  "problems into slabs)");
     ensure_self_checked<ExecSpace, T>(exec);
     window_ = make_gaussian_window<T>(opts.window_size, opts.sigma);
     reversed_ = window_.reversed();

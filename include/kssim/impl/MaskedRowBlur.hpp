@@ -58,7 +58,7 @@ struct MaskedRowBlur {
       const T* mrow = row_pointer(mask, mask_rows, r);
       const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4), ms = mask.stride(4);
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, int(tile.extent(2))), [&](int j) {
-        const int col = col0 - g.pad + j;
+        const int col = col0 - g.pad_w + j;
         const T m = col >= 0 && col < g.w ? mrow[col * ms] : T(0);
         const bool valid = m > T(0);
         tile(0, i, j) = valid ? xrow[col * xs] - s1 : T(0);

@@ -24,6 +24,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 
 namespace kssim::impl {
@@ -45,6 +46,22 @@ void ensure_self_checked(const ExecSpace& exec);
 // Whether a plan computes the L1 term of the fused L1 + SSIM loss (kssim/L1Ssim.hpp) beside SSIM.
 enum class WithL1 { No, Yes };
 
+// The large workspace arrays of a plan. Plans that run one after the other on one execution space instance
+// and keep nothing between calls (the slabs of a large problem, Slabs.hpp) can share them: a plan made with
+// another's buffers uses each one that is large enough instead of allocating its own.
+template <class T, class Mem>
+struct PlanBuffers {
+  PlaneStore<T, Mem> row_stats, column_stats, partials;
+};
+
+// Whether a problem fits one pass of the kernels, whose flat indices are 32-bit (ints): at most 2^30
+// elements per image array and per row-pass plane array. Larger problems run in slabs (Slabs.hpp).
+inline constexpr std::size_t max_elements_per_call = std::size_t(1) << 30;
+inline bool fits_one_call(const Geometry& g) {
+  const std::size_t pitched_row_planes = std::size_t(g.images()) * g.d * g.h * (std::size_t(g.ow) + 64);
+  return g.input_size() <= max_elements_per_call && pitched_row_planes <= max_elements_per_call;
+}
+
 // Defined in SelfCheck.hpp: the first-use layout check of the kernels of 16-bit images and outputs.
 template <class ExecSpace, class T, class S, class O>
 void ensure_storage_self_checked(const ExecSpace& exec);
@@ -55,9 +72,14 @@ class Plan {
   using Mem = typename ExecSpace::memory_space;
 
   // `self_check` is false only for the self-check's own plan.
+  // `reuse`: another plan's buffers, used where large enough (PlanBuffers).
   Plan(const ExecSpace& exec, const Geometry& g, const Options& opts, PartialPlanes wanted, bool self_check = true,
-       WithL1 l1 = WithL1::No)
+       WithL1 l1 = WithL1::No, const PlanBuffers<T, Mem>* reuse = nullptr)
       : g_(row_pitched<ExecSpace, T>(g)), opts_(opts), wanted_(wanted) {
+    if (!fits_one_call(g_))
+      throw std::invalid_argument(
+          "kssim: more than 2^30 elements in one call: only SSIM (kssim::ssim*, kssim::SSIM) splits larger "
+          "problems into slabs");
     if (self_check) {
       ensure_self_checked<ExecSpace, T>(exec);
       if constexpr (!std::is_same_v<S, T> || !std::is_same_v<O, T>) ensure_storage_self_checked<ExecSpace, T, S, O>(exec);
@@ -75,16 +97,16 @@ class Plan {
     const AxisPass& last = g.volumetric ? depth_ : column_;
 
     shifts_ = Kokkos::View<T* [2], Mem>(Kokkos::view_alloc(exec, "kssim::shifts"), g.images());
-    // The row planes: the stage schedule's forward output, and its adjoint column pass's output.
-    if (!schedule_.fused_forward() || (wanted.any() && !schedule_.fused_backward()))
-      row_stats_ = PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::row_stats"),
-                                      moment_planes, g_.row_plane_size());
-    if (g.volumetric)
-      column_stats_ = PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::column_stats"),
-                                         moment_planes, g.column_plane_size());
-    if (wanted.any())
-      partials_ = PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::partials"),
-                                     wanted.count(), g.volumetric ? g.map_size() : g_.padded_map_size());
+    const BufferSizes sizes = buffer_sizes(g_, schedule_, wanted);
+    const auto take = [&](const PlaneStore<T, Mem>* shared, const char* name, int planes, std::size_t size) {
+      if (size == 0) return PlaneStore<T, Mem>{};
+      if (shared && int(shared->extent(0)) == planes && shared->extent(1) >= size) return *shared;
+      return PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(name)), planes, size);
+    };
+    row_stats_ = take(reuse ? &reuse->row_stats : nullptr, "kssim::row_stats", moment_planes, sizes.row_stats);
+    column_stats_ =
+        take(reuse ? &reuse->column_stats : nullptr, "kssim::column_stats", moment_planes, sizes.column_stats);
+    partials_ = take(reuse ? &reuse->partials : nullptr, "kssim::partials", wanted.count(), sizes.partials);
     const int map_teams_per_image = schedule_.fused_forward()
                                         ? ceil_div(g.oh, schedule_.fused_forward_rows) *
                                               ceil_div(g.ow, FusedForward<ExecSpace, T>::cols)
@@ -96,6 +118,29 @@ class Plan {
     sums_ = MapSumStore<Mem>(exec, g.images(), map_teams_per_image, double(g.map_size()), l1_tiles_per_image,
                              double(g.input_size()));
   }
+
+  // Elements per plane of the three workspace arrays (0: not needed) of a problem `g` (row-pitched).
+  struct BufferSizes {
+    std::size_t row_stats = 0, column_stats = 0, partials = 0;
+  };
+  static BufferSizes buffer_sizes(const Geometry& g, const ScheduleChoice& schedule, PartialPlanes wanted) {
+    BufferSizes b;
+    // The row planes: the stage schedule's forward output, and its adjoint column pass's output.
+    if (!schedule.fused_forward() || (wanted.any() && !schedule.fused_backward())) b.row_stats = g.row_plane_size();
+    if (g.volumetric) b.column_stats = g.column_plane_size();
+    if (wanted.any()) b.partials = g.volumetric ? g.map_size() : g.padded_map_size();
+    return b;
+  }
+  // Bytes a plan for `g` allocates, before it is made (the slab planner's budget, Slabs.hpp).
+  static std::size_t workspace_bytes(const ExecSpace& exec, const Geometry& g, const Options& opts,
+                                     PartialPlanes wanted) {
+    const Geometry pitched = row_pitched<ExecSpace, T>(g);
+    const BufferSizes b = buffer_sizes(pitched, choose_schedule<ExecSpace, T>(exec, pitched, opts, wanted), wanted);
+    const std::size_t small = std::size_t(pitched.images()) * (2 * sizeof(T) + 4 * sizeof(double)) + 4096 +
+                              std::size_t(pitched.map_size()) / 64 * sizeof(double);  // shifts, sums, tile sums
+    return (moment_planes * (b.row_stats + b.column_stats) + wanted.count() * b.partials) * sizeof(T) + small;
+  }
+  PlanBuffers<T, Mem> buffers() const { return {row_stats_, column_stats_, partials_}; }
 
   const Geometry& geometry() const { return g_; }
   const ScheduleChoice& schedule() const { return schedule_; }
@@ -110,23 +155,26 @@ class Plan {
   Kokkos::View<const double, Mem> l1_total() const { return sums_.l1_total; }
 
   // Forward stages. `map` may be empty. Partial derivatives are written when the plan wants gradients.
-  // `l1_weight`: the weight of the L1 term in loss() (plans WithL1::Yes).
+  // `l1_weight`: the weight of the L1 term in loss() (plans WithL1::Yes). `shifts`: the recentring shifts
+  // to use (device, (images, 2)), as the slabs of a larger problem take their slices' (Slabs.hpp); null:
+  // this problem's own (Recentring.hpp).
   void forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map,
-               double l1_weight = 0) const;
+               double l1_weight = 0, const T* shifts = nullptr) const;
 
   // Backward stages: d(upstream * mean)/dx and /dy from the partials of the last forward(). `scale` is a host
   // factor, `upstream` an optional device factor, `slice_factors` optional device factors per (n, c) slice
   // (MS-SSIM's chain rule through its product); grad1 / grad2 may be empty. `l1_scale` adds
   // d(l1_scale * upstream * mean|x - y|)/dx and /dy (the fused loss's L1 term; it needs no partials).
+  // `map_count`: the map pixels the mean is over (0: this problem's; a slab's is its whole problem's).
   void backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& grad1,
                 const OutputArray<O>& grad2, double scale, const double* upstream, bool accumulate,
-                const double* slice_factors = nullptr, double l1_scale = 0) const;
+                const double* slice_factors = nullptr, double l1_scale = 0, double map_count = 0) const;
 
  private:
   template <int K, bool L1>
   void backward_planes(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
                        const OutputArray<O>& grad1, const OutputArray<O>& grad2, double scale, const double* upstream,
-                       bool accumulate, const double* slice_factors, double l1_scale) const;
+                       bool accumulate, const double* slice_factors, double l1_scale, double count) const;
 
   Geometry g_;
   Options opts_;
@@ -144,8 +192,11 @@ class Plan {
 // kernel) once per (execution space, value type) in a program with many translation units.
 template <class ExecSpace, class T, class Term, class S, class O>
 void Plan<ExecSpace, T, Term, S, O>::forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
-                                             const OutputArray<O>& map, double l1_weight) const {
-  compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
+                                             const OutputArray<O>& map, double l1_weight, const T* shifts) const {
+  if (shifts)
+    copy_shifts(exec, shifts, shifts_.data(), 2 * g_.images());
+  else
+    compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
   MapSums sums = sums_.arrays;
   sums.l1.weight = l1_weight;
   if (schedule_.fused_forward()) {
@@ -203,7 +254,8 @@ template <class ExecSpace, class T, class Term, class S, class O>
 void Plan<ExecSpace, T, Term, S, O>::backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
                                         const OutputArray<O>& grad1, const OutputArray<O>& grad2, double scale,
                                         const double* upstream, bool accumulate,
-                                        const double* slice_factors, double l1_scale) const {
+                                        const double* slice_factors, double l1_scale, double map_count) const {
+  const double count = map_count != 0 ? map_count : double(g_.map_size());
   const bool want1 = grad1.data() != nullptr, want2 = grad2.data() != nullptr;
   if (!want1 && !want2) return;
   if ((want1 && !wanted_.image1) || (want2 && !wanted_.image2))
@@ -214,14 +266,16 @@ void Plan<ExecSpace, T, Term, S, O>::backward(const ExecSpace& exec, const Input
   const bool l1 = l1_capable && l1_scale != 0;
   if (wanted_.count() == 4) {
     if (l1)
-      backward_planes<4, l1_capable>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, l1_scale);
+      backward_planes<4, l1_capable>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, l1_scale,
+                                     count);
     else
-      backward_planes<4, false>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, 0);
+      backward_planes<4, false>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, 0, count);
   } else {
     if (l1)
-      backward_planes<3, l1_capable>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, l1_scale);
+      backward_planes<3, l1_capable>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, l1_scale,
+                                     count);
     else
-      backward_planes<3, false>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, 0);
+      backward_planes<3, false>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, 0, count);
   }
 }
 
@@ -231,7 +285,8 @@ void Plan<ExecSpace, T, Term, S, O>::backward_planes(const ExecSpace& exec, cons
                                                      const InputArray<S>& y, const OutputArray<O>& grad1,
                                                      const OutputArray<O>& grad2, double scale,
                                                const double* upstream, bool accumulate,
-                                               const double* slice_factors, double l1_scale) const {
+                                               const double* slice_factors, double l1_scale,
+                                               double count) const {
   if (schedule_.fused_backward()) {
     FusedBackward<ExecSpace, T, K, L1, S, O> k{};
     k.partials = plane_array(partials_);
@@ -242,7 +297,7 @@ void Plan<ExecSpace, T, Term, S, O>::backward_planes(const ExecSpace& exec, cons
     k.shifts = shifts_.data();
     k.upstream = upstream;
     k.slice_factors = slice_factors;
-    k.scale = scale / double(g_.map_size());
+    k.scale = scale / count;
     k.l1_scale = l1_scale / double(g_.input_size());
     k.accumulate = accumulate;
     k.window = reversed_;
@@ -270,7 +325,7 @@ void Plan<ExecSpace, T, Term, S, O>::backward_planes(const ExecSpace& exec, cons
   k.shifts = shifts_.data();
   k.upstream = upstream;
   k.slice_factors = slice_factors;
-  k.scale = scale / double(g_.map_size());
+  k.scale = scale / count;
   k.l1_scale = l1_scale / double(g_.input_size());
   k.accumulate = accumulate;
   k.window = reversed_;

@@ -30,12 +30,13 @@ inline constexpr int plan_cache_capacity = 4;
 
 inline bool same_problem(const Geometry& a, const Geometry& b) {
   return a.n == b.n && a.c == b.c && a.d == b.d && a.h == b.h && a.w == b.w && a.window == b.window &&
-         a.pad == b.pad && a.volumetric == b.volumetric;
+         a.pad_w == b.pad_w && a.pad_h == b.pad_h && a.pad_d == b.pad_d && a.od == b.od &&
+         a.oh == b.oh && a.ow == b.ow && a.volumetric == b.volumetric;
 }
 inline bool same_options(const Options& a, const Options& b) {
   return a.window_size == b.window_size && a.sigma == b.sigma && a.k1 == b.k1 && a.k2 == b.k2 &&
          a.data_range == b.data_range && a.padding == b.padding && a.schedule == b.schedule &&
-         a.team_size == b.team_size && a.vector_length == b.vector_length;
+         a.team_size == b.team_size && a.vector_length == b.vector_length;  // the budget: plans are whole problems
 }
 
 // Every cache's clear(), for kssim::free_workspaces().

@@ -69,4 +69,11 @@ void compute_shifts(const ExecSpace& exec, const Geometry& g, const InputArray<S
   });
 }
 
+// Copies `count` shifts computed elsewhere (a slab takes its slices' shifts: Slabs.hpp).
+template <class ExecSpace, class T>
+void copy_shifts(const ExecSpace& exec, const T* from, T* to, int count) {
+  launch("kssim::copy_shifts", Kokkos::RangePolicy<ExecSpace>(exec, 0, count),
+         KOKKOS_LAMBDA(int k) { to[k] = from[k]; });
+}
+
 }  // namespace kssim::impl

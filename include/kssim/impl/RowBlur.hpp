@@ -65,7 +65,7 @@ struct RowBlur {
         // The whole padded row, so that the vector loads below read defined values only. Interior tiles
         // of contiguous rows (nearly all) take a plain copy: the general loop's per-element index and
         // bounds arithmetic was a quarter of this kernel's instructions.
-        const int first = col0 - g.pad, count = int(tile.extent(2));
+        const int first = col0 - g.pad_w, count = int(tile.extent(2));
         if (xs == 1 && ys == 1 && first >= 0 && first + count <= g.w) {
           const S* xp = xrow + first;
           const S* yp = yrow + first;
@@ -102,8 +102,8 @@ struct RowBlur {
         }
       } else {
         // Outside the image every pixel is 0, i.e. -shift after recentring.
-        stage_row_segment(&tile(0, i, 0), xrow, xs, col0 - g.pad, halo, g.w, s1, -s1);
-        stage_row_segment(&tile(1, i, 0), yrow, ys, col0 - g.pad, halo, g.w, s2, -s2);
+        stage_row_segment(&tile(0, i, 0), xrow, xs, col0 - g.pad_w, halo, g.w, s1, -s1);
+        stage_row_segment(&tile(1, i, 0), yrow, ys, col0 - g.pad_w, halo, g.w, s2, -s2);
       }
       if (l1_tile_sums) {  // the row's pixels this tile owns, raw (L1Term.hpp), while they are in cache
         const int owned = owned_end(col0, tile_cols, g.ow, g.w) - col0;

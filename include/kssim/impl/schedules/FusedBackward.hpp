@@ -60,12 +60,13 @@ struct FusedBackward {
   KOKKOS_FUNCTION void run(const Team& team) const {
     const int rank = team.league_rank(), per_image = tiles_x * tiles_y;
     const int nc = rank / per_image, iy0 = rank % per_image / tiles_x * rows, ix0 = rank % tiles_x * cols;
-    const int offset = window.size - 1 - g.pad;  // the adjoint of the forward correlation's offset g.pad
+    // The adjoint of the forward correlation's offsets g.pad_h, g.pad_w.
+    const int offset_h = window.size - 1 - g.pad_h, offset_w = window.size - 1 - g.pad_w;
     const int w = width(window.size), halo_rows = rows + window.size - 1;
     const Scratch staged = RowScratch<ExecSpace, T>::allocate(team, K, halo_rows, w);
     const Scratch column = RowScratch<ExecSpace, T>::allocate(team, K, rows, w);
 
-    stage_partials(team, staged, nc, iy0 - offset, ix0 - offset);
+    stage_partials(team, staged, nc, iy0 - offset_h, ix0 - offset_w);
     team.team_barrier();
 
     // Adjoint column pass: every staged column, col_rows x col_chunk outputs per thread and lane.

@@ -122,7 +122,7 @@ struct FusedForward {
     const Scratch images = RowScratch<ExecSpace, T>::allocate(team, 2, halo_rows, cols + window.size - 1);
     const Scratch moments = RowScratch<ExecSpace, T>::allocate(team, moment_planes, halo_rows, cols);
 
-    stage_images(team, images, nc, oy0 - g.pad, ox0 - g.pad, s1, s2);
+    stage_images(team, images, nc, oy0 - g.pad_h, ox0 - g.pad_w, s1, s2);
     if (sums.l1.tile_sums) store_l1_sum(team, nc, oy0, ox0);
     team.team_barrier();
 

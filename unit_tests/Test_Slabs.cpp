@@ -1,0 +1,164 @@
+// Problems split into pieces (include/kssim/impl/Slabs.hpp): groups of images, groups of channels, and
+// slabs along the outermost spatial axis (D for volumes, H for images), forced by small workspace budgets.
+// Every output against the float64 reference, with every schedule; against the unsplit problem (groups of
+// slices: bitwise; slabs: to rounding); the training object with its recomputed backward, Accumulate::Yes
+// and a device upstream factor; and budgets too small for one row.
+#include "SSIMChecks.hpp"
+
+#include <kssim/impl/Slabs.hpp>
+
+using namespace kssim_test;
+
+template <class C>
+class Slabs : public ::testing::Test {};
+TYPED_TEST_SUITE(Slabs, AllConfigs, ConfigNames);
+
+namespace {
+
+template <int Rank>
+std::array<int, Rank> extents_of_shape(const Shape& s) {
+  if constexpr (Rank == 5) return {s.n, s.c, s.d, s.h, s.w};
+  else return {s.n, s.c, s.h, s.w};
+}
+
+// The workspace a plan of this (sub-)problem takes with the stage schedule (the largest: budgets that split
+// it split every schedule's problem), optionally as an interior slab of `slab_rows` map rows along the slab
+// axis (the whole window's halo inside the field, as Slabs.hpp sizes slabs).
+template <class C, int Rank>
+std::size_t workspace_for(const Shape& s, kssim::Options o, kssim::impl::PartialPlanes wanted, int slab_rows = 0) {
+  using Exec = typename C::execution_space;
+  using T = typename C::value_type;
+  o.schedule = kssim::Schedule::Stages;
+  auto g = kssim::impl::make_geometry<Rank>(extents_of_shape<Rank>(s), o);
+  if (slab_rows > 0) {
+    (Rank == 5 ? g.d : g.h) = slab_rows + o.window_size - 1;
+    (Rank == 5 ? g.od : g.oh) = slab_rows;
+    (Rank == 5 ? g.pad_d : g.pad_h) = 0;
+  }
+  return kssim::impl::Plan<Exec, T>::workspace_bytes(Exec(), g, o, wanted);
+}
+
+// Budgets that split `s` into groups of one image, groups of one channel, and slabs of `rows` map rows.
+template <class C, int Rank>
+std::vector<std::pair<std::string, std::size_t>> budgets(const Shape& s, const kssim::Options& o, int rows,
+                                                         kssim::impl::PartialPlanes wanted) {
+  Shape image = s, slice = s;
+  image.n = 1;
+  slice.n = slice.c = 1;
+  std::vector<std::pair<std::string, std::size_t>> b;
+  if (s.n > 1) b.push_back({"images", workspace_for<C, Rank>(image, o, wanted)});
+  if (s.c > 1) b.push_back({"channels", workspace_for<C, Rank>(slice, o, wanted)});
+  b.push_back({"slabs", workspace_for<C, Rank>(slice, o, wanted, rows)});
+  return b;
+}
+
+template <class C, int Rank>
+void expect_split_matches(const Shape& s, const ReferenceOptions& ro, unsigned seed, int rows) {
+  using T = typename C::value_type;
+  using Exec = typename C::execution_space;
+  const auto x = random_image(s, seed), y = noisy_copy(x, seed + 1, 0.15);
+  kssim::Options o = to_options(ro);
+  for (const auto& [level, budget] : budgets<C, Rank>(s, o, rows, {true, true})) {
+    SCOPED_TRACE("split into " + level + ", budget " + std::to_string(budget));
+    kssim::Options split = o;
+    split.max_workspace_bytes = budget;
+    // The split happens: a test of the split must not pass by running the problem whole.
+    kssim::SSIM<Exec, T, Rank> probe(Exec(), extents_of_shape<Rank>(s), split, kssim::Gradients::Both);
+    ASSERT_GT(probe.pieces(), 1);
+    ASSERT_LE(probe.workspace_bytes(), budget);
+    expect_forward_matches_reference<C, Rank>(s, ro, x, y, split);
+    expect_gradients_match_reference<C, Rank>(s, ro, x, y, split);
+
+    // Against the problem run whole: bitwise for groups of slices, to rounding for slabs.
+    Exec exec;
+    const auto xr = rounded<T>(x), yr = rounded<T>(y);
+    auto a = to_view<C, Rank>("a", s, xr), b = to_view<C, Rank>("b", s, yr);
+    auto g1 = make_view<C, Rank>("g1", s), g2 = make_view<C, Rank>("g2", s);
+    auto w1 = make_view<C, Rank>("w1", s), w2 = make_view<C, Rank>("w2", s);
+    const double whole = kssim::ssim_grad(exec, a, b, w1, w2, o);
+    const double sliced = kssim::ssim_grad(exec, a, b, g1, g2, split);
+    if (level != "slabs") {
+      EXPECT_EQ(sliced, whole);
+      EXPECT_EQ(from_view(g1, s), from_view(w1, s));
+      EXPECT_EQ(from_view(g2, s), from_view(w2, s));
+    } else {
+      EXPECT_NEAR(sliced, whole, value_tolerance<T>());
+      EXPECT_LE(relative_l2_error(from_view(g1, s), from_view(w1, s)), gradient_tolerance<T>());
+      EXPECT_LE(relative_l2_error(from_view(g2, s), from_view(w2, s)), gradient_tolerance<T>());
+    }
+
+    // The training object: forward, a recomputed backward, accumulation and a device upstream factor.
+    kssim::SSIM<Exec, T, Rank> loss(exec, extents_of_shape<Rank>(s), split, kssim::Gradients::Both);
+    const ReferenceResult ref = reference_ssim(s, xr, yr, ro, false);
+    auto map = make_view<C, Rank>("map", ref.map_shape);
+    loss.forward(a, b, map);
+    EXPECT_NEAR(loss.value_on_host(), whole, value_tolerance<T>());
+    EXPECT_LE(max_abs_error(from_view(map, ref.map_shape), ref.map), map_tolerance<T>());
+    auto t1 = make_view<C, Rank>("t1", s), t2 = make_view<C, Rank>("t2", s);
+    loss.backward(t1, t2);
+    EXPECT_LE(relative_l2_error(from_view(t1, s), from_view(w1, s)), gradient_tolerance<T>());
+    EXPECT_LE(relative_l2_error(from_view(t2, s), from_view(w2, s)), gradient_tolerance<T>());
+    Kokkos::View<double, typename C::memory_space> upstream("upstream");
+    Kokkos::deep_copy(upstream, -2.0);
+    loss.backward(Kokkos::View<const double, typename C::memory_space>(upstream), t1, {}, kssim::Accumulate::Yes);
+    std::vector<double> want = from_view(w1, s);
+    for (double& v : want) v = -v;  // g + (-2) g
+    EXPECT_LE(relative_l2_error(from_view(t1, s), want), 2 * gradient_tolerance<T>());
+  }
+}
+
+}  // namespace
+
+TYPED_TEST(Slabs, ImagesSplitIntoGroupsChannelsAndRows) {
+  ReferenceOptions ro;
+  ro.window = 7;
+  ro.sigma = 1.2;
+  unsigned seed = 700;
+  for (bool same : {false, true}) {
+    ro.same = same;
+    expect_split_matches<TypeParam, 4>(Shape{3, 2, 1, 37, 29, false}, ro, seed, 5);  // 37 rows: uneven slabs
+    seed += 2;
+  }
+}
+
+TYPED_TEST(Slabs, VolumesSplitIntoGroupsChannelsAndSlabs) {
+  ReferenceOptions ro;
+  ro.window = 5;
+  ro.sigma = 1.0;
+  unsigned seed = 720;
+  for (bool same : {false, true}) {
+    ro.same = same;
+    expect_split_matches<TypeParam, 5>(Shape{2, 2, 19, 9, 11, true}, ro, seed, 4);
+    seed += 2;
+  }
+}
+
+TYPED_TEST(Slabs, SlabsOfOneRowAndWideWindows) {
+  // Slabs of a single map row, and a window wider than a slab's own rows: every row's halo crosses slabs.
+  ReferenceOptions ro;
+  ro.window = 11;
+  unsigned seed = 740;
+  for (bool same : {false, true}) {
+    ro.same = same;
+    expect_split_matches<TypeParam, 4>(Shape{1, 1, 1, 23, 17, false}, ro, seed, 1);
+    expect_split_matches<TypeParam, 5>(Shape{1, 1, 14, 12, 13, true}, ro, seed + 1, 2);
+    seed += 2;
+  }
+}
+
+TYPED_TEST(Slabs, BudgetTooSmallForOneRowThrows) {
+  using C = TypeParam;
+  using Exec = typename C::execution_space;
+  auto a = make_view<C, 4>("a", Shape{1, 1, 1, 40, 40, false});
+  kssim::Options o;
+  o.max_workspace_bytes = 16;
+  EXPECT_THROW(kssim::ssim(Exec(), a, a, o), std::invalid_argument);
+  EXPECT_THROW((kssim::SSIM<Exec, typename C::value_type>(Exec(), {1, 1, 40, 40}, o)), std::invalid_argument);
+}
+
+TYPED_TEST(Slabs, ProblemsThatFitRunWhole) {
+  using C = TypeParam;
+  using Exec = typename C::execution_space;
+  kssim::SSIM<Exec, typename C::value_type> loss(Exec(), {2, 3, 64, 48});
+  EXPECT_EQ(loss.pieces(), 1);
+}
