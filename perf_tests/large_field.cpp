@@ -32,7 +32,12 @@
 
 namespace {
 
+// kssim_large_field_host (KSSIM_LARGE_FIELD_HOST): the host backend of the same build.
+#if defined(KSSIM_LARGE_FIELD_HOST)
+using Exec = Kokkos::DefaultHostExecutionSpace;
+#else
 using Exec = Kokkos::DefaultExecutionSpace;
+#endif
 using Mem = Exec::memory_space;
 using Field = Kokkos::View<float*****, Kokkos::LayoutRight, Mem>;
 

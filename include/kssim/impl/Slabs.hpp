@@ -102,6 +102,44 @@ A piece_array(A a, const SlabPiece& p, int axis, bool map) {
   return a;
 }
 
+// The small kernels of the slab driver, at namespace scope: nvcc's extended lambdas inside a member function
+// of a class template ran as a null function on the host backends of a CUDA build (Kokkos 4.6.01, H200).
+// `to[i]` = `from[i]`, or += for a later slab of the slices.
+template <class ExecSpace>
+void add_slice_sums(const ExecSpace& exec, const double* from, double* to, int count, bool add) {
+  launch("kssim::slab_sums", Kokkos::RangePolicy<ExecSpace>(exec, 0, count),
+         KOKKOS_LAMBDA(int i) { to[i] = add ? to[i] + from[i] : from[i]; });
+}
+
+// Zeroes an array of at most one slab (its element count fits an int).
+template <class ExecSpace, class T, class O>
+void zero_array(const ExecSpace& exec, const OutputArray<O>& a) {
+  if (a.ptr == nullptr) return;
+  const int e1 = a.ext[1], e2 = a.ext[2], e3 = a.ext[3], e4 = a.ext[4];
+  const int count = a.ext[0] * e1 * e2 * e3 * e4;
+  launch("kssim::slab_zero", Kokkos::RangePolicy<ExecSpace>(exec, 0, count), KOKKOS_LAMBDA(int i) {
+    int r = i;
+    const int w = r % e4;
+    r /= e4;
+    const int h = r % e3;
+    r /= e3;
+    const int d = r % e2;
+    r /= e2;
+    a(r / e1, r % e1, d, h, w) = to_storage<O>(T(0));
+  });
+}
+
+// total = the slices' sums in order, as sum_map adds them (Reduction.hpp); mean = total / count.
+template <class ExecSpace>
+void sum_slices(const ExecSpace& exec, const double* sums, int images, double count, double* total, double* mean) {
+  launch("kssim::slab_total", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1), KOKKOS_LAMBDA(int) {
+    double sum = 0;
+    for (int i = 0; i < images; ++i) sum += sums[i];
+    *total = sum;
+    *mean = sum / count;
+  });
+}
+
 template <class ExecSpace, class T, class S = T, class O = S>
 class SlabPlan {
  public:
@@ -317,6 +355,7 @@ class SlabPlan {
 
   int first_slice(const SlabPiece& p) const { return p.n0 * g_.c + p.c0; }
 
+
   // The piece's forward, with its slices' shifts; `sums`: add its map sums to the slices'.
   void forward_piece(const ExecSpace& exec, const SlabPiece& p, const InputArray<S>& x, const InputArray<S>& y,
                      const OutputArray<O>& map, bool sums = true) const {
@@ -325,11 +364,7 @@ class SlabPlan {
     plan.forward(exec, piece_array(x, p, axis, false), piece_array(y, p, axis, false), piece_array(map, p, axis, true),
                  0, shifts_.data() + 2 * std::size_t(first_slice(p)));
     if (!sums) return;
-    const double* from = plan.image_sums().data();
-    double* to = image_sums_.data() + first_slice(p);
-    const bool add = p.map0 > 0;  // a later slab of its slice
-    launch("kssim::slab_sums", Kokkos::RangePolicy<ExecSpace>(exec, 0, p.nn * p.cn),
-           KOKKOS_LAMBDA(int i) { to[i] = add ? to[i] + from[i] : from[i]; });
+    add_slice_sums(exec, plan.image_sums().data(), image_sums_.data() + first_slice(p), p.nn * p.cn, p.map0 > 0);
   }
 
   void backward_piece(const ExecSpace& exec, const SlabPiece& p, const InputArray<S>& x, const InputArray<S>& y,
@@ -341,46 +376,19 @@ class SlabPlan {
       SlabPiece fresh = p;
       fresh.in0 = p.first_new_row;
       fresh.in_rows = p.in0 + p.in_rows - p.first_new_row;
-      zero(exec, piece_array(grad1, fresh, axis, false));
-      zero(exec, piece_array(grad2, fresh, axis, false));
+      zero_array<ExecSpace, T>(exec, piece_array(grad1, fresh, axis, false));
+      zero_array<ExecSpace, T>(exec, piece_array(grad2, fresh, axis, false));
     }
     plans_[p.plan]->backward(exec, piece_array(x, p, axis, false), piece_array(y, p, axis, false),
                              piece_array(grad1, p, axis, false), piece_array(grad2, p, axis, false), scale, upstream,
                              accumulate || later_slab, nullptr, 0, double(g_.map_size()));
   }
 
-  // Zeroes a piece of a gradient (at most one slab: its element count fits an int).
-  static void zero(const ExecSpace& exec, const OutputArray<O>& a) {
-    if (a.ptr == nullptr) return;
-    const int e1 = a.ext[1], e2 = a.ext[2], e3 = a.ext[3], e4 = a.ext[4];
-    const int count = a.ext[0] * e1 * e2 * e3 * e4;
-    launch("kssim::slab_zero", Kokkos::RangePolicy<ExecSpace>(exec, 0, count), KOKKOS_LAMBDA(int i) {
-      int r = i;
-      const int w = r % e4;
-      r /= e4;
-      const int h = r % e3;
-      r /= e3;
-      const int d = r % e2;
-      r /= e2;
-      a(r / e1, r % e1, d, h, w) = to_storage<O>(T(0));
-    });
-  }
-
-  // total = the slices' sums in order, as sum_map adds them; mean = total / map pixels.
   void finish_sums(const ExecSpace& exec) const {
-    const double* sums = image_sums_.data();
-    double* total = total_.data();
-    double* mean = mean_.data();
-    const int images = g_.images();
-    const double count = double(g_.map_size());
-    launch("kssim::slab_total", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1), KOKKOS_LAMBDA(int) {
-      double sum = 0;
-      for (int i = 0; i < images; ++i) sum += sums[i];
-      *total = sum;
-      *mean = sum / count;
-    });
+    sum_slices(exec, image_sums_.data(), g_.images(), double(g_.map_size()), total_.data(), mean_.data());
   }
 
+ private:
   Geometry g_;
   std::vector<SlabPiece> pieces_;
   std::vector<std::shared_ptr<const PlanT>> plans_;
