@@ -207,7 +207,8 @@ struct FusedForward {
     const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4);
     if constexpr (Tile::gpu && !std::is_same_v<S, T> && row_chunk % 4 == 0) {
       // 16-bit images: four consecutive pixels per lane, packed loads (Packed16.hpp) and 128-bit scratch
-      // stores, a quarter of the element loop's instructions (the rows are padded to whole chunks).
+      // stores (the rows are padded to whole chunks): a quarter of the element loop's iterations, each a
+      // load round trip, and ~40% fewer instructions per pixel (sm_90 SASS, 11 taps).
       const int quads = pitch / 4;
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, halo_rows * quads), [&](int e) {
         const int i = e / quads, j = e % quads * 4, iy = iy0 + i, ix = ix0 + j;
