@@ -14,7 +14,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
+#include <vector>
 
 using namespace kssim_test;
 
@@ -261,4 +263,115 @@ TYPED_TEST(Half, TrainingObjectAccumulatesThenRounds) {
   const double worst = worst_against_bound<C>(download(grad), want, gradient_tolerance<float>() * largest);
   EXPECT_LE(worst, 1.0) << "largest error in units of its bound";
   record_error("accumulated_in_bounds", worst);
+}
+
+namespace {
+
+// A rank-4 LayoutStride View of `w` columns inside a LayoutRight parent of `parent_w` columns, starting
+// at column `offset` of each row, `step` parent columns apart.
+template <class V, class C>
+using StridedView = Kokkos::View<V****, Kokkos::LayoutStride, typename C::memory_space>;
+template <class V, class C>
+StridedView<V, C> columns_of(const ViewOf<V, C, 4>& parent, int offset, int w, int step) {
+  const int n = int(parent.extent(0)), c = int(parent.extent(1)), h = int(parent.extent(2));
+  const std::size_t pw = parent.extent(3);
+  const Kokkos::LayoutStride layout(n, c * h * pw, c, h * pw, h, pw, w, step);
+  return StridedView<V, C>(parent.data() + offset, layout);
+}
+
+// A parent of (n, c, h, parent_w) holding `data` (rounded to V) at the columns columns_of selects and
+// `fill` everywhere else.
+template <class V, class C>
+ViewOf<V, C, 4> parent_holding(const Shape& s, int parent_w, int offset, int step, const std::vector<double>& data,
+                               double fill) {
+  ViewOf<V, C, 4> parent("parent", s.n, s.c, s.h, parent_w);
+  auto h = Kokkos::create_mirror_view(parent);
+  for (std::size_t i = 0; i < h.size(); ++i) h.data()[i] = to_storage<V>(fill);
+  std::size_t k = 0;
+  for (int r = 0; r < s.n * s.c * s.h; ++r)
+    for (int j = 0; j < s.w; ++j) h.data()[std::size_t(r) * parent_w + offset + j * step] = to_storage<V>(data[k++]);
+  Kokkos::deep_copy(parent, h);
+  return parent;
+}
+
+// What one problem gives: the mean, both gradients (overwritten, then accumulated onto `start`), and
+// whether every element outside the gradients' columns kept its fill.
+struct StridedResult {
+  double mean = 0;
+  std::vector<double> grad1, grad2, accumulated;
+  bool fill_kept = true;
+};
+
+template <class C>
+StridedResult run_strided(const Shape& s, const kssim::Options& o, const std::vector<double>& x,
+                          const std::vector<double>& y, const std::vector<double>& start, int offset, int step) {
+  using Exec = typename C::execution_space;
+  using S = typename C::storage;
+  using O = typename C::output;
+  const int parent_w = offset + (s.w - 1) * step + 1 + 3;  // a few columns past the last one too
+  const double nan = std::numeric_limits<double>::quiet_NaN(), fill = 7;
+  // NaN around the images: any read outside their columns would show in every result.
+  auto px = parent_holding<S, C>(s, parent_w, offset, step, x, nan);
+  auto py = parent_holding<S, C>(s, parent_w, offset, step, y, nan);
+  auto pg1 = parent_holding<O, C>(s, parent_w, offset, step, std::vector<double>(s.size(), 0), fill);
+  auto pg2 = parent_holding<O, C>(s, parent_w, offset, step, std::vector<double>(s.size(), 0), fill);
+  auto pacc = parent_holding<O, C>(s, parent_w, offset, step, start, fill);
+  const auto a = columns_of<const S, C>(px, offset, s.w, step), b = columns_of<const S, C>(py, offset, s.w, step);
+  const auto g1 = columns_of<O, C>(pg1, offset, s.w, step), g2 = columns_of<O, C>(pg2, offset, s.w, step);
+  const auto acc = columns_of<O, C>(pacc, offset, s.w, step);
+  StridedResult res;
+  res.mean = kssim::ssim_grad(Exec(), a, b, g1, g2, o);
+  kssim::SSIM<Exec, S, 4, O> loss(Exec(), {s.n, s.c, s.h, s.w}, o);
+  loss.forward(a, b);
+  loss.backward(acc, {}, kssim::Accumulate::Yes, -0.2);
+  auto values = [&](const auto& parent) {
+    const std::vector<double> all = download(parent);
+    std::vector<double> v;
+    for (int r = 0; r < s.n * s.c * s.h; ++r)
+      for (int j = 0; j < parent_w; ++j) {
+        const int col = j - offset;
+        const double value = all[std::size_t(r) * parent_w + j];
+        if (col >= 0 && col % step == 0 && col / step < s.w)
+          v.push_back(value);
+        else
+          res.fill_kept = res.fill_kept && value == fill;
+      }
+    return v;
+  };
+  res.grad1 = values(pg1);
+  res.grad2 = values(pg2);
+  res.accumulated = values(pacc);
+  return res;
+}
+
+}  // namespace
+
+// Rows starting at every alignment (sub-views at column offsets 0-3 of an odd width) take the GPU code
+// paths' packed 16-bit loads and stores (Packed16.hpp) where whole words fit, element by element
+// elsewhere: the results must be bitwise those of a View with stride 2 (element by element only), and no
+// element outside the Views' columns may be read (NaN there) or written.
+TYPED_TEST(Half, EveryRowAlignmentGivesTheSameBits) {
+  using C = TypeParam;
+  const Shape s{1, 2, 1, 23, 141};  // 141 columns: odd, one interior row-blur tile (valid), five fused tiles
+  const auto x = random_image(s, 980), y = noisy_copy(x, 981, 0.1);
+  const auto start = random_image(s, 982, -1e-3, 1e-3);
+  for (kssim::Schedule schedule : schedules<C>(4))
+    for (kssim::Padding padding : {kssim::Padding::Valid, kssim::Padding::Same}) {
+      kssim::Options o;
+      o.schedule = schedule;
+      o.padding = padding;
+      SCOPED_TRACE(std::string(kssim::to_string(schedule)) + " " + kssim::to_string(padding));
+      const StridedResult want = run_strided<C>(s, o, x, y, start, 0, 2);
+      EXPECT_TRUE(want.fill_kept);
+      EXPECT_TRUE(std::isfinite(want.mean));
+      for (int offset = 0; offset < 4; ++offset) {
+        SCOPED_TRACE("column offset " + std::to_string(offset));
+        const StridedResult got = run_strided<C>(s, o, x, y, start, offset, 1);
+        EXPECT_EQ(got.mean, want.mean);
+        EXPECT_TRUE(got.grad1 == want.grad1);
+        EXPECT_TRUE(got.grad2 == want.grad2);
+        EXPECT_TRUE(got.accumulated == want.accumulated);
+        EXPECT_TRUE(got.fill_kept) << "an element outside the gradients' columns was written";
+      }
+    }
 }

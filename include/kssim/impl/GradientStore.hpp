@@ -6,6 +6,7 @@
 // with factor = upstream / (number of map pixels) and acc[k] = B^T (partial plane k): d_var, d_cov, then
 // d_m1 and/or d_m2 (MapBlock.hpp's PartialPlanes; d_m2 is the last plane).
 
+#include <kssim/impl/Packed16.hpp>
 #include <kssim/impl/Storage.hpp>
 #include <kssim/impl/Tiles.hpp>
 #include <kssim/impl/Vectorize.hpp>
@@ -36,6 +37,13 @@ template <bool Gpu, int Chunk, class T, class O>
   requires(!std::is_same_v<O, T>)
 KOKKOS_FORCEINLINE_FUNCTION void store_gradient(O* dst, std::size_t stride, const T (&v)[Chunk], int n_valid,
                                                 bool accumulate) {
+  if constexpr (Gpu && Chunk % 4 == 0 && sizeof(O) == 2) {
+    // GPUs: four 16-bit values per 64-bit store (Packed16.hpp), not four 16-bit stores.
+    if (stride == 1 && n_valid == Chunk && packed_aligned(dst)) {
+      for (int k = 0; k < Chunk; k += 4) store_packed4(dst + k, v + k, accumulate);
+      return;
+    }
+  }
   for (int u = 0; u < Chunk; ++u) {
     if (u >= n_valid) continue;
     O& d = dst[u * stride];

@@ -3,7 +3,8 @@
 // moment planes m1, m2, vs, cov (LocalMoments.hpp) of extent (NC, D, H, Wo). Each team stages a tile of
 // rows plus the window's halo in scratch; each output subtracts its window's centre pixel before squaring.
 // For the fused L1 + SSIM loss it also sums |x - y| over the pixels of each row it owns (L1Term.hpp).
-// Images of a 16-bit storage type S are converted to the compute type T as they are staged (Storage.hpp).
+// Images of a 16-bit storage type S are converted to the compute type T as they are staged (Storage.hpp; on
+// GPUs four pixels per load, Packed16.hpp).
 
 #include <kssim/impl/AxisTile.hpp>
 #include <kssim/impl/FixedTaps.hpp>
@@ -11,6 +12,7 @@
 #include <kssim/impl/Geometry.hpp>
 #include <kssim/impl/L1Term.hpp>
 #include <kssim/impl/LocalMoments.hpp>
+#include <kssim/impl/Packed16.hpp>
 #include <kssim/impl/Storage.hpp>
 #include <kssim/impl/Tiles.hpp>
 #include <kssim/impl/KernelArrays.hpp>
@@ -86,6 +88,28 @@ struct RowBlur {
                 store_quads(tx + 4 * q, a);
                 store_quads(ty + 4 * q, b);
               });
+          } else if constexpr (!std::is_same_v<S, T> && chunk % 4 == 0) {
+            // 16-bit images: packed loads of four pixels (Packed16.hpp), 128-bit scratch stores (count is a
+            // multiple of the chunk: RowScratch). Rows whose words would leave the image go element by element.
+            Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, count / 4), [&](int q) {
+              T a[4], b[4];
+              const int xo = packed_offset(xrow, first + 4 * q, g.w), yo = packed_offset(yrow, first + 4 * q, g.w);
+              if (xo >= 0 && yo >= 0) {
+                load_packed4(xrow, first + 4 * q, xo, a);
+                load_packed4(yrow, first + 4 * q, yo, b);
+              } else {
+                for (int u = 0; u < 4; ++u) {
+                  a[u] = to_compute<T>(xp[4 * q + u]);
+                  b[u] = to_compute<T>(yp[4 * q + u]);
+                }
+              }
+              for (int u = 0; u < 4; ++u) {
+                a[u] -= s1;
+                b[u] -= s2;
+              }
+              store_quads(tx + 4 * q, a);
+              store_quads(ty + 4 * q, b);
+            });
           } else {
             Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, count), [&](int j) {
               tx[j] = to_compute<T>(xp[j]) - s1;

@@ -11,15 +11,17 @@
 // Bytes per pixel (float, DRAM): 4K in (halo re-reads hit the caches) + 8 for the images + 4 per gradient
 // out; the stage schedule writes the K adjoint-column planes and reads them back on top: 8K bytes more.
 // Images of a 16-bit storage type S are converted to T as they are read, gradients rounded to their type O
-// as they are stored (Storage.hpp).
+// as they are stored (Storage.hpp); on GPUs four 16-bit pixels per load and store (Packed16.hpp).
 
 #include <kssim/impl/AxisTile.hpp>
 #include <kssim/impl/GradientStore.hpp>
 #include <kssim/impl/L1Term.hpp>
+#include <kssim/impl/Packed16.hpp>
 #include <kssim/impl/schedules/FusedForward.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <cstddef>
+#include <type_traits>
 
 namespace kssim::impl {
 
@@ -110,10 +112,26 @@ struct FusedBackward {
       const S* yrow = row_pointer(y, y_rows, r);
       const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4);
       T xv[row_chunk], yv[row_chunk];
-      for (int u = 0; u < row_chunk; ++u) {  // pixels past the image edge: defined, never stored
-        xv[u] = u < n_valid ? to_compute<T>(xrow[(ix + u) * xs]) - s1 : T(0);
-        yv[u] = u < n_valid ? to_compute<T>(yrow[(ix + u) * ys]) - s2 : T(0);
+      bool packed = false;
+      if constexpr (Tile::gpu && !std::is_same_v<S, T> && row_chunk == 4) {
+        // 16-bit images: both images' pixels in packed loads (Packed16.hpp), all in flight together.
+        const int xo = xs == 1 && n_valid == row_chunk ? packed_offset(xrow, ix, g.w) : -1;
+        const int yo = ys == 1 && n_valid == row_chunk ? packed_offset(yrow, ix, g.w) : -1;
+        if (xo >= 0 && yo >= 0) {
+          load_packed4(xrow, ix, xo, xv);
+          load_packed4(yrow, ix, yo, yv);
+          for (int u = 0; u < row_chunk; ++u) {
+            xv[u] -= s1;
+            yv[u] -= s2;
+          }
+          packed = true;
+        }
       }
+      if (!packed)
+        for (int u = 0; u < row_chunk; ++u) {  // pixels past the image edge: defined, never stored
+          xv[u] = u < n_valid ? to_compute<T>(xrow[(ix + u) * xs]) - s1 : T(0);
+          yv[u] = u < n_valid ? to_compute<T>(yrow[(ix + u) * ys]) - s2 : T(0);
+        }
       if (grad1.data()) {
         T v[row_chunk];
         chain_rule<0>(acc, xv, yv, factor, v);

@@ -11,8 +11,8 @@
 // Bytes per map pixel (float, valid, DRAM): 8 in (halo re-reads hit the caches), 0 out for the mean alone,
 // 12-16 out with the partial derivatives. The stage schedule moves the four row planes out and back in on
 // top: 32 bytes more. The price is the row blur over the halo rows: (Rows + window - 1) / Rows of it.
-// Images of a 16-bit storage type S are converted to the compute type T as they are staged, the map is
-// rounded to its type O as it is stored (Storage.hpp).
+// Images of a 16-bit storage type S are converted to the compute type T as they are staged (on GPUs four
+// pixels per load, Packed16.hpp), the map is rounded to its type O as it is stored (Storage.hpp).
 
 #include <kssim/impl/AxisTile.hpp>
 #include <kssim/impl/FixedTaps.hpp>
@@ -23,12 +23,14 @@
 #include <kssim/impl/Launch.hpp>
 #include <kssim/impl/LocalMoments.hpp>
 #include <kssim/impl/MapBlock.hpp>
+#include <kssim/impl/Packed16.hpp>
 #include <kssim/impl/Reduction.hpp>
 #include <kssim/impl/Storage.hpp>
 #include <kssim/impl/Tiles.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <cstddef>
+#include <type_traits>
 
 namespace kssim::impl {
 
@@ -203,7 +205,37 @@ struct FusedForward {
                                            T s2) const {
     const int halo_rows = int(images.extent(1)), pitch = int(images.extent(2));
     const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4);
-    if constexpr (Tile::gpu) {
+    if constexpr (Tile::gpu && !std::is_same_v<S, T> && row_chunk % 4 == 0) {
+      // 16-bit images: four consecutive pixels per lane, packed loads (Packed16.hpp) and 128-bit scratch
+      // stores (the rows are padded to whole chunks): a quarter of the element loop's iterations, each a
+      // load round trip, and ~40% fewer instructions per pixel (sm_90 SASS, 11 taps).
+      const int quads = pitch / 4;
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, halo_rows * quads), [&](int e) {
+        const int i = e / quads, j = e % quads * 4, iy = iy0 + i, ix = ix0 + j;
+        const bool row_inside = unsigned(iy) < unsigned(g.h);
+        const S* xr = row_inside ? row_pointer(x, x_rows, nc * g.h + iy) : nullptr;
+        const S* yr = row_inside ? row_pointer(y, y_rows, nc * g.h + iy) : nullptr;
+        const int xo = row_inside && xs == 1 ? packed_offset(xr, ix, g.w) : -1;
+        const int yo = row_inside && ys == 1 ? packed_offset(yr, ix, g.w) : -1;
+        T a[4], b[4];
+        if (xo >= 0 && yo >= 0) {
+          load_packed4(xr, ix, xo, a);
+          load_packed4(yr, ix, yo, b);
+          for (int u = 0; u < 4; ++u) {
+            a[u] -= s1;
+            b[u] -= s2;
+          }
+        } else {  // the tile's edges, strided rows: the element loop below
+          for (int u = 0; u < 4; ++u) {
+            const bool inside = row_inside && unsigned(ix + u) < unsigned(g.w);
+            a[u] = inside ? to_compute<T>(xr[(ix + u) * xs]) - s1 : -s1;
+            b[u] = inside ? to_compute<T>(yr[(ix + u) * ys]) - s2 : -s2;
+          }
+        }
+        store_quads(&images(0, i, j), a);
+        store_quads(&images(1, i, j), b);
+      });
+    } else if constexpr (Tile::gpu) {
       // One flat range over all threads and lanes: consecutive lanes load consecutive pixels (coalesced).
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, halo_rows * pitch), [&](int e) {
         const int i = e / pitch, j = e % pitch, iy = iy0 + i, ix = ix0 + j;
