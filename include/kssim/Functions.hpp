@@ -66,15 +66,6 @@ struct ImagePair {
 template <class ExecSpace, class View1, class View2>
 using SsimImages = ImagePair<ExecSpace, View1, View2, true>;
 
-// The plan of a one-call function: the cached plan of the whole problem, or, for a problem too large for
-// one, its pieces (Slabs.hpp).
-template <class ExecSpace, class T, class S = T, class O = S>
-SlabPlan<ExecSpace, T, S, O> one_call_plan(const ExecSpace& exec, const Geometry& g, const Options& opts,
-                                           PartialPlanes wanted = {}) {
-  if (SlabPlan<ExecSpace, T, S, O>::needs_slabs(exec, g, opts, wanted)) return {exec, g, opts, wanted};
-  return {cached_plan<ExecSpace, T, S, O>(exec, g, opts, wanted), g};
-}
-
 // The lambdas below capture raw pointers and strides only, never a View (KernelArrays.hpp).
 template <class ExecSpace, class MeanView>
 void write_mean(const ExecSpace& exec, const Kokkos::View<const double, typename ExecSpace::memory_space>& total,

@@ -49,7 +49,7 @@ struct Options {
   // The most bytes of workspace SSIM may allocate beyond the images, map and gradients (kssim::ssim*,
   // kssim::SSIM). A problem that needs more, or has more than 2^30 elements, runs in pieces: groups of
   // images or channels, else slabs along the outermost spatial axis with the window's halo
-  // (impl/Slabs.hpp). 0: half the memory free when the workspace is planned (hosts: at most a quarter of
+  // (impl/Slabs.hpp). 0: half the memory free when the workspace is planned (hosts: at most an eighth of
   // the machine's); problems under 1 GiB of workspace never split for it.
   std::size_t max_workspace_bytes = 0;
 };

@@ -26,6 +26,7 @@
 #include <kssim/impl/KernelArrays.hpp>
 #include <kssim/impl/Launch.hpp>
 #include <kssim/impl/Plan.hpp>
+#include <kssim/impl/PlanCache.hpp>
 #include <kssim/impl/Recentring.hpp>
 #include <kssim/impl/Storage.hpp>
 #include <kssim/impl/Tiles.hpp>
@@ -43,8 +44,9 @@
 namespace kssim::impl {
 
 // Workspace a problem may take when Options::max_workspace_bytes is 0: half the memory free now (on
-// hosts, MemAvailable, at most a quarter of MemTotal), so that the caller's own arrays, already allocated,
-// are left room. Asked only for problems whose workspace exceeds default_workspace_floor: smaller ones
+// hosts, MemAvailable, at most an eighth of MemTotal), so that the caller's own arrays, already allocated,
+// are left room (arrays allocated but not yet written count as available on Linux: with a quarter of
+// MemTotal, a 1024^3 float pair and its two gradients peaked at 23.5 GB of a 24 GiB machine's 25.3). Asked only for problems whose workspace exceeds default_workspace_floor: smaller ones
 // never slab by budget, and pay no query.
 inline constexpr std::size_t default_workspace_floor = std::size_t(1) << 30;
 
@@ -58,7 +60,7 @@ inline std::size_t host_default_workspace_budget() {
     if (key == "MemAvailable:") available = value * 1024;
   }
   if (total == 0 || available == 0) return std::size_t(4) << 30;  // not Linux: a fixed 4 GiB
-  return std::max(default_workspace_floor, std::min(available / 2, total / 4));
+  return std::max(default_workspace_floor, std::min(available / 2, total / 8));
 }
 
 template <class ExecSpace>
@@ -397,5 +399,14 @@ class SlabPlan {
   Kokkos::View<double, Mem> total_, mean_;
   std::shared_ptr<void> fence_before_free_;  // last member: the first destroyed, before the workspace
 };
+
+// The plan of a one-call function: the cached plan of the whole problem, or, for a problem too large for
+// one, its pieces (Slabs.hpp).
+template <class ExecSpace, class T, class S = T, class O = S>
+SlabPlan<ExecSpace, T, S, O> one_call_plan(const ExecSpace& exec, const Geometry& g, const Options& opts,
+                                           PartialPlanes wanted = {}) {
+  if (SlabPlan<ExecSpace, T, S, O>::needs_slabs(exec, g, opts, wanted)) return {exec, g, opts, wanted};
+  return {cached_plan<ExecSpace, T, S, O>(exec, g, opts, wanted), g};
+}
 
 }  // namespace kssim::impl

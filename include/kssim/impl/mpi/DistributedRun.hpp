@@ -7,6 +7,7 @@
 #include <kssim/Options.hpp>
 #include <kssim/impl/KernelArrays.hpp>
 #include <kssim/impl/PlanCache.hpp>
+#include <kssim/impl/Slabs.hpp>
 #include <kssim/impl/mpi/Decomposition.hpp>
 #include <kssim/impl/mpi/HaloExchange.hpp>
 #include <kssim/impl/mpi/Scratch.hpp>
@@ -69,18 +70,27 @@ double run(const ExecSpace& exec, MPI_Comm comm, const Decomposition& dec, const
     Options valid = opts;
     valid.padding = Padding::Valid;
     const Geometry g = geometry_of(dec, ext_box, opts);
-    const auto plan = cached_plan<ExecSpace, T>(exec, g, valid, wanted);
+    // One library call, split into slabs when the extended block passes 2^30 elements or the workspace
+    // budget (Slabs.hpp).
+    const auto plan = one_call_plan<ExecSpace, T>(exec, g, valid, wanted);
     const InputArray<T> xe = as_rank5<InputArray<T>>(x_ext), ye = as_rank5<InputArray<T>>(y_ext);
-    plan->forward(exec, xe, ye, a.map);
     if (wanted.any()) {
       if (wanted.image1) g1_ext = extended(ScratchSlot::Grad1);
       if (wanted.image2) g2_ext = extended(ScratchSlot::Grad2);
       // The plan scales by 1 / (its own map pixels); the global mean divides by all of them.
       const double scale = double(g.map_size()) / dec.map_count();
-      plan->backward(exec, xe, ye, wanted.image1 ? as_rank5<OutputArray<T>>(g1_ext) : OutputArray<T>{},
-                     wanted.image2 ? as_rank5<OutputArray<T>>(g2_ext) : OutputArray<T>{}, scale, nullptr, false);
+      const OutputArray<T> g1 = wanted.image1 ? as_rank5<OutputArray<T>>(g1_ext) : OutputArray<T>{};
+      const OutputArray<T> g2 = wanted.image2 ? as_rank5<OutputArray<T>>(g2_ext) : OutputArray<T>{};
+      if (a.map.data() == nullptr) {
+        plan.forward_backward(exec, xe, ye, g1, g2, scale, nullptr, false);
+      } else {
+        plan.forward(exec, xe, ye, a.map);
+        plan.backward(exec, xe, ye, g1, g2, scale, nullptr, false);
+      }
+    } else {
+      plan.forward(exec, xe, ye, a.map);
     }
-    Kokkos::deep_copy(exec, local, plan->total());
+    Kokkos::deep_copy(exec, local, plan.total());
     exec.fence("kssim::mpi: local map sum");
   }
   const double mean = sum_in_rank_order(comm, local, dec.size) / dec.map_count();
