@@ -68,6 +68,7 @@ Options validated_options(const CompareOptions& o) {
   opts.k2 = o.k2;
   opts.data_range = o.data_range;
   opts.padding = o.padding == "valid" ? Padding::Valid : Padding::Same;
+  opts.max_workspace_bytes = o.max_workspace;
   try {
     validate(opts);
   } catch (const std::invalid_argument& e) {
@@ -142,9 +143,8 @@ void check_same_kind(const Input& a, const Input& b, int dims) {
 }
 
 void check_size(const std::vector<int>& extents, const Input& a, const Options& opts, int dims) {
-  std::size_t elements = 1;
-  for (int e : extents) elements *= std::size_t(e);
-  if (elements > (std::size_t(1) << 30)) throw UsageError("the inputs have more than 2^30 elements");
+  // No limit on the elements: SSIM splits problems larger than one call into slabs (the library's Slabs.hpp);
+  // MS-SSIM and masks, which do not, refuse them with the library's error.
   if (opts.padding == Padding::Valid) {
     for (std::size_t i = 2; i < extents.size(); ++i)
       if (extents[i] < opts.window_size)

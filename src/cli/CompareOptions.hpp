@@ -1,6 +1,7 @@
 #pragma once
 // The parsed command line of `kssim compare`, before validation.
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@ struct CompareOptions {
   double k1 = 0.01;
   double k2 = 0.03;
   double data_range = 1.0;
+  std::size_t max_workspace = 0;  // bytes; 0: the library's default (kssim::Options::max_workspace_bytes)
   int dims = 2;
   std::string channel_axis;       // "", "first" or "last"
   bool json = false;

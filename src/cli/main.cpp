@@ -86,6 +86,11 @@ int main(int argc, char** argv) {
   compare->add_option("--data-range", o.data_range, "Dynamic range L of the values, > 0")
       ->type_name("L")
       ->capture_default_str();
+  compare->add_option("--max-workspace", o.max_workspace,
+                      "Workspace limit in bytes (suffixes KB, MB, GB: 1024-based); larger problems run in slabs. "
+                      "Default: half the free memory")
+      ->type_name("BYTES")
+      ->transform(CLI::AsSizeValue(false));
   compare->add_option("--dims", o.dims, "2: images (N, C, H, W); 3: volumes (N, C, D, H, W)")
       ->type_name("2|3")
       ->capture_default_str();
