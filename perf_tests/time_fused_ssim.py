@@ -40,8 +40,13 @@ SHAPES_2D = [(1, 3, 1080, 1920), (1, 3, 2160, 3840), (8, 3, 512, 512), (1, 1, 40
 SHAPES_3D = [(1, 1, 128, 128, 128), (2, 3, 96, 96, 96), (1, 1, 256, 256, 256)]
 
 
-# --impl name -> (module, column prefix of its results)
-IMPLEMENTATIONS = {"fused_ssim": ("fused_ssim", "fused_ssim"), "kssim": ("kssim", "kssim_torch")}
+# --impl name -> (module, column prefix of its results, run under torch.autocast (float16), image dtype).
+# fussim (https://github.com/OpsiClear/fussim, a fork of fused-ssim) runs its float16 kernels under autocast;
+# fussim_fp16 hands it float16 images there, as kssim's float16 column does.
+IMPLEMENTATIONS = {"fused_ssim": ("fused_ssim", "fused_ssim", False, "float32"),
+                   "kssim": ("kssim", "kssim_torch", False, "float32"),
+                   "fussim": ("fussim", "fussim", False, "float32"),
+                   "fussim_fp16": ("fussim", "fussim_fp16", True, "float16")}
 
 
 def time_do_bench(fn, tensors):
@@ -84,7 +89,7 @@ def kssim_lookup(results, family, mode, padding, shape):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--impl", default="fused_ssim", help="comma-separated: fused_ssim, kssim")
+    p.add_argument("--impl", default="fused_ssim", help="comma-separated: fused_ssim, kssim, fussim, fussim_fp16")
     p.add_argument("--do-bench", action="store_true", help="also time with triton.testing.do_bench")
     p.add_argument("--shapes", choices=("all", "2d", "3d"), default="all")
     p.add_argument("--warmup", type=int, default=10)
@@ -97,12 +102,13 @@ def main():
     args = p.parse_args()
 
     assert torch.cuda.is_available(), "fused-ssim timing needs a CUDA device"
-    impls = {}  # column prefix -> (module, image dtype)
+    impls = {}  # column prefix -> (module, image dtype, autocast)
     for name in args.impl.split(","):
-        module, prefix = IMPLEMENTATIONS[name]
-        dtypes = args.kssim_dtypes.split(",") if name == "kssim" else ["float32"]
+        module, prefix, autocast, default_dtype = IMPLEMENTATIONS[name]
+        dtypes = args.kssim_dtypes.split(",") if name == "kssim" else [default_dtype]
         for dtype in dtypes:
-            impls[prefix if dtype == "float32" else f"{prefix}_{dtype}"] = (importlib.import_module(module), dtype)
+            column = prefix if dtype == default_dtype else f"{prefix}_{dtype}"
+            impls[column] = (importlib.import_module(module), dtype, autocast)
     dev = torch.device("cuda")
     gen = torch.Generator(device=dev).manual_seed(20261129)
     fs = impls.get("fused_ssim", (None,))[0]
@@ -116,20 +122,22 @@ def main():
         base1 = torch.rand(shape, device=dev, generator=gen, dtype=torch.float32)
         base2 = torch.rand(shape, device=dev, generator=gen, dtype=torch.float32)
         images = {d: (base1.to(getattr(torch, d)).requires_grad_(True), base2.to(getattr(torch, d)))
-                  for d in {dtype for _, dtype in impls.values()}}
+                  for d in {dtype for _, dtype, _ in impls.values()}}
         for padding in ("valid", "same"):
             results = {mode: dict(family=family, mode=mode, dtype="float", padding=padding, shape=shape_name(shape))
                        for mode in ("fwd", "fwd+bwd")}
-            for prefix, (module, dtype) in impls.items():
+            for prefix, (module, dtype, autocast) in impls.items():
                 fn = getattr(module, fn_name)
                 img1, img2 = images[dtype]
 
                 def forward():
-                    with torch.no_grad():
+                    with torch.no_grad(), torch.autocast("cuda", dtype=torch.float16, enabled=autocast):
                         return fn(img1, img2, padding=padding, train=False)
 
                 def forward_backward():
-                    fn(img1, img2, padding=padding, train=True).backward()
+                    with torch.autocast("cuda", dtype=torch.float16, enabled=autocast):
+                        loss = fn(img1, img2, padding=padding, train=True)
+                    loss.backward()
 
                 def reset(img1=img1):
                     img1.grad = None
