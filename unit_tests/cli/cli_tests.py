@@ -233,10 +233,10 @@ def group_grads(ctx):
     ctx.check(close(r32, r64, atol=1e-3 * np.abs(r64).max()), "float32 gradient close to float64")
 
     # --max-workspace: a volume split into slabs gives the unsplit results (float64: to rounding).
-    a, b = pair((1, 1, 40, 18, 17), np.float64, seed=9)
-    pa, pb = ctx.save_npy("ws_a.npy", a), ctx.save_npy("ws_b.npy", b)
-    whole = ctx.ok_json("compare", pa, pb, "--dims", 3, "--grad-a", ctx.path("ws_g0.npy"), "--map", ctx.path("ws_m0.npy"))
-    split = ctx.ok_json("compare", pa, pb, "--dims", 3, "--max-workspace", "150KB", "--grad-a", ctx.path("ws_g1.npy"),
+    wa_arr, wb_arr = pair((1, 1, 40, 18, 17), np.float64, seed=9)
+    wa, wb = ctx.save_npy("ws_a.npy", wa_arr), ctx.save_npy("ws_b.npy", wb_arr)
+    whole = ctx.ok_json("compare", wa, wb, "--dims", 3, "--grad-a", ctx.path("ws_g0.npy"), "--map", ctx.path("ws_m0.npy"))
+    split = ctx.ok_json("compare", wa, wb, "--dims", 3, "--max-workspace", "150KB", "--grad-a", ctx.path("ws_g1.npy"),
                         "--map", ctx.path("ws_m1.npy"))
     ctx.check(abs(whole["ssim"] - split["ssim"]) < 1e-13, "--max-workspace: mean %r vs %r" % (split["ssim"], whole["ssim"]))
     g0, g1 = np.load(ctx.path("ws_g0.npy")), np.load(ctx.path("ws_g1.npy"))
@@ -244,9 +244,9 @@ def group_grads(ctx):
     ctx.check(np.abs(np.load(ctx.path("ws_m1.npy")) - np.load(ctx.path("ws_m0.npy"))).max() < 1e-13,
               "--max-workspace: map differs from the unsplit one")
     d = ctx.fresh_dir("ws_small")
-    ctx.fails("--max-workspace too small for one row", "compare", pa, pb, "--dims", 3, "--max-workspace", 100,
+    ctx.fails("--max-workspace too small for one row", "compare", wa, wb, "--dims", 3, "--max-workspace", 100,
               "--map", os.path.join(d, "m.npy"), out_dir=d)
-    ctx.fails("--max-workspace not a size", "compare", pa, pb, "--max-workspace", "lots", out_dir=d)
+    ctx.fails("--max-workspace not a size", "compare", wa, wb, "--max-workspace", "lots", out_dir=d)
 
     # Only the requested gradient is written.
     d = ctx.fresh_dir("only_b")
