@@ -1,7 +1,10 @@
 #pragma once
 // `kssim compare A.npy B.npy --decompose DxHxW` under mpirun: each rank reads its block of the arrays and
-// kssim::mpi computes the SSIM of the whole field (src/cli/mpi/DistributedCompare.cpp). Builds without MPI
-// link DistributedUnavailable.cpp instead, which refuses the option.
+// kssim::mpi computes the SSIM of the whole field (src/cli/mpi/DistributedCompare.cpp), in the executable
+// kssim-mpi. The kssim executable itself does not link MPI: loading Open MPI's libraries (UCX among them)
+// costs about half a second at every start, and kssim starts twice (cli/WaitPolicy.hpp). With MPI, kssim
+// hands --decompose over to the kssim-mpi beside it (cli/mpi/DistributedLauncher.cpp: the same arguments,
+// the same process, before MPI_Init); builds without MPI link DistributedUnavailable.cpp, which refuses it.
 
 #include "cli/CompareOptions.hpp"
 
@@ -18,7 +21,9 @@ struct DistributedOutcome {
 
 // Initialises and finalises MPI and Kokkos around the whole run. `emit` prints an outcome and returns the
 // exit status (3 when stdout fails); every rank calls it, and no rank exits before rank 0 has printed
-// (mpirun may kill the job's other processes as soon as one exits with a non-zero status).
-int run_distributed_compare(const CompareOptions& o, const std::function<int(const DistributedOutcome&)>& emit);
+// (mpirun may kill the job's other processes as soon as one exits with a non-zero status). `argv`: the
+// program's arguments, which the launcher hands to kssim-mpi.
+int run_distributed_compare(const CompareOptions& o, char** argv,
+                            const std::function<int(const DistributedOutcome&)>& emit);
 
 }  // namespace kssim::cli

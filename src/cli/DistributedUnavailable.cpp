@@ -4,7 +4,7 @@
 
 namespace kssim::cli {
 
-int run_distributed_compare(const CompareOptions&, const std::function<int(const DistributedOutcome&)>& emit) {
+int run_distributed_compare(const CompareOptions&, char**, const std::function<int(const DistributedOutcome&)>& emit) {
   return emit({2, {}, "--decompose needs a kssim built with MPI (the CMake option KSSIM_ENABLE_MPI found none)"});
 }
 

@@ -158,7 +158,7 @@ int main(int argc, char** argv) {
       return std::fflush(stdout) == 0 ? 0 : 3;
     }
     if (!o.decompose.empty())  // every rank returns the same status; rank 0 prints
-      return kssim::cli::run_distributed_compare(o, [](const kssim::cli::DistributedOutcome& d) {
+      return kssim::cli::run_distributed_compare(o, argv, [](const kssim::cli::DistributedOutcome& d) {
         if (!d.error.empty()) return report(d.error, d.status);
         std::fwrite(d.out.data(), 1, d.out.size(), stdout);
         return std::fflush(stdout) == 0 ? d.status : 3;

@@ -6,6 +6,7 @@ the error contract (exit status 2 on every rank, one `kssim: error:` line, nothi
 usage: cli_mpi_tests.py KSSIM MPIRUN [MPIRUN_ARGS...]"""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,8 +23,8 @@ def check(ok, what):
         failures.append(what)
 
 
-def run(args, ranks=None):
-    cmd = ([*mpirun, "-np", str(ranks)] if ranks else []) + [kssim, "compare", *args]
+def run(args, ranks=None, tool=None):
+    cmd = ([*mpirun, "-np", str(ranks)] if ranks else []) + [tool or kssim, "compare", *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 
@@ -50,8 +51,8 @@ def compare(d, a, b, dims, extra, ranks, grid, dtype):
         check(err <= bar and x.dtype == y.dtype, f"{what}: {k} error {err:.2e} (bar {bar:.0e}), shape {y.shape}")
 
 
-def expect_error(d, args, ranks, what, outputs=()):
-    r = run(args, ranks)
+def expect_error(d, args, ranks, what, outputs=(), tool=None):
+    r = run(args, ranks, tool)
     lines = [l for l in r.stderr.splitlines() if l.startswith("kssim: error:")]
     left = [o for o in outputs if os.path.exists(o) or os.path.exists(o + ".kssim-partial")]
     check(r.returncode == 2 and len(lines) == 1 and r.stdout == "" and not left,
@@ -96,6 +97,20 @@ with tempfile.TemporaryDirectory() as d:
                  "an image smaller than the window", [out])
     expect_error(d, [pa, pb, "--dims", "3", "--decompose", "1x1x2", "--grad-a", os.path.join(d, "no", "dir.npy")], 2,
                  "an output in a missing directory")
+
+    # kssim hands --decompose to kssim-mpi, the executable beside it, and does not link MPI itself (loading
+    # Open MPI costs about 0.5 s at each of its two starts); a kssim without kssim-mpi beside it refuses.
+    def needed(path):
+        dynamic = subprocess.run(["readelf", "-d", path], capture_output=True, text=True, check=True).stdout
+        return [line.split("[")[1].rstrip("]") for line in dynamic.splitlines() if "(NEEDED)" in line]
+    beside = os.path.join(os.path.dirname(kssim), "kssim-mpi")
+    check(not any("libmpi" in lib for lib in needed(kssim)), f"kssim links no MPI library: {needed(kssim)}")
+    check(any("libmpi" in lib for lib in needed(beside)), "kssim-mpi links MPI")
+    alone = os.path.join(d, "alone", "kssim")
+    os.makedirs(os.path.dirname(alone))
+    shutil.copy(kssim, alone)
+    expect_error(d, [pa, pb, "--dims", "3", "--decompose", "1x1x2", "--grad-a", out], 2,
+                 "kssim without kssim-mpi beside it", [out], tool=alone)
 
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

@@ -491,7 +491,7 @@ DistributedOutcome run(const CompareOptions& o) {
 
 }  // namespace
 
-int run_distributed_compare(const CompareOptions& o, const std::function<int(const DistributedOutcome&)>& emit) {
+int run_distributed_compare(const CompareOptions& o, char**, const std::function<int(const DistributedOutcome&)>& emit) {
   int initialised = 0;
   MPI_Initialized(&initialised);
   if (!initialised) MPI_Init(nullptr, nullptr);
