@@ -65,10 +65,7 @@ TYPED_TEST(Training, AccumulatesWithHostAndDeviceUpstreamFactors) {
   const auto start = random_image(s, 84);
   auto g = to_view<C>("g", s, start);
   loss.backward(g, {}, kssim::Accumulate::Yes, -0.2);
-  const double half_on_host = 0.5;
-  Kokkos::View<double, typename C::memory_space> upstream("upstream");
-  // Host-staged: Kokkos' fill kernel holds a View (include/kssim/impl/KernelArrays.hpp explains the hazard).
-  Kokkos::deep_copy(upstream, Kokkos::View<const double, Kokkos::HostSpace>(&half_on_host));
+  const auto upstream = device_scalar<C>(0.5);
   loss.backward(upstream, g, {}, kssim::Accumulate::Yes);
   const auto got = from_view(g, s);
   std::vector<double> want(s.size());

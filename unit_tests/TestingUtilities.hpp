@@ -148,6 +148,16 @@ ImageView<C, Rank> to_view(const std::string& label, const Shape& s, const std::
   return v;
 }
 
+// A rank-0 device View holding `value` (an upstream factor), staged through a host View: Kokkos'
+// deep_copy(view, value) runs its fill kernel, which holds a View (include/kssim/impl/KernelArrays.hpp
+// explains the hazard; under Kokkos develop's mdspan View on CUDA it left the value 0 or wrote out of bounds).
+template <class C>
+Kokkos::View<double, typename C::memory_space> device_scalar(double value) {
+  Kokkos::View<double, typename C::memory_space> v("scalar");
+  Kokkos::deep_copy(v, Kokkos::View<const double, Kokkos::HostSpace>(&value));
+  return v;
+}
+
 template <class View>
 std::vector<double> from_view(const View& v, const Shape& s) {
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
