@@ -3,9 +3,9 @@
 // process, its environment and so its place in mpirun's job: MPI_Init then runs in kssim-mpi.
 
 #include "cli/Distributed.hpp"
+#include "cli/ExecutablePath.hpp"
 
 #include <cerrno>
-#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -27,14 +27,8 @@ bool reports_errors() {
 
 int run_distributed_compare(const CompareOptions&, char** argv,
                             const std::function<int(const DistributedOutcome&)>& emit) {
-  char self[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  std::string tool = "kssim-mpi";
-  if (n > 0 && n < ssize_t(sizeof self - 1)) {
-    self[n] = '\0';
-    const std::string path(self);
-    tool = path.substr(0, path.rfind('/') + 1) + tool;
-  }
+  const std::string self = executable_path();
+  std::string tool = self.substr(0, self.rfind('/') + 1) + "kssim-mpi";  // "kssim-mpi" when unknown
   argv[0] = tool.data();
   execv(tool.c_str(), argv);  // returns only on failure
   const std::string why = std::strerror(errno);
