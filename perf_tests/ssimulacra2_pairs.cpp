@@ -8,7 +8,7 @@
 // times 1920x1080 comparisons (synthetic images): uncached one at a time, and a cached reference compared
 // with one image at a time and with batches. The last line is one JSON object with the results.
 // Exit status: 0 parity within the tolerance, 1 a difference above it or a score that is not finite,
-// 2 bad input (missing folder, unreadable pairs.csv or .npy file).
+// 2 bad input (missing folder, unreadable pairs.csv or .npy file, an image the library rejects).
 
 #include <kssim/Ssimulacra2.hpp>
 
@@ -29,6 +29,7 @@
 #include <optional>
 #include <span>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <variant>
 #include <vector>
@@ -290,7 +291,10 @@ int main(int argc, char** argv) {
   } catch (const InputError& e) {
     std::fprintf(stderr, "kssim_ssimulacra2_pairs: error: %s\n", e.message.c_str());
     return 2;
-  } catch (const std::exception& e) {  // the library's own errors (a failed self-check, a refused launch)
+  } catch (const std::invalid_argument& e) {  // the library rejected an image (too small, values outside [0, 1])
+    std::fprintf(stderr, "kssim_ssimulacra2_pairs: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {  // the library's other errors (a failed self-check, a refused launch)
     std::fprintf(stderr, "kssim_ssimulacra2_pairs: %s\n", e.what());
     return 1;
   }
