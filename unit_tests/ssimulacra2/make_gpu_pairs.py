@@ -63,10 +63,19 @@ def has_alpha(path):
     return Image.open(path).mode in ("RGBA", "LA")
 
 
+def fail(message):
+    """Bad input or environment: one line on stderr, exit status 2."""
+    print(f"make_gpu_pairs: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def tool_score(tool, ref, dist):
-    r = subprocess.run([tool, ref, dist], capture_output=True, text=True)
+    try:
+        r = subprocess.run([tool, ref, dist], capture_output=True, text=True)
+    except OSError as e:
+        fail(f"cannot run libjxl's tool {tool} ({e.strerror}); Debian: libjxl-devtools, or cmake/dev-env")
     if r.returncode != 0:
-        sys.exit(f"make_gpu_pairs: {tool} failed on {dist}: {r.stderr.strip()}")
+        fail(f"{tool} failed on {dist}: {r.stderr.strip()}")
     return r.stdout.split()[0]
 
 
@@ -76,7 +85,10 @@ def main():
     ap.add_argument("--all", action="store_true", help="all the test's pairs (about 155 MB), not the subset")
     ap.add_argument("--ssimulacra2", default="ssimulacra2", help="libjxl's tool")
     args = ap.parse_args()
-    os.makedirs(args.outdir, exist_ok=True)
+    try:
+        os.makedirs(args.outdir, exist_ok=True)
+    except OSError as e:
+        fail(f"cannot create {args.outdir}: {e.strerror}")
 
     rows = []
     written = set()
