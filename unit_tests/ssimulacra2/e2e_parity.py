@@ -49,20 +49,67 @@ def run(cmd):
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
-def score_set(args, label, size, ref_path, dists, rows, failures):
-    """Writes the distorted images (name, uint8 array) as PNG, scores them all against ref_path with one
-    kssim run and each with the tool; appends (label, size, name, tool, kssim, difference) rows."""
-    stem = os.path.splitext(ref_path)[0]
-    paths = []
-    for dname, arr in dists:
-        paths.append(f"{stem}_{dname}.png")
-        Image.fromarray(arr).save(paths[-1])
+def write_pairs(tmp, rng):
+    """Writes every pair of the test as PNG files into tmp (the same files on every run: rng is seeded by the
+    caller). Returns the sets [(label, (width, height), reference path, [(distortion, distorted path)])].
+    make_gpu_pairs.py writes the same files for the GPU parity check."""
+    sets = []
+
+    def add_set(label, size, ref_path, dists):
+        stem = os.path.splitext(ref_path)[0]
+        paths = []
+        for dname, arr in dists:
+            paths.append((dname, f"{stem}_{dname}.png"))
+            Image.fromarray(arr).save(paths[-1][1])
+        sets.append((label, size, ref_path, paths))
+
+    for name in PHOTOS:
+        ref = Image.fromarray(getattr(skimage.data, name)()).convert("RGB")
+        ref_path = os.path.join(tmp, f"{name}.png")
+        ref.save(ref_path)
+        add_set(name, ref.size, ref_path, distortions(ref, rng))
+
+    # Other PNG flavours the CLI reads: grey, 16-bit grey, RGBA (alpha composited as the tool does).
+    a = skimage.data.astronaut()
+    ramp = (np.arange(a.shape[1])[None, :].repeat(a.shape[0], 0) * 255 // (a.shape[1] - 1)).astype(np.uint8)
+    noise = rng.normal(0, 6, a.shape)
+    flavours = {
+        "grey": (Image.fromarray(a[:, :, 1]),
+                 Image.fromarray(np.clip(a[:, :, 1] + noise[:, :, 1], 0, 255).astype(np.uint8))),
+        "grey16": (Image.fromarray(a[:, :, 0].astype(np.uint16) * 257),
+                   Image.fromarray(np.clip(a[:, :, 0] * 257.0 + 150 * noise[:, :, 0], 0, 65535).astype(np.uint16))),
+        "rgba": (Image.fromarray(np.dstack([a, ramp]), "RGBA"),
+                 Image.fromarray(np.dstack([np.clip(a + noise, 0, 255).astype(np.uint8), ramp]), "RGBA")),
+    }
+    for fname, (fr, fd) in flavours.items():
+        pr, pd = os.path.join(tmp, f"{fname}_ref.png"), os.path.join(tmp, f"{fname}_dist.png")
+        fr.save(pr)
+        fd.save(pd)
+        sets.append(("astronaut", fr.size, pr, [(fname, pd)]))
+
+    # Small images, down to the tool's minimum of 8 x 8: fewer than six scales below 113 x 113 (the tool
+    # stops before a scale whose predecessor is smaller than 8 x 8) and the tool's weights for them.
+    coffee = Image.fromarray(skimage.data.coffee()).convert("RGB")
+    for w, h in SMALL_SIZES:
+        ref = coffee.crop((150, 100, 150 + w, 100 + h))
+        pr = os.path.join(tmp, f"small_{w}x{h}.png")
+        ref.save(pr)
+        add_set("coffee crop", (w, h), pr,
+                [(dname, arr) for dname, arr in distortions(ref, rng) if dname in SMALL_DISTORTIONS])
+    return sets
+
+
+def score_set(args, pair_set, rows, failures):
+    """Scores the distorted images of one set against its reference with one kssim run and each with the
+    tool; appends (label, size, name, tool, kssim, difference) rows."""
+    label, size, ref_path, dists = pair_set
+    paths = [p for _, p in dists]
     r = run([args.kssim, "ssimulacra2", ref_path] + paths)
     ours = [float(line) for line in r.stdout.split()] if r.returncode == 0 else []
     if len(ours) != len(paths):
         failures.append(f"kssim on {label} {size[0]}x{size[1]}: rc {r.returncode}, {r.stdout!r} {r.stderr.strip()}")
         return
-    for (dname, _), p, s in zip(dists, paths, ours):
+    for (dname, p), s in zip(dists, ours):
         t = run([args.ssimulacra2, ref_path, p])
         if t.returncode != 0:
             failures.append(f"ssimulacra2 failed on {p}: {t.stderr.strip()}")
@@ -85,46 +132,8 @@ def main():
     rng = np.random.default_rng(2026)
     rows, failures = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        for name in PHOTOS:
-            ref = Image.fromarray(getattr(skimage.data, name)()).convert("RGB")
-            ref_path = os.path.join(tmp, f"{name}.png")
-            ref.save(ref_path)
-            score_set(args, name, ref.size, ref_path, distortions(ref, rng), rows, failures)
-
-        # Other PNG flavours the CLI reads: grey, 16-bit grey, RGBA (alpha composited as the tool does).
-        a = skimage.data.astronaut()
-        ramp = (np.arange(a.shape[1])[None, :].repeat(a.shape[0], 0) * 255 // (a.shape[1] - 1)).astype(np.uint8)
-        noise = rng.normal(0, 6, a.shape)
-        flavours = {
-            "grey": (Image.fromarray(a[:, :, 1]),
-                     Image.fromarray(np.clip(a[:, :, 1] + noise[:, :, 1], 0, 255).astype(np.uint8))),
-            "grey16": (Image.fromarray(a[:, :, 0].astype(np.uint16) * 257),
-                       Image.fromarray(np.clip(a[:, :, 0] * 257.0 + 150 * noise[:, :, 0], 0, 65535).astype(np.uint16))),
-            "rgba": (Image.fromarray(np.dstack([a, ramp]), "RGBA"),
-                     Image.fromarray(np.dstack([np.clip(a + noise, 0, 255).astype(np.uint8), ramp]), "RGBA")),
-        }
-        for fname, (fr, fd) in flavours.items():
-            pr, pd = os.path.join(tmp, f"{fname}_ref.png"), os.path.join(tmp, f"{fname}_dist.png")
-            fr.save(pr)
-            fd.save(pd)
-            r, t = run([args.kssim, "ssimulacra2", pr, pd]), run([args.ssimulacra2, pr, pd])
-            if r.returncode != 0 or t.returncode != 0:
-                failures.append(f"{fname}: kssim {r.stderr.strip()} / ssimulacra2 {t.stderr.strip()}")
-                continue
-            s, theirs = float(r.stdout.split()[0]), float(t.stdout.split()[0])
-            rows.append(("astronaut", fr.size, fname, theirs, s, s - theirs))
-            if not abs(s - theirs) <= args.tolerance:
-                failures.append(f"{fname}: kssim {s:.6f}, ssimulacra2 {theirs:.6f}")
-
-        # Small images, down to the tool's minimum of 8 x 8: fewer than six scales below 113 x 113 (the tool
-        # stops before a scale whose predecessor is smaller than 8 x 8) and the tool's weights for them.
-        coffee = Image.fromarray(skimage.data.coffee()).convert("RGB")
-        for w, h in SMALL_SIZES:
-            ref = coffee.crop((150, 100, 150 + w, 100 + h))
-            pr = os.path.join(tmp, f"small_{w}x{h}.png")
-            ref.save(pr)
-            dists = [(dname, arr) for dname, arr in distortions(ref, rng) if dname in SMALL_DISTORTIONS]
-            score_set(args, "coffee crop", (w, h), pr, dists, rows, failures)
+        for pair_set in write_pairs(tmp, rng):
+            score_set(args, pair_set, rows, failures)
 
         # The error contract: exit 2, one "kssim: error:" line, nothing on stdout (tiny: below the tool's 8 x 8).
         tiny = os.path.join(tmp, "tiny.png")
