@@ -22,6 +22,9 @@ struct ReferenceOptions {
   int window = 11;
   double sigma = 1.5, k1 = 0.01, k2 = 0.03, data_range = 1.0;
   bool same = false;
+  // The window of kssim::Window::Float32 (fused-ssim's and pytorch-msssim's float32 weights), whose raw
+  // moments B(x^2) - B(x)^2 differ from the centred ones when the window does not sum to 1.
+  bool float32_window = false;
 };
 
 struct ReferenceResult {
@@ -45,10 +48,30 @@ inline std::vector<double> reference_gaussian(int size, double sigma) {
   return g;
 }
 
+// The float32 weights PyTorch's SSIM references compute, written from their definition: each exp rounded to
+// float, their sum (exact, in long double) rounded to float, each weight the float quotient.
+inline std::vector<double> reference_float32_gaussian(int size, double sigma) {
+  std::vector<float> e(size);
+  long double sum = 0;
+  for (int t = 0; t < size; ++t) {
+    const double x = t - size / 2;
+    e[t] = float(std::exp(-x * x / (2 * sigma * sigma)));
+    sum += e[t];
+  }
+  std::vector<double> g(size);
+  for (int t = 0; t < size; ++t) g[t] = double(e[t] / float(sum));
+  return g;
+}
+
 inline ReferenceResult reference_ssim(const Shape& s, const std::vector<double>& x, const std::vector<double>& y,
                                       const ReferenceOptions& o, bool with_gradients) {
   const int w = o.window, pad = o.same ? w / 2 : 0;
-  const std::vector<double> g = reference_gaussian(w, o.sigma);
+  const std::vector<double> g = o.float32_window ? reference_float32_gaussian(w, o.sigma) : reference_gaussian(w, o.sigma);
+  // The whole window's weight (1 up to rounding for the exact Gaussian; 1 - 6e-8 for fused-ssim's 11x11).
+  double window_sum = 0;
+  for (int a = 0; a < (s.volumetric ? w : 1); ++a)
+    for (int b = 0; b < w; ++b)
+      for (int e = 0; e < w; ++e) window_sum += (s.volumetric ? g[a] : 1.0) * g[b] * g[e];
   ReferenceResult r;
   Shape m = s;
   m.d = s.volumetric ? (o.same ? s.d : s.d - w + 1) : 1;
@@ -97,6 +120,12 @@ inline ReferenceResult reference_ssim(const Shape& s, const std::vector<double>&
                       cov += k * (xv - mu1) * (yv - mu2);
                     }
                   }
+            // The raw moments B(x^2) - B(x)^2 that SSIM is defined by: the centred sums plus mu^2 (1 - sum of
+            // the window), a correction that vanishes for a window summing to 1. Their derivatives are the
+            // textbook ones below for any window: d v1/dx_q = 2k (x_q - mu1), d cov/dx_q = k (y_q - mu2).
+            v1 += mu1 * mu1 * (1 - window_sum);
+            v2 += mu2 * mu2 * (1 - window_sum);
+            cov += mu1 * mu2 * (1 - window_sum);
             const double a1 = 2 * mu1 * mu2 + c1, a2 = 2 * cov + c2;
             const double b1 = mu1 * mu1 + mu2 * mu2 + c1, b2 = v1 + v2 + c2;
             const double value = a1 * a2 / (b1 * b2);

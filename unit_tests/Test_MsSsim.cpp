@@ -115,6 +115,15 @@ TYPED_TEST(MsSsim, MatchesReferenceForOddSizesOtherWindowsWeightsAndRanges) {
   }
 }
 
+// pytorch-msssim's own window (kssim::Window::Float32): its float32 weights and raw moments at every scale.
+TYPED_TEST(MsSsim, MatchesReferenceWithTheFloat32Window) {
+  const Shape s{1, 2, 1, 161, 170};
+  ReferenceOptions ro;
+  ro.float32_window = true;
+  const auto x = random_image(s, 330);
+  expect_ms_ssim_matches_reference<TypeParam, 4>(s, ro, default_weights, x, noisy_copy(x, 331, 0.1));
+}
+
 TYPED_TEST(MsSsim, MatchesReferenceForVolumes) {
   Shape s{1, 2, 11, 13, 10};
   s.volumetric = true;

@@ -131,6 +131,18 @@ TYPED_TEST(Slabs, VolumesSplitIntoGroupsChannelsAndSlabs) {
   }
 }
 
+// kssim::Window::Float32 (its raw-window map, RawWindow.hpp) in every piece of a split problem too.
+TYPED_TEST(Slabs, Float32WindowSplitsLikeTheWhole) {
+  ReferenceOptions ro;
+  ro.float32_window = true;
+  unsigned seed = 760;
+  for (bool same : {false, true}) {
+    ro.same = same;
+    expect_split_matches<TypeParam, 4>(Shape{2, 2, 1, 29, 23, false}, ro, seed, 3);
+    seed += 2;
+  }
+}
+
 TYPED_TEST(Slabs, SlabsOfOneRowAndWideWindows) {
   // Slabs of a single map row, and a window wider than a slab's own rows: every row's halo crosses slabs.
   ReferenceOptions ro;

@@ -198,6 +198,7 @@ inline kssim::Options to_options(const ReferenceOptions& r) {
   o.k2 = r.k2;
   o.data_range = r.data_range;
   o.padding = r.same ? kssim::Padding::Same : kssim::Padding::Valid;
+  o.window = r.float32_window ? kssim::Window::Float32 : kssim::Window::Exact;
   return o;
 }
 
@@ -218,7 +219,7 @@ inline std::string describe(const Shape& s, const ReferenceOptions& o) {
   std::ostringstream os;
   os << "shape (" << s.n << ", " << s.c << ", " << (s.volumetric ? std::to_string(s.d) + ", " : "") << s.h << ", "
      << s.w << ") window " << o.window << " sigma " << o.sigma << " L " << o.data_range
-     << (o.same ? " same" : " valid");
+     << (o.same ? " same" : " valid") << (o.float32_window ? " float32 window" : "");
   return os.str();
 }
 

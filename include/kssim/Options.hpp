@@ -29,6 +29,17 @@ enum class MaskMode {
               // likewise the second moments, so pixels of weight 0 never enter a window
 };
 
+// Which Gaussian window SSIM is defined with.
+enum class Window {
+  Exact,   // exp(-(t-r)^2 / (2 sigma^2)) / sum, computed in double and rounded once to the compute type: the
+           // window sums to 1
+  Float32  // the float32 weights of fused-ssim and of the PyTorch references (pytorch-msssim, the 3D Gaussian
+           // Splatting loss): each exp rounded to float32, their sum rounded to float32, each weight their
+           // float32 quotient (for 11 / 1.5 fused-ssim's constants, summing to 1 - 3.1e-8 per axis), with
+           // their raw moments sigma^2 = B(x^2) - B(x)^2 of that window. On uncorrelated noise the mean then
+           // moves by ~2e-7 from Exact's, as theirs does (impl/RawWindow.hpp). SSIM and MS-SSIM; not masks.
+};
+
 // Largest supported window. Bounded so that a tile and its halo fit in one team's scratch on every backend.
 inline constexpr int max_window_size = 31;
 
@@ -39,6 +50,7 @@ struct Options {
   double k2 = 0.03;          // C2 = (k2 * data_range)^2
   double data_range = 1.0;   // L: the dynamic range of the pixel values, > 0
   Padding padding = Padding::Valid;
+  Window window = Window::Exact;  // Float32: the weights and moments of fused-ssim and pytorch-msssim
   // Which kernels run (results agree to rounding; tests and benchmarks force each). Forcing Fused on a
   // problem it cannot run (volumes, windows whose tile exceeds the team scratch) throws.
   Schedule schedule = Schedule::Auto;
@@ -58,6 +70,7 @@ inline const char* to_string(Padding p) { return p == Padding::Valid ? "valid" :
 inline const char* to_string(Schedule s) {
   return s == Schedule::Auto ? "auto" : s == Schedule::Stages ? "stages" : "fused";
 }
+inline const char* to_string(Window w) { return w == Window::Exact ? "exact" : "float32"; }
 inline const char* to_string(MaskMode m) { return m == MaskMode::Weights ? "weights" : "normalized"; }
 
 // Throws std::invalid_argument naming the offending option.
@@ -72,6 +85,7 @@ inline void validate(const Options& o) {
   if (!(o.data_range > 0)) fail("data_range must be > 0, got " + std::to_string(o.data_range));
   if (!(o.k1 >= 0) || !(o.k2 >= 0)) fail("k1 and k2 must be >= 0");
   if (o.k1 == 0 && o.k2 == 0) fail("k1 and k2 cannot both be 0 (the map would divide by zero)");
+  if (o.window != Window::Exact && o.window != Window::Float32) fail("window must be Window::Exact or Window::Float32");
   if (o.team_size < 0 || o.vector_length < 0) fail("team_size and vector_length must be >= 0");
   if (o.vector_length & (o.vector_length - 1)) fail("vector_length must be a power of two");
 }

@@ -99,7 +99,7 @@ struct ColumnBlur {
     combine_axis_tile<rows, chunk, Taps>(tile, window, j0, i0, acc);
     const int nu = valid_in_chunk(p, i0), l0 = p.l0 + j0;
     return evaluate_map_block<rows, chunk, Term>(
-        acc, a.len_out - l0, nu, s1, s2, c1, c2, wanted, partials,
+        acc, a.len_out - l0, nu, s1, s2, c1, c2, window, wanted, partials,
         [&](int q) { return a.out_index(p.outer, l0 + q, p.i0 + i0); },
         [&](int q, const T(&value)[chunk]) {
           if (map.data() != nullptr) store_map(p.outer, std::size_t(l0 + q) * a.inner + p.i0 + i0, value, nu);

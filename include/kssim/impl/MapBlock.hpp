@@ -4,9 +4,11 @@
 // The formula runs branch-free over whole chunks (vectorised on hosts); only the stores stop at the edge.
 
 #include <kssim/impl/AxisTile.hpp>
+#include <kssim/impl/GaussianWindow.hpp>
 #include <kssim/impl/KernelArrays.hpp>
 #include <kssim/impl/LocalMoments.hpp>
 #include <kssim/impl/MapTerms.hpp>
+#include <kssim/impl/RawWindow.hpp>
 #include <kssim/impl/Tiles.hpp>
 #include <kssim/impl/Vectorize.hpp>
 
@@ -23,23 +25,35 @@ struct PartialPlanes {
   KOKKOS_INLINE_FUNCTION bool any() const { return image1 || image2; }
 };
 
-// Evaluates the map (Term: SSIM's, or MS-SSIM's contrast-structure term, MapTerms.hpp) of the block whose moments are m (rows_valid rows and nu columns of it inside the map),
-// stores the partial derivatives of row q at partials(k, first_partial(q) + u) when any are wanted, hands
-// each row's values to store_map(q, values), and returns the sum of the map over the valid outputs.
-template <int Rows, int Chunk, class Term = SsimTerm, class T, class FirstPartial, class StoreMap>
-KOKKOS_FORCEINLINE_FUNCTION double evaluate_map_block(const T (&m)[moment_planes][Rows][Chunk], int rows_valid, int nu,
-                                                      T s1, T s2, T c1, T c2, const PartialPlanes& wanted,
-                                                      const PlaneArray<T>& partials, const FirstPartial& first_partial,
-                                                      const StoreMap& store_map) {
+// Evaluates the map (Term: SSIM's, or MS-SSIM's contrast-structure term, MapTerms.hpp) of the block whose
+// moments are m (rows_valid rows and nu columns of it inside the map), stores the partial derivatives of row
+// q at partials(k, first_partial(q) + u) when any are wanted, hands each row's values to store_map(q, values),
+// and returns the sum of the map over the valid outputs. Raw: the moments are turned into the raw window's
+// first (Window::Float32, RawWindow.hpp); a separate instance, so Window::Exact's code is untouched.
+template <int Rows, int Chunk, class Term, bool Raw, class T, class FirstPartial, class StoreMap>
+KOKKOS_FORCEINLINE_FUNCTION double evaluate_map_block_as(const T (&m)[moment_planes][Rows][Chunk], int rows_valid,
+                                                         int nu, T s1, T s2, T c1, T c2, const RawWindow<T>& raw,
+                                                         const PartialPlanes& wanted, const PlaneArray<T>& partials,
+                                                         const FirstPartial& first_partial, const StoreMap& store_map) {
   double sum = 0;
   for (int q = 0; q < Rows; ++q) {
     if (q >= rows_valid) continue;
+    // The moments the term is evaluated on: the blur's, or once turned into the raw window's (then with
+    // shift 0), the same for the map alone and the map with partials.
+    T mm[moment_planes][Chunk];
+    KSSIM_VECTORIZE
+    for (int u = 0; u < Chunk; ++u) {
+      for (int k = 0; k < moment_planes; ++k) mm[k][u] = m[k][q][u];
+      if constexpr (Raw) raw.to_raw(mm[0][u], mm[1][u], mm[2][u], mm[3][u], s1, s2);
+    }
+    const T t1 = Raw ? T(0) : s1, t2 = Raw ? T(0) : s2;
     T value[Chunk];
     if (wanted.any()) {
       T d_var[Chunk], d_cov[Chunk], d_m1[Chunk], d_m2[Chunk];
       KSSIM_VECTORIZE
       for (int u = 0; u < Chunk; ++u) {
-        const MapAndPartials<T> r = Term::value_and_partials(m[0][q][u], m[1][q][u], m[2][q][u], m[3][q][u], s1, s2, c1, c2);
+        MapAndPartials<T> r = Term::value_and_partials(mm[0][u], mm[1][u], mm[2][u], mm[3][u], t1, t2, c1, c2);
+        if constexpr (Raw) r = raw.from_raw(r, s1, s2);
         value[u] = r.map;
         d_var[u] = r.d_var;
         d_cov[u] = r.d_cov;
@@ -53,14 +67,27 @@ KOKKOS_FORCEINLINE_FUNCTION double evaluate_map_block(const T (&m)[moment_planes
       if (wanted.image2) store_chunk<Chunk>(&partials(wanted.image1 ? 3 : 2, idx), d_m2, nu);
     } else {
       KSSIM_VECTORIZE
-      for (int u = 0; u < Chunk; ++u)
-        value[u] = Term::value(m[0][q][u], m[1][q][u], m[2][q][u], m[3][q][u], s1, s2, c1, c2);
+      for (int u = 0; u < Chunk; ++u) value[u] = Term::value(mm[0][u], mm[1][u], mm[2][u], mm[3][u], t1, t2, c1, c2);
     }
     store_map(q, value);
     for (int u = 0; u < Chunk; ++u)
       if (u < nu) sum += value[u];
   }
   return sum;
+}
+
+// The map of a block with `window`'s definition (GaussianWindow::raw_deficit: 0 for Window::Exact).
+template <int Rows, int Chunk, class Term = SsimTerm, class T, class FirstPartial, class StoreMap>
+KOKKOS_FORCEINLINE_FUNCTION double evaluate_map_block(const T (&m)[moment_planes][Rows][Chunk], int rows_valid, int nu,
+                                                      T s1, T s2, T c1, T c2, const GaussianWindow<T>& window,
+                                                      const PartialPlanes& wanted, const PlaneArray<T>& partials,
+                                                      const FirstPartial& first_partial, const StoreMap& store_map) {
+  const RawWindow<T> raw{window.raw_scale, window.raw_deficit};
+  if (window.raw_deficit != T(0))
+    return evaluate_map_block_as<Rows, Chunk, Term, true>(m, rows_valid, nu, s1, s2, c1, c2, raw, wanted, partials,
+                                                          first_partial, store_map);
+  return evaluate_map_block_as<Rows, Chunk, Term, false>(m, rows_valid, nu, s1, s2, c1, c2, raw, wanted, partials,
+                                                         first_partial, store_map);
 }
 
 }  // namespace kssim::impl

@@ -99,6 +99,9 @@ class MaskedPlan {
     if (!fits_one_call(g_))
       throw std::invalid_argument("kssim: masked SSIM takes at most 2^30 elements per call (only SSIM splits larger "
                                   "problems into slabs)");
+    if (opts.window != Window::Exact)
+      throw std::invalid_argument("kssim: masked SSIM takes Window::Exact only (a mask's weights renormalise the "
+                                  "window; Window::Float32 defines SSIM by the raw window's moments)");
     ensure_self_checked<ExecSpace, T>(exec);
     window_ = make_gaussian_window<T>(opts.window_size, opts.sigma);
     reversed_ = window_.reversed();

@@ -85,7 +85,7 @@ class Plan {
       if constexpr (!std::is_same_v<S, T> || !std::is_same_v<O, T>) ensure_storage_self_checked<ExecSpace, T, S, O>(exec);
     }
     schedule_ = choose_schedule<ExecSpace, T>(exec, g_, opts, wanted);
-    window_ = make_gaussian_window<T>(opts.window_size, opts.sigma);
+    window_ = make_gaussian_window<T>(opts.window_size, opts.sigma, opts.window, g.volumetric ? 3 : 2);
     reversed_ = window_.reversed();
     c1_ = T((opts.k1 * opts.data_range) * (opts.k1 * opts.data_range));
     c2_ = T((opts.k2 * opts.data_range) * (opts.k2 * opts.data_range));

@@ -35,7 +35,7 @@ inline bool same_problem(const Geometry& a, const Geometry& b) {
 }
 inline bool same_options(const Options& a, const Options& b) {
   return a.window_size == b.window_size && a.sigma == b.sigma && a.k1 == b.k1 && a.k2 == b.k2 &&
-         a.data_range == b.data_range && a.padding == b.padding && a.schedule == b.schedule &&
+         a.data_range == b.data_range && a.padding == b.padding && a.window == b.window && a.schedule == b.schedule &&
          a.team_size == b.team_size && a.vector_length == b.vector_length;  // the budget: plans are whole problems
 }
 

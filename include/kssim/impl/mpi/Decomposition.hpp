@@ -37,7 +37,7 @@ struct BlockDescription {
   int n = 0, c = 0;
   int cart_dims = 0;    // of the communicator
   int offset[3] = {0, 0, 0}, extent[3] = {1, 1, 1}, coords[3] = {0, 0, 0};  // (D, H, W); D = 0, 1 for 2D
-  int window = 0, padding = 0;
+  int window = 0, padding = 0, weights = 0;  // weights: Options::window (Exact, Float32)
   double sigma = 0, k1 = 0, k2 = 0, data_range = 0;
   char error[240] = {};  // a problem this rank found on its own, or empty
 };
@@ -105,6 +105,7 @@ inline BlockDescription describe_block(MPI_Comm comm, int tensor_rank, int value
   }
   b.window = opts.window_size;
   b.padding = int(opts.padding);
+  b.weights = int(opts.window);
   b.sigma = opts.sigma;
   b.k1 = opts.k1;
   b.k2 = opts.k2;
@@ -154,7 +155,7 @@ inline Decomposition decompose(MPI_Comm comm, int tensor_rank, int value_size, c
     if (b.tensor_rank != b0.tensor_rank) differs("the tensor rank (2D images against 3D volumes)");
     if (b.value_size != b0.value_size) differs("the value type (float against double)");
     if (b.n != b0.n || b.c != b0.c) differs("N or C (only the spatial axes are split)");
-    if (b.window != b0.window || b.padding != b0.padding || b.sigma != b0.sigma || b.k1 != b0.k1 ||
+    if (b.window != b0.window || b.padding != b0.padding || b.weights != b0.weights || b.sigma != b0.sigma || b.k1 != b0.k1 ||
         b.k2 != b0.k2 || b.data_range != b0.data_range)
       differs("the options");
   }

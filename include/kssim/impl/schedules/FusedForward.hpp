@@ -157,7 +157,7 @@ struct FusedForward {
           combine_axis_tile<col_rows, col_chunk, Taps>(moments, window, j0, i0, acc);
           const int nu = ox + col_chunk <= g.ow ? col_chunk : g.ow - ox;
           sum += evaluate_map_block<col_rows, col_chunk, Term>(
-              acc, g.oh - oy, nu, s1, s2, c1, c2, wanted, partials,
+              acc, g.oh - oy, nu, s1, s2, c1, c2, window, wanted, partials,
               [&](int q) { return (std::size_t(nc) * g.oh + oy + q) * g.row_pitch + ox; },
               [&](int q, const T(&value)[col_chunk]) {
                 if (map.data() == nullptr) return;
