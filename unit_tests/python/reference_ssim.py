@@ -2,20 +2,31 @@
 padding for "same"), the SSIM formula on raw moments, autograd for the gradients. It shares nothing with
 kssim's kernels (separable passes, recentring, hand-written adjoints)."""
 
+import math
+
 import torch
 import torch.nn.functional as F
 
 
-def gaussian(window_size, sigma):
-    x = torch.arange(window_size, dtype=torch.float64) - window_size // 2
-    g = torch.exp(-x * x / (2 * sigma * sigma))
+def gaussian(window_size, sigma, window="exact"):
+    """The normalised Gaussian ("exact"), or the float32 window of fused-ssim and pytorch-msssim ("float32",
+    kssim.Window::Float32 written from its definition: each exp rounded to float32, their exact sum rounded
+    to float32, each weight the float32 quotient), as float64."""
+    x = [t - window_size // 2 for t in range(window_size)]
+    e = [math.exp(-v * v / (2 * sigma * sigma)) for v in x]
+    if window == "float32":
+        e32 = torch.tensor(e, dtype=torch.float32)
+        total = torch.tensor(math.fsum(e32.double().tolist()), dtype=torch.float32)
+        return (e32 / total).double()
+    g = torch.tensor(e, dtype=torch.float64)
     return g / g.sum()
 
 
-def ssim_map(img1, img2, window_size=11, sigma=1.5, k1=0.01, k2=0.03, data_range=1.0, padding="valid"):
+def ssim_map(img1, img2, window_size=11, sigma=1.5, k1=0.01, k2=0.03, data_range=1.0, padding="valid",
+             window="exact"):
     x, y = img1.double(), img2.double()
     channels, dims = x.shape[1], x.dim() - 2
-    g = gaussian(window_size, sigma).to(x.device)
+    g = gaussian(window_size, sigma, window).to(x.device)
     window = g[:, None] * g[None, :] if dims == 2 else g[:, None, None] * g[None, :, None] * g[None, None, :]
     window = window.expand(channels, 1, *window.shape).contiguous()
     conv = F.conv2d if dims == 2 else F.conv3d

@@ -88,3 +88,92 @@ def test_a_second_cuda_device_if_present():
     a, b = random_pair((1, 2, 30, 31), torch.float64, "cuda:1", seed=23)
     expected, _, _ = ssim_and_gradients(a.cpu(), b.cpu())
     assert abs(kssim.ssim(a, b).item() - expected.item()) <= TOLERANCE[torch.float64][0]
+
+
+def _graph_step(x, b):
+    x.grad = None
+    loss = 0.8 * (x - b).abs().mean() + 0.2 * (1 - kssim.fused_ssim(x, b))
+    loss.backward()
+    return loss
+
+
+def test_cuda_graph_capture_of_a_training_step_replays_new_inputs():
+    """torch.cuda.graph as its documentation uses it (warm-up on a side stream, then capture): the replay
+    computes what eager calls compute, for inputs copied into the captured tensors after the capture."""
+    kssim.clear_cache()
+    a, b = random_pair((1, 3, 64, 80), torch.float32, "cuda", seed=24)
+    x = a.clone().requires_grad_(True)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            _graph_step(x, b)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    x.grad = None
+    with torch.cuda.graph(graph):
+        static_loss = _graph_step(x, b)
+    created = _library.cache_stats().created
+    for seed in (25, 26):
+        new, _ = random_pair((1, 3, 64, 80), torch.float32, "cuda", seed=seed)
+        with torch.no_grad():
+            x.copy_(new)
+        graph.replay()
+        torch.cuda.synchronize()
+        eager_x = new.clone().requires_grad_(True)
+        eager_loss = _graph_step(eager_x, b)
+        assert abs(static_loss.item() - eager_loss.item()) <= 1e-6
+        assert relative_l2(x.grad, eager_x.grad) <= 1e-6
+    assert _library.cache_stats().created == created  # the replays and the eager steps shared the workspace
+
+
+def test_cuda_graph_capture_without_warm_up_raises_a_clear_error():
+    kssim.clear_cache()
+    a, b = random_pair((1, 2, 40, 48), torch.float32, "cuda", seed=27)
+    graph = torch.cuda.CUDAGraph()
+    with pytest.raises(RuntimeError, match="inside a CUDA graph capture"):
+        with torch.cuda.graph(graph):
+            kssim.fused_ssim(a, b, train=False)
+    # The process and kssim carry on: the same call outside a capture works.
+    expected, _, _ = ssim_and_gradients(a.cpu(), b.cpu(), padding="same", window="float32")
+    assert abs(kssim.fused_ssim(a, b).item() - expected.item()) <= TOLERANCE[torch.float32][0]
+
+
+def test_torch_compile_reduce_overhead_matches_eager():
+    a, b = random_pair((1, 3, 48, 64), torch.float32, "cuda", seed=28)
+
+    def loss_fn(x, y):
+        return 0.8 * (x - y).abs().mean() + 0.2 * (1 - kssim.fused_ssim(x, y))
+
+    compiled = torch.compile(loss_fn, mode="reduce-overhead")
+    for step in range(4):  # warm-up, recording, replays
+        x = (a + 0.01 * step).requires_grad_(True)
+        loss = compiled(x, b)
+        loss.backward()
+        eager_x = (a + 0.01 * step).requires_grad_(True)
+        eager = loss_fn(eager_x, b)
+        eager.backward()
+        assert abs(loss.item() - eager.item()) <= 1e-6
+        assert relative_l2(x.grad, eager_x.grad) <= 1e-6
+
+
+def test_calls_from_two_streams_share_one_workspace_in_order():
+    """A workspace made on one stream serves another: its kernels are ordered after that stream's work and
+    before its next (the events of StreamOrder.hpp), and no second workspace is made."""
+    kssim.clear_cache()
+    a, b = random_pair((2, 3, 64, 80), torch.float32, "cuda", seed=29)
+    kssim.fused_ssim(a, b, train=False)
+    created = _library.cache_stats().created
+    side = torch.cuda.Stream()
+    x = torch.full_like(a, 0.25)
+    torch.cuda.synchronize()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(SLEEP_CYCLES // 10)
+        x.copy_(a)  # the workspace's kernels must see this, written behind the sleep on `side`
+        value = kssim.fused_ssim(x, b, train=False)
+        doubled = value * 2  # queued on `side` after the join
+    torch.cuda.synchronize()
+    expected, _, _ = ssim_and_gradients(a.cpu(), b.cpu(), padding="same", window="float32")
+    assert abs(value.item() - expected.item()) <= TOLERANCE[torch.float32][0]
+    assert abs(doubled.item() - 2 * expected.item()) <= 2 * TOLERANCE[torch.float32][0]
+    assert _library.cache_stats().created == created

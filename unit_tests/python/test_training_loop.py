@@ -27,7 +27,8 @@ def test_adam_follows_the_float64_reference_trajectory(device, padding):
     target = torch.rand((1, 3, 37, 43), generator=gen, dtype=torch.float64)
     start = torch.rand((1, 3, 37, 43), generator=gen, dtype=torch.float64)
     ours = _trajectory(lambda x, y: kssim.fused_ssim(x, y, padding=padding), start.to(device), target.to(device))
-    reference = _trajectory(lambda x, y: reference_ssim.ssim(x, y, padding=padding), start, target)
+    # kssim.fused_ssim is the drop-in: fused-ssim's float32 window (window="float32")
+    reference = _trajectory(lambda x, y: reference_ssim.ssim(x, y, padding=padding, window="float32"), start, target)
     assert ours[-1][0] < 0.8 * ours[0][0]  # it trains
     for step, ((loss, image), (ref_loss, ref_image)) in enumerate(zip(ours, reference)):
         assert abs(loss - ref_loss) <= 1e-8, step

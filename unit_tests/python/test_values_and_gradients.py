@@ -14,6 +14,8 @@ CASES = [
     ((3, 1, 16, 15), {"window_size": 7, "sigma": 1.0, "padding": "same"}),
     ((2, 2, 12, 13, 14), {"window_size": 5, "sigma": 0.8}),
     ((1, 1, 9, 10, 11), {"window_size": 3, "padding": "same", "k1": 0.02, "k2": 0.05, "data_range": 2.0}),
+    ((2, 3, 23, 31), {"window": "float32"}),
+    ((1, 2, 12, 13, 14), {"window": "float32", "padding": "same", "window_size": 7, "sigma": 1.1}),
 ]
 
 
@@ -51,27 +53,29 @@ def test_gradcheck_float64(device, shape, options, reduction):
     assert torch.autograd.gradcheck(lambda x, y: kssim.ssim(x, y, reduction=reduction, **options), (a, b))
 
 
+@pytest.mark.parametrize("window", ["float32", "exact"])
 @pytest.mark.parametrize("padding", ["same", "valid"])
-def test_fused_ssim_is_the_mean_with_fused_ssim_constants(device, padding):
+def test_fused_ssim_is_the_mean_with_fused_ssim_constants(device, padding, window):
     a, b = random_pair((2, 3, 24, 33), torch.float32, device, seed=5)
     a.requires_grad_(True)
-    value = kssim.fused_ssim(a, b, padding=padding)
+    value = kssim.fused_ssim(a, b, padding=padding, window=window)
     value.backward()
-    expected, g1, _ = ssim_and_gradients(a.cpu(), b.cpu(), padding=padding)
+    expected, g1, _ = ssim_and_gradients(a.cpu(), b.cpu(), padding=padding, window=window)
     value_tol, grad_tol = TOLERANCE[torch.float32]
     assert abs(value.item() - expected.item()) <= value_tol
     assert relative_l2(a.grad.cpu(), g1) <= grad_tol
     assert b.grad is None  # img2 did not require a gradient
     # train=False: the same value; a backward pass through it would still be correct (recomputed)
-    assert kssim.fused_ssim(a, b, padding=padding, train=False).item() == value.item()
+    assert kssim.fused_ssim(a, b, padding=padding, train=False, window=window).item() == value.item()
 
 
-def test_fused_ssim3d_on_volumes(device):
+@pytest.mark.parametrize("window", ["float32", "exact"])
+def test_fused_ssim3d_on_volumes(device, window):
     a, b = random_pair((1, 2, 13, 14, 15), torch.float64, device, seed=6)
     a.requires_grad_(True)
-    value = kssim.fused_ssim3d(a, b, padding="same")
+    value = kssim.fused_ssim3d(a, b, padding="same", window=window)
     value.backward()
-    expected, g1, _ = ssim_and_gradients(a.cpu(), b.cpu(), padding="same")
+    expected, g1, _ = ssim_and_gradients(a.cpu(), b.cpu(), padding="same", window=window)
     value_tol, grad_tol = TOLERANCE[torch.float64]
     assert abs(value.item() - expected.item()) <= value_tol
     assert relative_l2(a.grad.cpu(), g1) <= grad_tol

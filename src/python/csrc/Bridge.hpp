@@ -29,24 +29,25 @@ struct Strided {
 };
 
 // Everything that selects one kssim::SSIM (or kssim::L1SSIMLoss) object: the problem, where it runs, which
-// gradients it prepares.
+// gradients it prepares. Not the stream: a workspace serves every stream of its device (TorchOps.cpp orders
+// its kernels after the caller's stream and the caller's stream after them).
 struct ProblemKey {
   Device device = Device::Host;
   int device_index = -1;   // CUDA device, -1 on the host
-  void* stream = nullptr;  // cudaStream_t the kernels run on (torch's current stream), null on the host
   Dtype dtype = Dtype::Float32;
   int rank = 4;
   std::array<std::int64_t, 5> extents{};
   int window_size = 11;
   double sigma = 1.5, k1 = 0.01, k2 = 0.03, data_range = 1.0;
   bool same_padding = false;
+  bool float32_window = false;  // kssim::Window::Float32: fused-ssim's and pytorch-msssim's weights and moments
   bool grad1 = false, grad2 = false;
   double l1_weight = -1;  // >= 0: the fused L1 + SSIM loss with this L1 weight (kssim::L1SSIMLoss); < 0: SSIM
 
   bool l1_loss() const { return l1_weight >= 0; }
   auto tied() const {
-    return std::tie(device, device_index, stream, dtype, rank, extents, window_size, sigma, k1, k2, data_range,
-                    same_padding, grad1, grad2, l1_weight);
+    return std::tie(device, device_index, dtype, rank, extents, window_size, sigma, k1, k2, data_range,
+                    same_padding, float32_window, grad1, grad2, l1_weight);
   }
   bool operator<(const ProblemKey& o) const { return tied() < o.tied(); }
   Options options() const {
@@ -57,12 +58,14 @@ struct ProblemKey {
     o.k2 = k2;
     o.data_range = data_range;
     o.padding = same_padding ? Padding::Same : Padding::Valid;
+    o.window = float32_window ? Window::Float32 : Window::Exact;
     return o;
   }
 };
 
-// One cached kssim::SSIM object (kssim::L1SSIMLoss for an l1_loss() key) with its workspace, allocated once. Pointers returned are in the memory of
-// the key's device; results are ordered on the key's stream (host: complete when the call returns).
+// One cached kssim::SSIM object (kssim::L1SSIMLoss for an l1_loss() key) with its workspace, allocated once.
+// Pointers returned are in the memory of the key's device; its kernels run on the stream it was made for
+// (make_workspace's `stream`; host: complete when the call returns).
 class Workspace {
  public:
   virtual ~Workspace() = default;
@@ -77,7 +80,8 @@ class Workspace {
   virtual void backward(const double* upstream, const Strided& grad1, const Strided& grad2) = 0;
 };
 
-std::unique_ptr<Workspace> make_workspace(const ProblemKey& key);
+// `stream`: the cudaStream_t its kernels run on (CUDA keys), null on the host.
+std::unique_ptr<Workspace> make_workspace(const ProblemKey& key, void* stream);
 
 // Initialises Kokkos on first use unless the program already did (then it is left to the program to
 // finalise). `cuda_device`: the device Kokkos' CUDA backend starts on (ignored without CUDA). `release` is

@@ -21,15 +21,16 @@
 namespace kssim::torch_binding {
 namespace {
 
-using Options = std::tuple<std::int64_t, double, double, double, double, bool, bool>;  // window .. per_image
+// window_size, sigma, k1, k2, data_range, same_padding, per_image, float32_window
+using Options = std::tuple<std::int64_t, double, double, double, double, bool, bool, bool>;
 
 at::Tensor call_forward(const at::Tensor& img1, const at::Tensor& img2, const Options& o, std::int64_t gradients) {
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow("kssim::ssim", "")
                              .typed<at::Tensor(const at::Tensor&, const at::Tensor&, std::int64_t, double, double,
-                                               double, double, bool, bool, std::int64_t)>();
-  const auto& [window, sigma, k1, k2, range, same, per_image] = o;
-  return op.call(img1, img2, window, sigma, k1, k2, range, same, per_image, gradients);
+                                               double, double, bool, bool, std::int64_t, bool)>();
+  const auto& [window, sigma, k1, k2, range, same, per_image, float32_window] = o;
+  return op.call(img1, img2, window, sigma, k1, k2, range, same, per_image, gradients, float32_window);
 }
 
 std::tuple<at::Tensor, at::Tensor> call_backward(const at::Tensor& grad, const at::Tensor& img1,
@@ -38,19 +39,19 @@ std::tuple<at::Tensor, at::Tensor> call_backward(const at::Tensor& grad, const a
                              .findSchemaOrThrow("kssim::ssim_backward", "")
                              .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
                                                                        const at::Tensor&, std::int64_t, double, double,
-                                                                       double, double, bool, bool, std::int64_t)>();
-  const auto& [window, sigma, k1, k2, range, same, per_image] = o;
-  return op.call(grad, img1, img2, window, sigma, k1, k2, range, same, per_image, gradients);
+                                                                       double, double, bool, bool, std::int64_t, bool)>();
+  const auto& [window, sigma, k1, k2, range, same, per_image, float32_window] = o;
+  return op.call(grad, img1, img2, window, sigma, k1, k2, range, same, per_image, gradients, float32_window);
 }
 
-// The gradients list of a backward() whose first two inputs are the images (10 inputs): `backward(computed)`
+// The gradients list of a backward() whose first two inputs are the images (11 inputs): `backward(computed)`
 // returns the gradients of img1 and img2 for the `gradients` bits `computed`. That is the forward's
 // `gradients` when it covers what is wanted: the same cached workspace, whose partial derivatives from that
 // forward are then reused (an extra gradient costs less than running it again).
 template <class Backward>
 torch::autograd::variable_list image_gradients(torch::autograd::AutogradContext* ctx, const Backward& backward) {
   const std::int64_t wanted = (ctx->needs_input_grad(0) ? 1 : 0) | (ctx->needs_input_grad(1) ? 2 : 0);
-  torch::autograd::variable_list out(10);
+  torch::autograd::variable_list out(11);
   if (wanted == 0) return out;
   const std::int64_t hint = ctx->saved_data.at("gradients").toInt();
   auto [grad1, grad2] = backward((hint & wanted) == wanted ? hint : wanted);
@@ -77,8 +78,8 @@ class SsimFunction : public torch::autograd::Function<SsimFunction> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
                             std::int64_t window_size, double sigma, double k1, double k2, double data_range,
-                            bool same_padding, bool per_image, std::int64_t gradients) {
-    const Options o{window_size, sigma, k1, k2, data_range, same_padding, per_image};
+                            bool same_padding, bool per_image, std::int64_t gradients, bool float32_window) {
+    const Options o{window_size, sigma, k1, k2, data_range, same_padding, per_image, float32_window};
     ctx->save_for_backward({img1, img2});
     save_options(ctx, o);
     ctx->saved_data["gradients"] = gradients;
@@ -96,17 +97,17 @@ class SsimFunction : public torch::autograd::Function<SsimFunction> {
   }
 };
 
-// The fused L1 + SSIM loss: (l1_weight, window .. same_padding).
-using LossOptions = std::tuple<double, std::int64_t, double, double, double, double, bool>;
+// The fused L1 + SSIM loss: (l1_weight, window .. same_padding, float32_window).
+using LossOptions = std::tuple<double, std::int64_t, double, double, double, double, bool, bool>;
 
 at::Tensor call_loss_forward(const at::Tensor& img1, const at::Tensor& img2, const LossOptions& o,
                              std::int64_t gradients) {
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow("kssim::l1_ssim_loss", "")
                              .typed<at::Tensor(const at::Tensor&, const at::Tensor&, double, std::int64_t, double,
-                                               double, double, double, bool, std::int64_t)>();
-  const auto& [weight, window, sigma, k1, k2, range, same] = o;
-  return op.call(img1, img2, weight, window, sigma, k1, k2, range, same, gradients);
+                                               double, double, double, bool, std::int64_t, bool)>();
+  const auto& [weight, window, sigma, k1, k2, range, same, float32_window] = o;
+  return op.call(img1, img2, weight, window, sigma, k1, k2, range, same, gradients, float32_window);
 }
 
 std::tuple<at::Tensor, at::Tensor> call_loss_backward(const at::Tensor& grad, const at::Tensor& img1,
@@ -116,17 +117,17 @@ std::tuple<at::Tensor, at::Tensor> call_loss_backward(const at::Tensor& grad, co
                              .findSchemaOrThrow("kssim::l1_ssim_loss_backward", "")
                              .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
                                                                        const at::Tensor&, double, std::int64_t, double,
-                                                                       double, double, double, bool, std::int64_t)>();
-  const auto& [weight, window, sigma, k1, k2, range, same] = o;
-  return op.call(grad, img1, img2, weight, window, sigma, k1, k2, range, same, gradients);
+                                                                       double, double, double, bool, std::int64_t, bool)>();
+  const auto& [weight, window, sigma, k1, k2, range, same, float32_window] = o;
+  return op.call(grad, img1, img2, weight, window, sigma, k1, k2, range, same, gradients, float32_window);
 }
 
 class L1SsimLossFunction : public torch::autograd::Function<L1SsimLossFunction> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
                             double l1_weight, std::int64_t window_size, double sigma, double k1, double k2,
-                            double data_range, bool same_padding, std::int64_t gradients) {
-    const LossOptions o{l1_weight, window_size, sigma, k1, k2, data_range, same_padding};
+                            double data_range, bool same_padding, std::int64_t gradients, bool float32_window) {
+    const LossOptions o{l1_weight, window_size, sigma, k1, k2, data_range, same_padding, float32_window};
     ctx->save_for_backward({img1, img2});
     save_options(ctx, o);
     ctx->saved_data["gradients"] = gradients;
@@ -146,15 +147,16 @@ class L1SsimLossFunction : public torch::autograd::Function<L1SsimLossFunction> 
 
 at::Tensor l1_ssim_loss_autograd(const at::Tensor& img1, const at::Tensor& img2, double l1_weight,
                                  std::int64_t window_size, double sigma, double k1, double k2, double data_range,
-                                 bool same_padding, std::int64_t gradients) {
+                                 bool same_padding, std::int64_t gradients, bool float32_window) {
   return L1SsimLossFunction::apply(img1, img2, l1_weight, window_size, sigma, k1, k2, data_range, same_padding,
-                                   gradients);
+                                   gradients, float32_window);
 }
 
 at::Tensor ssim_autograd(const at::Tensor& img1, const at::Tensor& img2, std::int64_t window_size, double sigma,
                          double k1, double k2, double data_range, bool same_padding, bool per_image,
-                         std::int64_t gradients) {
-  return SsimFunction::apply(img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image, gradients);
+                         std::int64_t gradients, bool float32_window) {
+  return SsimFunction::apply(img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image, gradients,
+                             float32_window);
 }
 
 }  // namespace

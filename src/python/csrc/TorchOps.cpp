@@ -1,8 +1,10 @@
 // The kssim operators of PyTorch (namespace torch.ops.kssim), on CPU and CUDA tensors:
 //
-//   ssim(img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image, gradients) -> Tensor
+//   ssim(img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image, gradients,
+//        float32_window=False) -> Tensor
 //       mean SSIM (0-dim), or per image (N) when per_image; in the images' dtype. `gradients` (bit 0: img1,
 //       bit 1: img2) says which gradients a backward pass will ask for, so the workspace prepares them.
+//       float32_window: kssim::Window::Float32, the weights and moments of fused-ssim and pytorch-msssim.
 //   ssim_backward(grad, img1, img2, <the same options>, per_image, gradients) -> (Tensor, Tensor)
 //       the gradients of <grad, ssim(img1, img2)> with respect to img1 and img2, shaped like them; a
 //       gradient not asked for in `gradients` is an empty tensor.
@@ -13,10 +15,12 @@
 //       its gradients, as ssim_backward's.
 //
 // The autograd formula of ssim is SsimAutograd.cpp; the Python package (src/python/kssim) registers both
-// operators' fake kernels. Tensors are read and written in place, on PyTorch's current CUDA stream, without
-// synchronisation.
+// operators' fake kernels. Every operator takes float32_window last (default False). Tensors are read and
+// written in place, ordered on PyTorch's current CUDA stream (StreamOrder.hpp), without synchronisation; CUDA
+// graph capture works once a call of the same problem ran outside the capture, on a stream of its own.
 
 #include "Bridge.hpp"
+#include "StreamOrder.hpp"
 #include "WorkspaceCache.hpp"
 
 #include <ATen/ATen.h>
@@ -154,13 +158,13 @@ struct Placement {
 
 // l1_weight < 0: SSIM; otherwise the fused L1 + SSIM loss with that weight.
 ProblemKey make_key(const Placement& p, const at::Tensor& img, std::int64_t window_size, double sigma, double k1,
-                    double k2, double data_range, bool same_padding, std::int64_t gradients, double l1_weight = -1) {
+                    double k2, double data_range, bool same_padding, bool float32_window, std::int64_t gradients,
+                    double l1_weight = -1) {
   TORCH_CHECK_VALUE(gradients >= 0 && gradients <= 3, "kssim: gradients must be 0 to 3 (bit 0: img1, bit 1: img2)");
   TORCH_CHECK_VALUE(window_size >= 0 && window_size <= 1 << 20, "kssim: window_size ", window_size, " is out of range");
   ProblemKey key;
   key.device = p.device;
   key.device_index = p.index;
-  key.stream = p.stream;
   switch (img.scalar_type()) {
     case at::kFloat: key.dtype = Dtype::Float32; break;
     case at::kHalf: key.dtype = Dtype::Float16; break;
@@ -175,10 +179,28 @@ ProblemKey make_key(const Placement& p, const at::Tensor& img, std::int64_t wind
   key.k2 = k2;
   key.data_range = data_range;
   key.same_padding = same_padding;
+  key.float32_window = float32_window;
   key.grad1 = gradients & 1;
   key.grad2 = gradients & 2;
   key.l1_weight = l1_weight;
   return key;
+}
+
+// The cache entry of `key` for a call on `p`'s stream. A workspace is made outside CUDA graph captures only
+// (it allocates, and its first kernels initialise it); inside one, its kernels join the capture from their
+// home stream, which therefore must not be the legacy default stream (it cannot take part in a capture).
+CacheEntry& entry_for(WorkspaceCache& cache, const ProblemKey& key, const Placement& p, const at::Tensor& img) {
+  const bool capturing = is_capturing(p.stream);
+  TORCH_CHECK(!capturing || cache.contains(key),
+              "kssim: the first call for these images (", describe(img),
+              ") is inside a CUDA graph capture; run it once before capturing (on a side stream, as "
+              "torch.cuda.graph's documentation warms up), so that its workspace exists");
+  CacheEntry& e = cache.entry(key, img.options(), home_stream_for(p.stream, p.index));
+  TORCH_CHECK(!capturing || e.home_stream != nullptr,
+              "kssim: these images' workspace was made on the default CUDA stream, which cannot join a CUDA "
+              "graph capture; warm up on a side stream (with torch.cuda.stream(torch.cuda.Stream()): ...) before "
+              "capturing, as torch.cuda.graph's documentation does, or call kssim.clear_cache() and warm up again");
+  return e;
 }
 
 // Map pixels per (n, c) slice.
@@ -205,18 +227,21 @@ auto translate_errors(Body&& body) -> decltype(body()) {
 // The forward operators: SSIM (l1_weight < 0) or the fused L1 + SSIM loss.
 at::Tensor forward_op(const at::Tensor& img1, const at::Tensor& img2, std::int64_t window_size, double sigma,
                       double k1, double k2, double data_range, bool same_padding, bool per_image,
-                      std::int64_t gradients, double l1_weight) {
+                      std::int64_t gradients, double l1_weight, bool float32_window) {
   check_images(img1, img2);
   return translate_errors([&] {
     auto& cache = WorkspaceCache::instance();
     std::lock_guard<std::mutex> lock(cache.mutex());
     const Placement place(img1);
-    const ProblemKey key =
-        make_key(place, img1, window_size, sigma, k1, k2, data_range, same_padding, gradients, l1_weight);
-    CacheEntry& e = cache.entry(key, img1.options());
+    const ProblemKey key = make_key(place, img1, window_size, sigma, k1, k2, data_range, same_padding,
+                                    float32_window, gradients, l1_weight);
+    CacheEntry& e = entry_for(cache, key, place, img1);
     std::optional<at::Tensor> copy1, copy2;
+    const Strided x = strided(img1, copy1), y = strided(img2, copy2);
     e.img1 = e.img2 = InputStamp();  // invalid until forward() has run
-    e.workspace->forward(strided(img1, copy1), strided(img2, copy2));
+    OnHomeStream on_home(e.home_stream, place.stream, e.events);
+    e.workspace->forward(x, y);
+    on_home.join();
     if (key.grad1 || key.grad2) remember_inputs(e, img1, img2, copy1 || copy2);
     const auto doubles = img1.options().dtype(at::kDouble);
     if (!per_image) {
@@ -233,8 +258,9 @@ at::Tensor forward_op(const at::Tensor& img1, const at::Tensor& img2, std::int64
 
 at::Tensor ssim_forward(const at::Tensor& img1, const at::Tensor& img2, std::int64_t window_size, double sigma,
                         double k1, double k2, double data_range, bool same_padding, bool per_image,
-                        std::int64_t gradients) {
-  return forward_op(img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image, gradients, -1);
+                        std::int64_t gradients, bool float32_window) {
+  return forward_op(img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image, gradients, -1,
+                    float32_window);
 }
 
 // The fused loss's L1 weight, checked (a negative one would select SSIM's workspace).
@@ -245,16 +271,16 @@ double checked_l1_weight(double l1_weight) {
 
 at::Tensor l1_ssim_loss_forward(const at::Tensor& img1, const at::Tensor& img2, double l1_weight,
                                 std::int64_t window_size, double sigma, double k1, double k2, double data_range,
-                                bool same_padding, std::int64_t gradients) {
+                                bool same_padding, std::int64_t gradients, bool float32_window) {
   return forward_op(img1, img2, window_size, sigma, k1, k2, data_range, same_padding, false, gradients,
-                    checked_l1_weight(l1_weight));
+                    checked_l1_weight(l1_weight), float32_window);
 }
 
 // The backward operators: of SSIM (l1_weight < 0) or of the fused L1 + SSIM loss.
 std::tuple<at::Tensor, at::Tensor> backward_op(const at::Tensor& grad, const at::Tensor& img1, const at::Tensor& img2,
                                                std::int64_t window_size, double sigma, double k1, double k2,
                                                double data_range, bool same_padding, bool per_image,
-                                               std::int64_t gradients, double l1_weight) {
+                                               std::int64_t gradients, double l1_weight, bool float32_window) {
   check_images(img1, img2);
   TORCH_CHECK_VALUE(grad.device() == img1.device(), "kssim: grad must be on the images' device");
   if (per_image) {
@@ -267,26 +293,28 @@ std::tuple<at::Tensor, at::Tensor> backward_op(const at::Tensor& grad, const at:
     auto& cache = WorkspaceCache::instance();
     std::lock_guard<std::mutex> lock(cache.mutex());
     const Placement place(img1);
-    const ProblemKey key =
-        make_key(place, img1, window_size, sigma, k1, k2, data_range, same_padding, gradients, l1_weight);
+    const ProblemKey key = make_key(place, img1, window_size, sigma, k1, k2, data_range, same_padding,
+                                    float32_window, gradients, l1_weight);
     at::Tensor grad1 = key.grad1 ? at::empty_like(img1) : at::empty({0}, img1.options());
     at::Tensor grad2 = key.grad2 ? at::empty_like(img2) : at::empty({0}, img2.options());
     if (!key.grad1 && !key.grad2) return std::make_tuple(grad1, grad2);
-    CacheEntry& e = cache.entry(key, img1.options());
+    CacheEntry& e = entry_for(cache, key, place, img1);
     std::optional<at::Tensor> copy1, copy2;
     const Strided x = strided(img1, copy1), y = strided(img2, copy2);
+    const double* upstream = nullptr;  // per image: 1, then each image's gradient scaled below
+    if (!per_image) {
+      e.upstream.copy_(grad.reshape({}));
+      upstream = e.upstream.const_data_ptr<double>();
+    }
+    OnHomeStream on_home(e.home_stream, place.stream, e.events);
     if (!(e.img1.matches(img1) && e.img2.matches(img2))) {  // the partials are not of these inputs
       cache.count_recomputation();
       e.img1 = e.img2 = InputStamp();
       e.workspace->forward(x, y);
       remember_inputs(e, img1, img2, copy1 || copy2);
     }
-    const double* upstream = nullptr;  // per image: 1, then each image's gradient scaled below
-    if (!per_image) {
-      e.upstream.copy_(grad.reshape({}));
-      upstream = e.upstream.const_data_ptr<double>();
-    }
     e.workspace->backward(upstream, strided_output(grad1), strided_output(grad2));
+    on_home.join();
     if (per_image) {
       // Image n's pixels move only its own SSIM: d ssim_n / d img[n] = N * d mean / d img[n].
       std::vector<std::int64_t> shape(img1.dim(), 1);
@@ -302,17 +330,18 @@ std::tuple<at::Tensor, at::Tensor> backward_op(const at::Tensor& grad, const at:
 std::tuple<at::Tensor, at::Tensor> ssim_backward(const at::Tensor& grad, const at::Tensor& img1,
                                                  const at::Tensor& img2, std::int64_t window_size, double sigma,
                                                  double k1, double k2, double data_range, bool same_padding,
-                                                 bool per_image, std::int64_t gradients) {
-  return backward_op(grad, img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image, gradients, -1);
+                                                 bool per_image, std::int64_t gradients, bool float32_window) {
+  return backward_op(grad, img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image, gradients, -1,
+                     float32_window);
 }
 
 std::tuple<at::Tensor, at::Tensor> l1_ssim_loss_backward(const at::Tensor& grad, const at::Tensor& img1,
                                                          const at::Tensor& img2, double l1_weight,
                                                          std::int64_t window_size, double sigma, double k1, double k2,
                                                          double data_range, bool same_padding,
-                                                         std::int64_t gradients) {
+                                                         std::int64_t gradients, bool float32_window) {
   return backward_op(grad, img1, img2, window_size, sigma, k1, k2, data_range, same_padding, false, gradients,
-                     checked_l1_weight(l1_weight));
+                     checked_l1_weight(l1_weight), float32_window);
 }
 
 // Releases every cached workspace, and finalises Kokkos if kssim initialised it (the package calls this at
@@ -346,16 +375,16 @@ TORCH_LIBRARY(kssim, m) {
   using namespace kssim::torch_binding;
   m.def(
       "ssim(Tensor img1, Tensor img2, int window_size, float sigma, float k1, float k2, float data_range, "
-      "bool same_padding, bool per_image, int gradients) -> Tensor");
+      "bool same_padding, bool per_image, int gradients, bool float32_window=False) -> Tensor");
   m.def(
       "ssim_backward(Tensor grad, Tensor img1, Tensor img2, int window_size, float sigma, float k1, float k2, "
-      "float data_range, bool same_padding, bool per_image, int gradients) -> (Tensor, Tensor)");
+      "float data_range, bool same_padding, bool per_image, int gradients, bool float32_window=False) -> (Tensor, Tensor)");
   m.def(
       "l1_ssim_loss(Tensor img1, Tensor img2, float l1_weight, int window_size, float sigma, float k1, float k2, "
-      "float data_range, bool same_padding, int gradients) -> Tensor");
+      "float data_range, bool same_padding, int gradients, bool float32_window=False) -> Tensor");
   m.def(
       "l1_ssim_loss_backward(Tensor grad, Tensor img1, Tensor img2, float l1_weight, int window_size, float sigma, "
-      "float k1, float k2, float data_range, bool same_padding, int gradients) -> (Tensor, Tensor)");
+      "float k1, float k2, float data_range, bool same_padding, int gradients, bool float32_window=False) -> (Tensor, Tensor)");
   m.def("_finalize() -> ()", &finalize);
   m.def("_clear_cache() -> ()", &clear_cache);
   m.def("_cache_stats() -> int[]", &cache_stats);

@@ -153,10 +153,10 @@ std::unique_ptr<Workspace> make_on(const Exec& exec, const ProblemKey& key) {
 
 }  // namespace
 
-std::unique_ptr<Workspace> make_workspace(const ProblemKey& key) {
+std::unique_ptr<Workspace> make_workspace(const ProblemKey& key, void* stream) {
   if (key.device == Device::Host) return make_on(HostSpace(), key);
 #if defined(KOKKOS_ENABLE_CUDA)
-  return make_on(cuda_instance(key.stream), key);
+  return make_on(cuda_instance(stream), key);
 #else
   throw std::invalid_argument("kssim: this build has no CUDA backend");
 #endif

@@ -32,7 +32,7 @@ std::size_t WorkspaceCache::capacity() {
   return n;
 }
 
-CacheEntry& WorkspaceCache::entry(const ProblemKey& key, const at::TensorOptions& device_options) {
+CacheEntry& WorkspaceCache::entry(const ProblemKey& key, const at::TensorOptions& device_options, void* stream) {
   auto it = entries_.find(key);
   if (it == entries_.end()) {
     if (entries_.size() >= capacity()) {  // release the least recently used workspace
@@ -42,7 +42,8 @@ CacheEntry& WorkspaceCache::entry(const ProblemKey& key, const at::TensorOptions
       entries_.erase(oldest);
     }
     CacheEntry fresh;
-    fresh.workspace = make_workspace(key);  // may throw (bad shape or options): nothing is inserted then
+    fresh.workspace = make_workspace(key, stream);  // may throw (bad shape or options): nothing is inserted then
+    fresh.home_stream = stream;
     fresh.upstream = at::empty({}, device_options.dtype(at::kDouble));
     it = entries_.emplace(key, std::move(fresh)).first;
     ++created_;

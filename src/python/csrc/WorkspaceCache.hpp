@@ -9,6 +9,7 @@
 // runs the forward stages again, so correctness never rests on the order of the calls.
 
 #include "Bridge.hpp"
+#include "StreamOrder.hpp"
 
 #include <ATen/Tensor.h>
 #include <c10/core/StorageImpl.h>
@@ -41,6 +42,8 @@ class InputStamp {
 
 struct CacheEntry {
   std::unique_ptr<Workspace> workspace;
+  void* home_stream = nullptr;  // the cudaStream_t its kernels run on (StreamOrder.hpp); null on the host
+  std::unique_ptr<StreamEvents> events;  // made on the first call from another stream
   at::Tensor upstream;  // one double on the device: the incoming gradient of the mean, converted
   InputStamp img1, img2;  // inputs of the workspace's last forward(), when it prepared gradients
   std::uint64_t last_use = 0;
@@ -51,8 +54,10 @@ class WorkspaceCache {
   // Entries kept; the least recently used one is released beyond this (KSSIM_TORCH_CACHE_SIZE, default 8).
   static std::size_t capacity();
 
-  // The entry for `key`, created (workspace allocated) on first use. Call with mutex() held.
-  CacheEntry& entry(const ProblemKey& key, const at::TensorOptions& device_options);
+  // The entry for `key`, created (workspace allocated, its kernels on `stream`) on first use. Call with
+  // mutex() held.
+  CacheEntry& entry(const ProblemKey& key, const at::TensorOptions& device_options, void* stream);
+  bool contains(const ProblemKey& key) const { return entries_.count(key) != 0; }
   void clear();
   std::size_t size() const { return entries_.size(); }
   std::uint64_t created() const { return created_; }  // workspaces allocated so far

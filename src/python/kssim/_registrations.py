@@ -6,7 +6,8 @@ import torch
 
 
 @torch.library.register_fake("kssim::ssim")
-def _ssim_fake(img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image, gradients):
+def _ssim_fake(img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image, gradients,
+               float32_window=False):
     if per_image:
         return img1.new_empty((img1.shape[0],))
     return img1.new_empty(())
@@ -21,16 +22,17 @@ def _image_gradients_fake(img1, img2, gradients):
 
 @torch.library.register_fake("kssim::ssim_backward")
 def _ssim_backward_fake(grad, img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image,
-                        gradients):
+                        gradients, float32_window=False):
     return _image_gradients_fake(img1, img2, gradients)
 
 
 @torch.library.register_fake("kssim::l1_ssim_loss")
-def _l1_ssim_loss_fake(img1, img2, l1_weight, window_size, sigma, k1, k2, data_range, same_padding, gradients):
+def _l1_ssim_loss_fake(img1, img2, l1_weight, window_size, sigma, k1, k2, data_range, same_padding, gradients,
+                       float32_window=False):
     return img1.new_empty(())
 
 
 @torch.library.register_fake("kssim::l1_ssim_loss_backward")
 def _l1_ssim_loss_backward_fake(grad, img1, img2, l1_weight, window_size, sigma, k1, k2, data_range, same_padding,
-                                gradients):
+                                gradients, float32_window=False):
     return _image_gradients_fake(img1, img2, gradients)
