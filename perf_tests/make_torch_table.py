@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""The torch-vs-fused-ssim table of one GPU run (perf_tests/gpu/run's bench-cpp.json and bench-torch.json):
+
+  case,padding,shape,kssim_cpp_us,kssim_torch_us,fused_ssim_us,ratio
+
+case fwd or fwd+bwd; kssim_cpp_us the C++ benchmark's time with the L2 flushed (kssim_perf_tests counter
+us_flushed); kssim_torch_us and fused_ssim_us triton's do_bench median through PyTorch (it flushes the L2
+too), from the same process; ratio = kssim_torch_us / fused_ssim_us. Also prints the binding's overhead
+(kssim_torch_us - kssim_cpp_us) per row, and writes the C++-vs-peer table with --cpp-csv
+(case,padding,shape,kssim_us,fused_ssim_us,ratio: kssim's C++ time against fused-ssim's).
+
+  python3 perf_tests/make_torch_table.py bench-cpp.json bench-torch.json --csv torch.csv --cpp-csv cpp.csv
+"""
+
+import argparse
+import csv
+import json
+
+
+def cpp_times(path):
+    with open(path) as f:
+        data = json.load(f)
+    times = {}
+    for b in data.get("benchmarks", []):
+        parts = b.get("name", "").split("/")
+        if len(parts) < 6 or parts[0] != "ssim2d" or parts[2] != "float" or parts[5] not in ("Cuda", "HIP"):
+            continue
+        if b.get("error_occurred") or "us_flushed" not in b:
+            continue
+        times[(parts[1], parts[3], parts[4])] = float(b["us_flushed"])
+    return times
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("cpp_json")
+    p.add_argument("torch_json")
+    p.add_argument("--csv", required=True)
+    p.add_argument("--cpp-csv")
+    args = p.parse_args()
+    cpp = cpp_times(args.cpp_json)
+    with open(args.torch_json) as f:
+        torch_runs = json.load(f)
+    rows, cpp_rows = [], []
+    for r in torch_runs["results"]:
+        if r.get("family") != "ssim2d":
+            continue
+        key = (r["mode"], r["padding"], r["shape"])
+        k_cpp = cpp.get(key)
+        k_torch = r.get("kssim_torch_do_bench_us")
+        peer = r.get("fused_ssim_do_bench_us")
+        if k_torch is None or peer is None:
+            continue
+        rows.append(dict(case=r["mode"], padding=r["padding"], shape=r["shape"],
+                         kssim_cpp_us=round(k_cpp, 1) if k_cpp else "", kssim_torch_us=round(k_torch, 1),
+                         fused_ssim_us=round(peer, 1), ratio=round(k_torch / peer, 3)))
+        if k_cpp:
+            cpp_rows.append(dict(case=r["mode"], padding=r["padding"], shape=r["shape"], kssim_us=round(k_cpp, 1),
+                                 fused_ssim_us=round(peer, 1), ratio=round(k_cpp / peer, 3)))
+    rows.sort(key=lambda r: (r["case"], r["shape"], r["padding"]))
+    cpp_rows.sort(key=lambda r: (r["case"], r["shape"], r["padding"]))
+    with open(args.csv, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    if args.cpp_csv and cpp_rows:
+        with open(args.cpp_csv, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(cpp_rows[0].keys()))
+            w.writeheader()
+            w.writerows(cpp_rows)
+    print(f"{torch_runs['context'].get('device', '?')}, torch {torch_runs['context'].get('torch', '?')}")
+    print(f"{'case':8s} {'padding':7s} {'shape':14s} {'C++':>8s} {'torch':>8s} {'peer':>8s} {'ratio':>6s} {'overhead':>8s}")
+    for r in rows:
+        over = r["kssim_torch_us"] - r["kssim_cpp_us"] if r["kssim_cpp_us"] != "" else float("nan")
+        print(f"{r['case']:8s} {r['padding']:7s} {r['shape']:14s} {r['kssim_cpp_us']!s:>8s} {r['kssim_torch_us']:8.1f} "
+              f"{r['fused_ssim_us']:8.1f} {r['ratio']:6.3f} {over:8.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Where the host time of kssim's PyTorch binding goes, layer by layer, on CUDA tensors.
+
+For each shape: host microseconds per call (perf_counter around --iters calls back to back, then one
+synchronize: the host's own cost whenever it exceeds the GPU's) of
+  fused_ssim.fwd      kssim.fused_ssim(x, y, padding, train=False) under no_grad (Python checks + op)
+  op.fwd              torch.ops.kssim.ssim.default(...) under no_grad (no Python checks)
+  fused_ssim.fwd+bwd  kssim.fused_ssim(x, y, padding).backward()
+  op.fwd+bwd          the operators with autograd, called directly, then .backward()
+  op.bwd              torch.ops.kssim.ssim_backward.default(...) alone (after one forward)
+  peer.fwd / peer.fwd+bwd  fused-ssim's, if importable
+and the GPU time per call of the same (CUDA events around the same loop). Then a torch.profiler table of
+--profile-steps fwd+bwd steps (self CPU time per operator and per CUDA runtime call).
+
+  PYTHONPATH=<build>/python:<fused-ssim> python3 perf_tests/torch_host_profile.py --json host.json
+"""
+
+import argparse
+import json
+import time
+
+import torch
+
+import kssim
+
+SHAPES = [((64, 1, 128, 128), "same"), ((1, 3, 1080, 1920), "valid"), ((1, 3, 1080, 1920), "same")]
+
+
+def host_and_gpu_us(fn, iters):
+    for _ in range(10):
+        fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    t0 = time.perf_counter()
+    start.record()
+    for _ in range(iters):
+        fn()
+    end.record()
+    host = (time.perf_counter() - t0) / iters * 1e6
+    end.synchronize()
+    return round(host, 1), round(start.elapsed_time(end) * 1e3 / iters, 1)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--iters", type=int, default=200)
+    p.add_argument("--profile-steps", type=int, default=20)
+    p.add_argument("--json")
+    args = p.parse_args()
+    ops = torch.ops.kssim
+    try:
+        import fused_ssim as peer
+    except ImportError:
+        peer = None
+    results = []
+    for shape, padding in SHAPES:
+        gen = torch.Generator(device="cuda").manual_seed(1)
+        x = torch.rand(shape, device="cuda", generator=gen).requires_grad_(True)
+        y = torch.rand(shape, device="cuda", generator=gen)
+        same = padding == "same"
+        options = (11, 1.5, 0.01, 0.03, 1.0, same, False)
+
+        def fwd():
+            with torch.no_grad():
+                kssim.fused_ssim(x, y, padding, train=False)
+
+        def op_fwd():
+            with torch.no_grad():
+                ops.ssim.default(x, y, *options, 0, True)
+
+        def fwd_bwd():
+            x.grad = None
+            kssim.fused_ssim(x, y, padding).backward()
+
+        def op_fwd_bwd():
+            x.grad = None
+            ops.ssim.default(x, y, *options, 1, True).backward()
+
+        one = torch.ones((), device="cuda")
+        ops.ssim.default(x.detach(), y, *options, 1, True)
+
+        def op_bwd():
+            ops.ssim_backward.default(one, x.detach(), y, *options, 1, True)
+
+        cases = [("fused_ssim.fwd", fwd), ("op.fwd", op_fwd), ("fused_ssim.fwd+bwd", fwd_bwd),
+                 ("op.fwd+bwd", op_fwd_bwd), ("op.bwd", op_bwd)]
+        if peer is not None:
+            def peer_fwd():
+                with torch.no_grad():
+                    peer.fused_ssim(x, y, padding, train=False)
+
+            def peer_fwd_bwd():
+                x.grad = None
+                peer.fused_ssim(x, y, padding).backward()
+            cases += [("peer.fwd", peer_fwd), ("peer.fwd+bwd", peer_fwd_bwd)]
+        for name, fn in cases:
+            host, gpu = host_and_gpu_us(fn, args.iters)
+            row = dict(shape="x".join(map(str, shape)), padding=padding, case=name, host_us=host, gpu_us=gpu)
+            results.append(row)
+            print(f"{row['shape']:>14s} {padding:5s} {name:20s} host {host:8.1f} us  gpu {gpu:8.1f} us", flush=True)
+
+    shape, padding = SHAPES[0]
+    x = torch.rand(shape, device="cuda").requires_grad_(True)
+    y = torch.rand(shape, device="cuda")
+    for _ in range(5):
+        kssim.fused_ssim(x, y, padding).backward()
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        for _ in range(args.profile_steps):
+            x.grad = None
+            kssim.fused_ssim(x, y, padding).backward()
+        torch.cuda.synchronize()
+    table = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=30)
+    print(table)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(torch=torch.__version__, device=torch.cuda.get_device_name(), kssim=kssim.build_info(),
+                           results=results, profile=table), f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
