@@ -244,11 +244,7 @@ at::Tensor forward_op(const at::Tensor& img1, const at::Tensor& img2, std::int64
     on_home.join();
     if (key.grad1 || key.grad2) remember_inputs(e, img1, img2, copy1 || copy2);
     const auto doubles = img1.options().dtype(at::kDouble);
-    if (!per_image) {
-      at::Tensor out = at::empty({}, img1.options());
-      out.copy_(at::from_blob(const_cast<double*>(e.workspace->mean()), {}, doubles));
-      return out;
-    }
+    if (!per_image) return e.mean.to(img1.scalar_type(), /*non_blocking=*/false, /*copy=*/true);
     const at::Tensor sums = at::from_blob(const_cast<double*>(e.workspace->slice_sums()),
                                           {img1.size(0), img1.size(1)}, doubles);
     return (sums.sum(1) / double(img1.size(1) * map_pixels(img1, window_size, same_padding)))
@@ -303,7 +299,7 @@ std::tuple<at::Tensor, at::Tensor> backward_op(const at::Tensor& grad, const at:
     const Strided x = strided(img1, copy1), y = strided(img2, copy2);
     const double* upstream = nullptr;  // per image: 1, then each image's gradient scaled below
     if (!per_image) {
-      e.upstream.copy_(grad.reshape({}));
+      e.upstream.copy_(grad.dim() == 0 ? grad : grad.reshape({}));
       upstream = e.upstream.const_data_ptr<double>();
     }
     OnHomeStream on_home(e.home_stream, place.stream, e.events);

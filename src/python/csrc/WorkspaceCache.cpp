@@ -45,6 +45,7 @@ CacheEntry& WorkspaceCache::entry(const ProblemKey& key, const at::TensorOptions
     fresh.workspace = make_workspace(key, stream);  // may throw (bad shape or options): nothing is inserted then
     fresh.home_stream = stream;
     fresh.upstream = at::empty({}, device_options.dtype(at::kDouble));
+    fresh.mean = at::from_blob(const_cast<double*>(fresh.workspace->mean()), {}, device_options.dtype(at::kDouble));
     it = entries_.emplace(key, std::move(fresh)).first;
     ++created_;
   }
