@@ -79,10 +79,14 @@ inline void reference_scale(const Shape& s, const std::vector<double>& x, const 
                             const std::vector<double>* upstream, std::vector<double>* g1, std::vector<double>* g2) {
   const int k = o.window, kd = s.volumetric ? k : 1;
   const std::vector<double> g = o.float32_window ? reference_float32_gaussian(k, o.sigma) : reference_gaussian(k, o.sigma);
-  double window_sum = 0;  // 1 up to rounding, except for the float32 window (ReferenceSSIM.hpp)
-  for (int a = 0; a < kd; ++a)
-    for (int b = 0; b < k; ++b)
-      for (int e = 0; e < k; ++e) window_sum += (s.volumetric ? g[a] : 1.0) * g[b] * g[e];
+  double deficit = 0;  // what the float32 window lacks of 1 (ReferenceSSIM.hpp); the exact one has none
+  if (o.float32_window) {
+    double window_sum = 0;
+    for (int a = 0; a < kd; ++a)
+      for (int b = 0; b < k; ++b)
+        for (int e = 0; e < k; ++e) window_sum += (s.volumetric ? g[a] : 1.0) * g[b] * g[e];
+    deficit = 1 - window_sum;
+  }
   const int md = s.volumetric ? s.d - k + 1 : 1, mh = s.h - k + 1, mw = s.w - k + 1;
   const double pixels = double(md) * mh * mw;
   const double c1 = (o.k1 * o.data_range) * (o.k1 * o.data_range), c2 = (o.k2 * o.data_range) * (o.k2 * o.data_range);
@@ -110,9 +114,9 @@ inline void reference_scale(const Shape& s, const std::vector<double>& x, const 
                       cov += wt * (xv - mu1) * (yv - mu2);
                     }
                   }
-            v1 += mu1 * mu1 * (1 - window_sum);  // raw moments (ReferenceSSIM.hpp)
-            v2 += mu2 * mu2 * (1 - window_sum);
-            cov += mu1 * mu2 * (1 - window_sum);
+            v1 += mu1 * mu1 * deficit;  // raw moments (ReferenceSSIM.hpp)
+            v2 += mu2 * mu2 * deficit;
+            cov += mu1 * mu2 * deficit;
             const double a1 = 2 * mu1 * mu2 + c1, b1 = mu1 * mu1 + mu2 * mu2 + c1;
             const double a2 = 2 * cov + c2, b2 = v1 + v2 + c2;
             const double contrast = a2 / b2, value = cs ? contrast : a1 / b1 * contrast;

@@ -29,7 +29,8 @@ struct PartialPlanes {
 // moments are m (rows_valid rows and nu columns of it inside the map), stores the partial derivatives of row
 // q at partials(k, first_partial(q) + u) when any are wanted, hands each row's values to store_map(q, values),
 // and returns the sum of the map over the valid outputs. Raw: the moments are turned into the raw window's
-// first (Window::Float32, RawWindow.hpp); a separate instance, so Window::Exact's code is untouched.
+// first (Window::Float32, RawWindow.hpp). Only RawWindowTerm's kernels contain that code: in the same
+// kernel it made the register allocator spill in Window::Exact's fused forward too (sm_90, ptxas -v).
 template <int Rows, int Chunk, class Term, bool Raw, class T, class FirstPartial, class StoreMap>
 KOKKOS_FORCEINLINE_FUNCTION double evaluate_map_block_as(const T (&m)[moment_planes][Rows][Chunk], int rows_valid,
                                                          int nu, T s1, T s2, T c1, T c2, const RawWindow<T>& raw,
@@ -76,18 +77,20 @@ KOKKOS_FORCEINLINE_FUNCTION double evaluate_map_block_as(const T (&m)[moment_pla
   return sum;
 }
 
-// The map of a block with `window`'s definition (GaussianWindow::raw_deficit: 0 for Window::Exact).
+// The map of a block: Term's, or for RawWindowTerm<Term> (Window::Float32) Term's of the raw window's
+// moments, whose total weight is `window`'s raw_scale.
 template <int Rows, int Chunk, class Term = SsimTerm, class T, class FirstPartial, class StoreMap>
 KOKKOS_FORCEINLINE_FUNCTION double evaluate_map_block(const T (&m)[moment_planes][Rows][Chunk], int rows_valid, int nu,
                                                       T s1, T s2, T c1, T c2, const GaussianWindow<T>& window,
                                                       const PartialPlanes& wanted, const PlaneArray<T>& partials,
                                                       const FirstPartial& first_partial, const StoreMap& store_map) {
   const RawWindow<T> raw{window.raw_scale, window.raw_deficit};
-  if (window.raw_deficit != T(0))
-    return evaluate_map_block_as<Rows, Chunk, Term, true>(m, rows_valid, nu, s1, s2, c1, c2, raw, wanted, partials,
-                                                          first_partial, store_map);
-  return evaluate_map_block_as<Rows, Chunk, Term, false>(m, rows_valid, nu, s1, s2, c1, c2, raw, wanted, partials,
-                                                         first_partial, store_map);
+  if constexpr (is_raw_window_term_v<Term>)
+    return evaluate_map_block_as<Rows, Chunk, typename Term::base, true>(m, rows_valid, nu, s1, s2, c1, c2, raw,
+                                                                         wanted, partials, first_partial, store_map);
+  else
+    return evaluate_map_block_as<Rows, Chunk, Term, false>(m, rows_valid, nu, s1, s2, c1, c2, raw, wanted, partials,
+                                                           first_partial, store_map);
 }
 
 }  // namespace kssim::impl

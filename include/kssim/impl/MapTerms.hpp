@@ -3,6 +3,8 @@
 //   SsimTerm               the SSIM map (MapFormula.hpp): luminance x contrast-structure
 //   ContrastStructureTerm  the contrast-structure term alone, cs = (2 cov + C2) / (vs + C2), which MS-SSIM
 //                          averages at every scale but the last (Wang, Simoncelli, Bovik 2003)
+//   RawWindowTerm<Term>    Term of the raw window's moments (Window::Float32, RawWindow.hpp): its own kernel
+//                          instances, so that Window::Exact's kernels are compiled as if it did not exist
 // A term is a type with static functions only, so choosing one changes no kernel functor's layout.
 //
 // cs keeps SSIM's guarantees: the numerator is capped at the denominator (where rounding pushed a
@@ -53,5 +55,15 @@ struct ContrastStructureTerm {
     return r;
   }
 };
+
+template <class Term>
+struct RawWindowTerm {
+  using base = Term;
+  static constexpr const char* kernel_name = "kssim::column_blur_map_float32_window";
+};
+template <class Term>
+inline constexpr bool is_raw_window_term_v = false;
+template <class Term>
+inline constexpr bool is_raw_window_term_v<RawWindowTerm<Term>> = true;
 
 }  // namespace kssim::impl

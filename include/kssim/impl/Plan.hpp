@@ -84,6 +84,8 @@ class Plan {
       ensure_self_checked<ExecSpace, T>(exec);
       if constexpr (!std::is_same_v<S, T> || !std::is_same_v<O, T>) ensure_storage_self_checked<ExecSpace, T, S, O>(exec);
     }
+    if (opts.window != Window::Exact && !std::is_same_v<Term, SsimTerm>)
+      throw std::invalid_argument("kssim: MS-SSIM takes Window::Exact only (Window::Float32 is SSIM's)");
     schedule_ = choose_schedule<ExecSpace, T>(exec, g_, opts, wanted);
     window_ = make_gaussian_window<T>(opts.window_size, opts.sigma, opts.window, g.volumetric ? 3 : 2);
     reversed_ = window_.reversed();
@@ -161,6 +163,9 @@ class Plan {
   void forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map,
                double l1_weight = 0, const T* shifts = nullptr) const;
 
+  // Whether the map is of the raw window's moments (Window::Float32, RawWindow.hpp).
+  bool raw_window() const { return window_.raw_deficit != T(0); }
+
   // Backward stages: d(upstream * mean)/dx and /dy from the partials of the last forward(). `scale` is a host
   // factor, `upstream` an optional device factor, `slice_factors` optional device factors per (n, c) slice
   // (MS-SSIM's chain rule through its product); grad1 / grad2 may be empty. `l1_scale` adds
@@ -171,6 +176,11 @@ class Plan {
                 const double* slice_factors = nullptr, double l1_scale = 0, double map_count = 0) const;
 
  private:
+  // forward() with the map's term MapTerm: Term, or RawWindowTerm<Term> for Window::Float32.
+  template <class MapTerm>
+  void forward_with(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map,
+                    double l1_weight, const T* shifts) const;
+
   template <int K, bool L1>
   void backward_planes(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
                        const OutputArray<O>& grad1, const OutputArray<O>& grad2, double scale, const double* upstream,
@@ -193,6 +203,16 @@ class Plan {
 template <class ExecSpace, class T, class Term, class S, class O>
 void Plan<ExecSpace, T, Term, S, O>::forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
                                              const OutputArray<O>& map, double l1_weight, const T* shifts) const {
+  if constexpr (std::is_same_v<Term, SsimTerm>)  // only SSIM's plans have Window::Float32 (constructor)
+    if (raw_window()) return forward_with<RawWindowTerm<Term>>(exec, x, y, map, l1_weight, shifts);
+  forward_with<Term>(exec, x, y, map, l1_weight, shifts);
+}
+
+template <class ExecSpace, class T, class Term, class S, class O>
+template <class MapTerm>
+void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const InputArray<S>& x,
+                                                  const InputArray<S>& y, const OutputArray<O>& map, double l1_weight,
+                                                  const T* shifts) const {
   if (shifts)
     copy_shifts(exec, shifts, shifts_.data(), 2 * g_.images());
   else
@@ -200,7 +220,7 @@ void Plan<ExecSpace, T, Term, S, O>::forward(const ExecSpace& exec, const InputA
   MapSums sums = sums_.arrays;
   sums.l1.weight = l1_weight;
   if (schedule_.fused_forward()) {
-    FusedForward<ExecSpace, T, Term, S, O> k{};
+    FusedForward<ExecSpace, T, MapTerm, S, O> k{};
     k.x = x;
     k.y = y;
     k.map = map;
@@ -220,7 +240,7 @@ void Plan<ExecSpace, T, Term, S, O>::forward(const ExecSpace& exec, const InputA
   RowBlur<ExecSpace, T, S> rows{x, y, shifts_.data(), plane_array(row_stats_), window_, g_};
   rows.l1_tile_sums = sums.l1.tile_sums;
   row_blur(exec, opts_, rows);
-  using MapPass = ColumnBlur<ExecSpace, T, ColumnOutput::Map, Term, O>;
+  using MapPass = ColumnBlur<ExecSpace, T, ColumnOutput::Map, MapTerm, O>;
   MapPass last{};
   if (g_.volumetric) {
     ColumnBlur<ExecSpace, T, ColumnOutput::Statistics> k{};

@@ -133,6 +133,11 @@ void run_self_check(const ExecSpace& exec, SelfCheckFault fault = SelfCheckFault
   probe_layout<ExecSpace, T, AdjointRow<ExecSpace, T, 3>>(exec, "adjoint_row<3>", fault);
   probe_layout<ExecSpace, T, AdjointRow<ExecSpace, T, 4>>(exec, "adjoint_row<4>", fault);
   probe_layout<ExecSpace, T, FusedForward<ExecSpace, T>>(exec, "fused_forward", fault);
+  // Window::Float32's map kernels (MapTerms.hpp, RawWindowTerm).
+  probe_layout<ExecSpace, T, ColumnBlur<ExecSpace, T, ColumnOutput::Map, RawWindowTerm<SsimTerm>>>(
+      exec, "column_blur_map_float32_window", fault);
+  probe_layout<ExecSpace, T, FusedForward<ExecSpace, T, RawWindowTerm<SsimTerm>>>(exec, "fused_forward_float32_window",
+                                                                                   fault);
   probe_layout<ExecSpace, T, FusedBackward<ExecSpace, T, 3>>(exec, "fused_backward<3>", fault);
   probe_layout<ExecSpace, T, FusedBackward<ExecSpace, T, 4>>(exec, "fused_backward<4>", fault);
   // MS-SSIM (MsSsimPlan.hpp) and masked SSIM (MaskedPlan.hpp).
