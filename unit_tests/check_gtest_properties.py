@@ -15,6 +15,7 @@ case is its own CTest test (per_case) or the whole program is one.
 """
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -59,6 +60,9 @@ def main():
         errors.append("the manifest lists no GoogleTest program")
     for prog in programs:
         name, exe = prog["program"], prog["executable"]
+        if not os.path.exists(exe):
+            errors.append(f"{name}: {exe} is not built (this test checks a built tree)")
+            continue
         mine = [t for t in tests if t.get("command") and t["command"][0] == exe]
         want = gtest_cases(exe) if prog["per_case"] else 1
         if want == 0:
