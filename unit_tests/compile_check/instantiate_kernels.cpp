@@ -10,6 +10,15 @@
 // (kssim::l1_ssim_loss*, L1SSIMLoss) for both value types and ranks; SSIM of 16-bit images (half and
 // bfloat16, rank 4 and 5, 16-bit and float outputs) where the backend has them.
 
+// Value types: KSSIM_CHECK_FLOAT, KSSIM_CHECK_DOUBLE and KSSIM_CHECK_16BIT select which ones this compile
+// instantiates (none defined: all three). cmake/compile-check splits them between its targets so that every
+// kernel family is compiled for every target in float, and double and 16-bit on fewer targets.
+#if !defined(KSSIM_CHECK_FLOAT) && !defined(KSSIM_CHECK_DOUBLE) && !defined(KSSIM_CHECK_16BIT)
+#define KSSIM_CHECK_FLOAT
+#define KSSIM_CHECK_DOUBLE
+#define KSSIM_CHECK_16BIT
+#endif
+
 #include <kssim/kssim.hpp>
 #include <kssim/impl/mpi/BoxCopy.hpp>  // kssim::mpi's one kernel (the rest of kssim::mpi needs mpi.h)
 
@@ -178,6 +187,7 @@ void instantiate_16bit(const Exec& exec) {
   }
 }
 
+#if defined(KSSIM_CHECK_FLOAT)
 // SSIMULACRA2: the uncached call and the cached reference (float images, LayoutRight and LayoutLeft).
 void instantiate_ssimulacra2(const Exec& exec) {
   Kokkos::View<float****, Kokkos::LayoutRight, Mem> a;
@@ -196,6 +206,7 @@ void instantiate_ssimulacra2(const Exec& exec) {
   kssim::Ssimulacra2Reference<Host> href(Host(), ha);
   href.compare(Host(), ha, hs);
 }
+#endif
 
 // kssim::mpi's halo packing, unpacking and gradient sums (impl/mpi/BoxCopy.hpp).
 template <class T>
@@ -209,25 +220,31 @@ void instantiate_mpi_box_copy(const Exec& exec) {
   zero_box(exec, dst, box);
 }
 
+#if defined(KSSIM_CHECK_FLOAT)
 template void instantiate<float, Kokkos::LayoutRight, 4>(const Exec&);
 template void instantiate<float, Kokkos::LayoutLeft, 4>(const Exec&);
 template void instantiate<float, Kokkos::LayoutRight, 5>(const Exec&);
 template void instantiate<float, Kokkos::LayoutLeft, 5>(const Exec&);
+template void instantiate_ms_ssim_and_masked<float, 4>(const Exec&);
+template void instantiate_ms_ssim_and_masked<float, 5>(const Exec&);
+template void instantiate_strided<float>(const Exec&);
+template void instantiate_mpi_box_copy<float>(const Exec&);
+#endif
+#if defined(KSSIM_CHECK_DOUBLE)
 template void instantiate<double, Kokkos::LayoutRight, 4>(const Exec&);
 template void instantiate<double, Kokkos::LayoutLeft, 4>(const Exec&);
 template void instantiate<double, Kokkos::LayoutRight, 5>(const Exec&);
 template void instantiate<double, Kokkos::LayoutLeft, 5>(const Exec&);
-template void instantiate_ms_ssim_and_masked<float, 4>(const Exec&);
-template void instantiate_ms_ssim_and_masked<float, 5>(const Exec&);
 template void instantiate_ms_ssim_and_masked<double, 4>(const Exec&);
 template void instantiate_ms_ssim_and_masked<double, 5>(const Exec&);
-template void instantiate_strided<float>(const Exec&);
+template void instantiate_strided<double>(const Exec&);
+template void instantiate_mpi_box_copy<double>(const Exec&);
+#endif
+#if defined(KSSIM_CHECK_16BIT)
 template void instantiate_16bit<true, 4>(const Exec&);
 template void instantiate_16bit<true, 5>(const Exec&);
 template void instantiate_16bit<false, 4>(const Exec&);
 template void instantiate_16bit<false, 5>(const Exec&);
-template void instantiate_strided<double>(const Exec&);
-template void instantiate_mpi_box_copy<float>(const Exec&);
-template void instantiate_mpi_box_copy<double>(const Exec&);
+#endif
 
 }  // namespace kssim_compile_check
