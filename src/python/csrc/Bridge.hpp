@@ -74,6 +74,10 @@ class Workspace {
   // backward() needs.
   virtual void forward(const Strided& img1, const Strided& img2) = 0;
   virtual const double* mean() const = 0;        // one double
+  // One double of the workspace's own memory for backward()'s upstream factor: allocated with it, outside
+  // PyTorch's allocator, so that no tensor of a CUDA graph pool (torch.compile's cudagraph trees warm up in
+  // one) outlives a call.
+  virtual double* upstream_slot() = 0;
   virtual const double* slice_sums() const = 0;  // N * C doubles, n major; null for an l1_loss() key
   // d(upstream * mean)/d img1 and /d img2 of the last forward() into grad1 / grad2 (either may have null
   // data); `upstream` points at one double in the device's memory, or is null for 1.

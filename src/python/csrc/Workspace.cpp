@@ -46,7 +46,9 @@ class SsimWorkspace final : public Workspace {
 
  public:
   SsimWorkspace(const Exec& exec, const ProblemKey& key)
-      : exec_(exec), loss_(exec, extents(key), options(key), gradients(key)) {}
+      : exec_(exec),
+        loss_(exec, extents(key), options(key), gradients(key)),
+        upstream_(Kokkos::view_alloc(exec, "kssim::torch::upstream")) {}
   // Kernels still queued on the stream may use the workspace (Kokkos' own free also waits, as it may not).
   ~SsimWorkspace() override { exec_.fence("kssim::torch: release a workspace"); }
 
@@ -55,6 +57,7 @@ class SsimWorkspace final : public Workspace {
     settle();
   }
   const double* mean() const override { return loss_.value().data(); }
+  double* upstream_slot() override { return upstream_.data(); }
   const double* slice_sums() const override {
     if constexpr (l1)
       return nullptr;
@@ -96,6 +99,7 @@ class SsimWorkspace final : public Workspace {
 
   Exec exec_;
   Loss loss_;
+  Kokkos::View<double, Mem> upstream_;
 };
 
 // The 16-bit storage type of tensors of float16 (Half) or bfloat16 (!Half) on Exec: Kokkos' where it has one
