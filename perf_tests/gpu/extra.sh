@@ -7,7 +7,9 @@
 #   training_steps             time_training_step.py: a 3DGS training step, kssim against fused-ssim
 #   ssimulacra2_pairs          kssim_ssimulacra2_pairs on the pairs carried in carry/s2_pairs (if both exist)
 #   ncu_counts                 Nsight Compute's instruction counts of the fused forward and backward kernels at
-#                              1x3x1080x1920 (the kernels' issue; needs a machine where ncu reads the counters)
+#                              1x3x1080x1920 (the kernels' issue; needs a machine where ncu reads the counters).
+#                              The first run (2026-12-03) matched the self-check's LayoutProbe<FusedForward>
+#                              kernels: the name filter now wants the ParallelFor of the functor itself.
 # Each writes OUT/<name>.txt (and its JSON/CSV); OUT/extra_steps.csv has name,exit status,seconds.
 set -uo pipefail
 work=$1 out=$2
@@ -38,7 +40,7 @@ if [ -x "$KSSIM_GPU_BUILD/bin/kssim_ssimulacra2_pairs" ] && [ -d "$pairs" ]; the
 fi
 if command -v ncu > /dev/null; then
   step ncu_counts timeout 240 ncu --clock-control none --kernel-name-base demangled \
-    --kernel-name 'regex:FusedForward|FusedBackward' --launch-skip 4 --launch-count 4 --csv \
+    --kernel-name 'regex:ParallelFor<kssim::impl::Fused(Forward|Backward)' --launch-skip 8 --launch-count 4 --csv \
     --metrics gpu__time_duration.sum,smsp__inst_executed.sum,sm__sass_thread_inst_executed_op_ffma_pred_on.sum,smsp__sass_inst_executed_op_shared_ld.sum,smsp__sass_inst_executed_op_shared_st.sum,dram__bytes.sum,sm__warps_active.avg.pct_of_peak_sustained_active \
     "$KSSIM_GPU_BUILD/bin/kssim_perf_tests" --benchmark_filter='^ssim2d/fwd\+bwd/float/(valid|same)/1x3x1080x1920/Cuda/' \
     --benchmark_min_time=3x
