@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Where the host time of kssim's PyTorch binding goes, layer by layer, on CUDA tensors.
+"""Where the host time of kssim's PyTorch binding goes, layer by layer, on CUDA tensors (or, with
+--device cpu, on CPU tensors: host time only, the kernels included).
 
 For each shape: host microseconds per call (perf_counter around --iters calls back to back, then one
 synchronize: the host's own cost whenever it exceeds the GPU's) of
@@ -10,9 +11,11 @@ synchronize: the host's own cost whenever it exceeds the GPU's) of
   op.bwd              torch.ops.kssim.ssim_backward.default(...) alone (after one forward)
   peer.fwd / peer.fwd+bwd  fused-ssim's, if importable
 and the GPU time per call of the same (CUDA events around the same loop). Then a torch.profiler table of
---profile-steps fwd+bwd steps (self CPU time per operator and per CUDA runtime call).
+--profile-steps fwd+bwd steps (self CPU time per operator and per CUDA runtime call), and the calls per
+step of each operator (aten::copy_ and the like), for a forward step and a forward + backward step.
 
   PYTHONPATH=<build>/python:<fused-ssim> python3 perf_tests/torch_host_profile.py --json host.json
+  PYTHONPATH=<build>/python python3 perf_tests/torch_host_profile.py --device cpu --shapes 1x3x512x512 64x1x128x128
 """
 
 import argparse
@@ -24,6 +27,25 @@ import torch
 import kssim
 
 SHAPES = [((64, 1, 128, 128), "same"), ((1, 3, 1080, 1920), "valid"), ((1, 3, 1080, 1920), "same")]
+
+
+def host_us(fn, iters):
+    for _ in range(10):
+        fn()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        fn()
+    return round((time.perf_counter() - t0) / iters * 1e6, 1), None
+
+
+def calls_per_step(step, steps):
+    """{operator: calls per step} of `steps` calls of step() under torch.profiler (CPU activity)."""
+    for _ in range(3):
+        step()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        for _ in range(steps):
+            step()
+    return {e.key: e.count / steps for e in prof.key_averages()}
 
 
 def host_and_gpu_us(fn, iters):
@@ -46,17 +68,24 @@ def main():
     p.add_argument("--iters", type=int, default=200)
     p.add_argument("--profile-steps", type=int, default=20)
     p.add_argument("--json")
+    p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    p.add_argument("--shapes", nargs="*", help="NxCxHxW ... (padding same); default: " +
+                   " ".join("x".join(map(str, s)) + f"({pad})" for s, pad in SHAPES))
     args = p.parse_args()
+    device = args.device
+    shapes = SHAPES if not args.shapes else [(tuple(int(v) for v in s.split("x")), "same") for s in args.shapes]
+    timer = host_and_gpu_us if device == "cuda" else host_us
     ops = torch.ops.kssim
     try:
         import fused_ssim as peer
     except ImportError:
         peer = None
     results = []
-    for shape, padding in SHAPES:
-        gen = torch.Generator(device="cuda").manual_seed(1)
-        x = torch.rand(shape, device="cuda", generator=gen).requires_grad_(True)
-        y = torch.rand(shape, device="cuda", generator=gen)
+    counts = {}
+    for shape, padding in shapes:
+        gen = torch.Generator(device=device).manual_seed(1)
+        x = torch.rand(shape, device=device, generator=gen).requires_grad_(True)
+        y = torch.rand(shape, device=device, generator=gen)
         same = padding == "same"
         options = (11, 1.5, 0.01, 0.03, 1.0, same, False)
 
@@ -76,7 +105,7 @@ def main():
             x.grad = None
             ops.ssim.default(x, y, *options, 1, True).backward()
 
-        one = torch.ones((), device="cuda")
+        one = torch.ones((), device=device)
         ops.ssim.default(x.detach(), y, *options, 1, True)
 
         def op_bwd():
@@ -84,7 +113,7 @@ def main():
 
         cases = [("fused_ssim.fwd", fwd), ("op.fwd", op_fwd), ("fused_ssim.fwd+bwd", fwd_bwd),
                  ("op.fwd+bwd", op_fwd_bwd), ("op.bwd", op_bwd)]
-        if peer is not None:
+        if peer is not None and device == "cuda":  # fused-ssim computes on CUDA tensors only
             def peer_fwd():
                 with torch.no_grad():
                     peer.fused_ssim(x, y, padding, train=False)
@@ -94,28 +123,36 @@ def main():
                 peer.fused_ssim(x, y, padding).backward()
             cases += [("peer.fwd", peer_fwd), ("peer.fwd+bwd", peer_fwd_bwd)]
         for name, fn in cases:
-            host, gpu = host_and_gpu_us(fn, args.iters)
+            host, gpu = timer(fn, args.iters)
             row = dict(shape="x".join(map(str, shape)), padding=padding, case=name, host_us=host, gpu_us=gpu)
             results.append(row)
-            print(f"{row['shape']:>14s} {padding:5s} {name:20s} host {host:8.1f} us  gpu {gpu:8.1f} us", flush=True)
+            gpu_text = f"  gpu {gpu:8.1f} us" if gpu is not None else ""
+            print(f"{row['shape']:>14s} {padding:5s} {name:20s} host {host:8.1f} us{gpu_text}", flush=True)
+        for name, fn in [("fused_ssim.fwd", fwd), ("fused_ssim.fwd+bwd", fwd_bwd)]:
+            per_step = calls_per_step(fn, args.profile_steps)
+            counts["x".join(map(str, shape)) + " " + name] = per_step
+            ops_text = ", ".join(f"{k} {v:g}" for k, v in sorted(per_step.items()) if k.startswith(("aten::", "kssim::")))
+            print(f"{'x'.join(map(str, shape)):>14s} {padding:5s} {name:20s} calls per step: {ops_text}", flush=True)
 
-    shape, padding = SHAPES[0]
-    x = torch.rand(shape, device="cuda").requires_grad_(True)
-    y = torch.rand(shape, device="cuda")
+    shape, padding = shapes[0]
+    x = torch.rand(shape, device=device).requires_grad_(True)
+    y = torch.rand(shape, device=device)
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     for _ in range(5):
         kssim.fused_ssim(x, y, padding).backward()
-    torch.cuda.synchronize()
+    sync()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
         for _ in range(args.profile_steps):
             x.grad = None
             kssim.fused_ssim(x, y, padding).backward()
-        torch.cuda.synchronize()
+        sync()
     table = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=30)
     print(table)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(dict(torch=torch.__version__, device=torch.cuda.get_device_name(), kssim=kssim.build_info(),
-                           results=results, profile=table), f, indent=1)
+            name = torch.cuda.get_device_name() if device == "cuda" else "cpu"
+            json.dump(dict(torch=torch.__version__, device=name, kssim=kssim.build_info(), results=results,
+                           calls_per_step=counts, profile=table), f, indent=1)
 
 
 if __name__ == "__main__":
