@@ -44,34 +44,46 @@ std::tuple<at::Tensor, at::Tensor> call_backward(const at::Tensor& grad, const a
   return op.call(grad, img1, img2, window, sigma, k1, k2, range, same, per_image, gradients, float32_window);
 }
 
+// What a forward keeps for its backward, saved and loaded in one call each: the images, the options (a
+// tuple, in ctx->saved_data by position: "option0", ...) and the `gradients` hint of the forward.
+template <class Tuple>
+struct SavedInputs {
+  at::Tensor img1, img2;
+  Tuple options;
+  std::int64_t gradients = 0;
+};
+template <class Tuple>
+void save_inputs(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
+                 const Tuple& o, std::int64_t gradients) {
+  ctx->save_for_backward({img1, img2});
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    ((ctx->saved_data["option" + std::to_string(I)] = std::get<I>(o)), ...);
+  }(std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+  ctx->saved_data["gradients"] = gradients;
+}
+template <class Tuple>
+SavedInputs<Tuple> load_inputs(torch::autograd::AutogradContext* ctx) {
+  const auto saved = ctx->get_saved_variables();
+  Tuple o = [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return Tuple{ctx->saved_data.at("option" + std::to_string(I)).template to<std::tuple_element_t<I, Tuple>>()...};
+  }(std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+  return {saved[0], saved[1], std::move(o), ctx->saved_data.at("gradients").toInt()};
+}
+
 // The gradients list of a backward() whose first two inputs are the images (11 inputs): `backward(computed)`
 // returns the gradients of img1 and img2 for the `gradients` bits `computed`. That is the forward's
-// `gradients` when it covers what is wanted: the same cached workspace, whose partial derivatives from that
-// forward are then reused (an extra gradient costs less than running it again).
+// `gradients` (`hint`) when it covers what is wanted: the same cached workspace, whose partial derivatives
+// from that forward are then reused (an extra gradient costs less than running it again).
 template <class Backward>
-torch::autograd::variable_list image_gradients(torch::autograd::AutogradContext* ctx, const Backward& backward) {
+torch::autograd::variable_list image_gradients(torch::autograd::AutogradContext* ctx, std::int64_t hint,
+                                               const Backward& backward) {
   const std::int64_t wanted = (ctx->needs_input_grad(0) ? 1 : 0) | (ctx->needs_input_grad(1) ? 2 : 0);
   torch::autograd::variable_list out(11);
   if (wanted == 0) return out;
-  const std::int64_t hint = ctx->saved_data.at("gradients").toInt();
   auto [grad1, grad2] = backward((hint & wanted) == wanted ? hint : wanted);
   if (wanted & 1) out[0] = grad1;
   if (wanted & 2) out[1] = grad2;
   return out;
-}
-
-// A forward's options (a tuple), kept for its backward in ctx->saved_data by position ("option0", ...).
-template <class Tuple>
-void save_options(torch::autograd::AutogradContext* ctx, const Tuple& o) {
-  [&]<std::size_t... I>(std::index_sequence<I...>) {
-    ((ctx->saved_data["option" + std::to_string(I)] = std::get<I>(o)), ...);
-  }(std::make_index_sequence<std::tuple_size_v<Tuple>>{});
-}
-template <class Tuple>
-Tuple load_options(torch::autograd::AutogradContext* ctx) {
-  return [&]<std::size_t... I>(std::index_sequence<I...>) {
-    return Tuple{ctx->saved_data.at("option" + std::to_string(I)).template to<std::tuple_element_t<I, Tuple>>()...};
-  }(std::make_index_sequence<std::tuple_size_v<Tuple>>{});
 }
 
 class SsimFunction : public torch::autograd::Function<SsimFunction> {
@@ -80,19 +92,16 @@ class SsimFunction : public torch::autograd::Function<SsimFunction> {
                             std::int64_t window_size, double sigma, double k1, double k2, double data_range,
                             bool same_padding, bool per_image, std::int64_t gradients, bool float32_window) {
     const Options o{window_size, sigma, k1, k2, data_range, same_padding, per_image, float32_window};
-    ctx->save_for_backward({img1, img2});
-    save_options(ctx, o);
-    ctx->saved_data["gradients"] = gradients;
+    save_inputs(ctx, img1, img2, o, gradients);
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     return call_forward(img1, img2, o, gradients);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
-    const auto saved = ctx->get_saved_variables();
-    const auto o = load_options<Options>(ctx);
-    return image_gradients(ctx, [&](std::int64_t computed) {
-      return call_backward(grads[0], saved[0], saved[1], o, computed);
+    const auto in = load_inputs<Options>(ctx);
+    return image_gradients(ctx, in.gradients, [&](std::int64_t computed) {
+      return call_backward(grads[0], in.img1, in.img2, in.options, computed);
     });
   }
 };
@@ -128,19 +137,16 @@ class L1SsimLossFunction : public torch::autograd::Function<L1SsimLossFunction> 
                             double l1_weight, std::int64_t window_size, double sigma, double k1, double k2,
                             double data_range, bool same_padding, std::int64_t gradients, bool float32_window) {
     const LossOptions o{l1_weight, window_size, sigma, k1, k2, data_range, same_padding, float32_window};
-    ctx->save_for_backward({img1, img2});
-    save_options(ctx, o);
-    ctx->saved_data["gradients"] = gradients;
+    save_inputs(ctx, img1, img2, o, gradients);
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     return call_loss_forward(img1, img2, o, gradients);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
-    const auto saved = ctx->get_saved_variables();
-    const auto o = load_options<LossOptions>(ctx);
-    return image_gradients(ctx, [&](std::int64_t computed) {
-      return call_loss_backward(grads[0], saved[0], saved[1], o, computed);
+    const auto in = load_inputs<LossOptions>(ctx);
+    return image_gradients(ctx, in.gradients, [&](std::int64_t computed) {
+      return call_loss_backward(grads[0], in.img1, in.img2, in.options, computed);
     });
   }
 };
