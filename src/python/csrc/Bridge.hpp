@@ -64,24 +64,25 @@ struct ProblemKey {
 };
 
 // One cached kssim::SSIM object (kssim::L1SSIMLoss for an l1_loss() key) with its workspace, allocated once.
-// Pointers returned are in the memory of the key's device; its kernels run on the stream it was made for
-// (make_workspace's `stream`; host: complete when the call returns).
+// Pointers passed and returned are in the memory of the key's device; its kernels run on the stream it was
+// made for (make_workspace's `stream`; host: complete when the call returns).
 class Workspace {
  public:
   virtual ~Workspace() = default;
-  // Mean SSIM into mean() (the L1 + SSIM loss for an l1_loss() key), the per-slice sums of the SSIM map
-  // into slice_sums() (SSIM keys only), and, when the key asks for gradients, the partial derivatives that
-  // backward() needs.
-  virtual void forward(const Strided& img1, const Strided& img2) = 0;
-  virtual const double* mean() const = 0;        // one double
-  // One double of the workspace's own memory for backward()'s upstream factor: allocated with it, outside
-  // PyTorch's allocator, so that no tensor of a CUDA graph pool (torch.compile's cudagraph trees warm up in
-  // one) outlives a call.
+  // Mean SSIM (the L1 + SSIM loss for an l1_loss() key), or with `per_image` (SSIM keys only) the mean of
+  // each image, N values, written in the key's dtype into `result` (memory the caller owns: a fresh tensor
+  // of PyTorch's allocator, so no result aliases the workspace). Each value is accumulated in double and
+  // rounded once to the dtype (16-bit dtypes through float, as PyTorch converts a double); a null `result`
+  // writes none. When the key asks for gradients, also the partial derivatives that backward() needs.
+  virtual void forward(const Strided& img1, const Strided& img2, void* result, bool per_image) = 0;
+  // One double of the workspace's own memory for a backward() upstream factor of a dtype the kernels do not
+  // read (the caller converts it there): allocated with it, outside PyTorch's allocator, so that no tensor
+  // of a CUDA graph pool (torch.compile's cudagraph trees warm up in one) outlives a call.
   virtual double* upstream_slot() = 0;
-  virtual const double* slice_sums() const = 0;  // N * C doubles, n major; null for an l1_loss() key
   // d(upstream * mean)/d img1 and /d img2 of the last forward() into grad1 / grad2 (either may have null
-  // data); `upstream` points at one double in the device's memory, or is null for 1.
-  virtual void backward(const double* upstream, const Strided& grad1, const Strided& grad2) = 0;
+  // data). `upstream` points at one value in the device's memory, of `upstream_dtype` (Float32 or Float64:
+  // read where it is, e.g. in the incoming gradient tensor), or is null for 1.
+  virtual void backward(const void* upstream, Dtype upstream_dtype, const Strided& grad1, const Strided& grad2) = 0;
 };
 
 // `stream`: the cudaStream_t its kernels run on (CUDA keys), null on the host.

@@ -203,13 +203,6 @@ CacheEntry& entry_for(WorkspaceCache& cache, const ProblemKey& key, const Placem
   return e;
 }
 
-// Map pixels per (n, c) slice.
-std::int64_t map_pixels(const at::Tensor& img, std::int64_t window_size, bool same_padding) {
-  std::int64_t count = 1;
-  for (std::int64_t i = 2; i < img.dim(); ++i) count *= same_padding ? img.size(i) : img.size(i) - window_size + 1;
-  return count;
-}
-
 // Runs `body`, turning kssim's std::invalid_argument into ValueError and its other errors into RuntimeError.
 template <class Body>
 auto translate_errors(Body&& body) -> decltype(body()) {
@@ -238,17 +231,15 @@ at::Tensor forward_op(const at::Tensor& img1, const at::Tensor& img2, std::int64
     CacheEntry& e = entry_for(cache, key, place, img1);
     std::optional<at::Tensor> copy1, copy2;
     const Strided x = strided(img1, copy1), y = strided(img2, copy2);
+    // A fresh tensor of PyTorch's allocator (a CUDA graph's pool under capture) that the workspace writes the
+    // result into, in the images' dtype: no conversion operator, and no result aliases the workspace.
+    at::Tensor result = per_image ? at::empty({img1.size(0)}, img1.options()) : at::empty({}, img1.options());
     e.img1 = e.img2 = InputStamp();  // invalid until forward() has run
     OnHomeStream on_home(e.home_stream, place.stream, e.events);
-    e.workspace->forward(x, y);
+    e.workspace->forward(x, y, result.mutable_data_ptr(), per_image);
     on_home.join();
     if (key.grad1 || key.grad2) remember_inputs(e, img1, img2, copy1 || copy2);
-    const auto doubles = img1.options().dtype(at::kDouble);
-    if (!per_image) return e.mean.to(img1.scalar_type(), /*non_blocking=*/false, /*copy=*/true);
-    const at::Tensor sums = at::from_blob(const_cast<double*>(e.workspace->slice_sums()),
-                                          {img1.size(0), img1.size(1)}, doubles);
-    return (sums.sum(1) / double(img1.size(1) * map_pixels(img1, window_size, same_padding)))
-        .to(img1.scalar_type());
+    return result;
   });
 }
 
@@ -270,6 +261,15 @@ at::Tensor l1_ssim_loss_forward(const at::Tensor& img1, const at::Tensor& img2, 
                                 bool same_padding, std::int64_t gradients, bool float32_window) {
   return forward_op(img1, img2, window_size, sigma, k1, k2, data_range, same_padding, false, gradients,
                     checked_l1_weight(l1_weight), float32_window);
+}
+
+// Whether the workspace's kernels can read a one-element gradient where it is: a float32 or float64 dense
+// tensor (any strides: its one element is at its data pointer) on the images' device (checked by the
+// caller). Other dtypes (float16, bfloat16, integers), zero tensors and views with a lazy negation are
+// converted by PyTorch into the workspace's double slot first.
+bool readable_in_place(const at::Tensor& grad) {
+  return (grad.scalar_type() == at::kFloat || grad.scalar_type() == at::kDouble) && grad.layout() == at::kStrided &&
+         grad.has_storage() && !grad._is_zerotensor() && !grad.is_neg() && grad.const_data_ptr() != nullptr;
 }
 
 // The backward operators: of SSIM (l1_weight < 0) or of the fused L1 + SSIM loss.
@@ -297,19 +297,25 @@ std::tuple<at::Tensor, at::Tensor> backward_op(const at::Tensor& grad, const at:
     CacheEntry& e = entry_for(cache, key, place, img1);
     std::optional<at::Tensor> copy1, copy2;
     const Strided x = strided(img1, copy1), y = strided(img2, copy2);
-    const double* upstream = nullptr;  // per image: 1, then each image's gradient scaled below
+    const void* upstream = nullptr;  // per image: 1, then each image's gradient scaled below
+    Dtype upstream_dtype = Dtype::Float64;
     if (!per_image) {
-      e.upstream.copy_(grad.dim() == 0 ? grad : grad.reshape({}));
-      upstream = e.upstream.const_data_ptr<double>();
+      if (readable_in_place(grad)) {  // the kernels read its one element where it is: no copy
+        upstream = grad.const_data_ptr();
+        upstream_dtype = grad.scalar_type() == at::kFloat ? Dtype::Float32 : Dtype::Float64;
+      } else {  // converted to double in the workspace's slot
+        e.upstream.copy_(grad.dim() == 0 ? grad : grad.reshape({}));
+        upstream = e.upstream.const_data_ptr<double>();
+      }
     }
     OnHomeStream on_home(e.home_stream, place.stream, e.events);
     if (!(e.img1.matches(img1) && e.img2.matches(img2))) {  // the partials are not of these inputs
       cache.count_recomputation();
       e.img1 = e.img2 = InputStamp();
-      e.workspace->forward(x, y);
+      e.workspace->forward(x, y, nullptr, false);
       remember_inputs(e, img1, img2, copy1 || copy2);
     }
-    e.workspace->backward(upstream, strided_output(grad1), strided_output(grad2));
+    e.workspace->backward(upstream, upstream_dtype, strided_output(grad1), strided_output(grad2));
     on_home.join();
     if (per_image) {
       // Image n's pixels move only its own SSIM: d ssim_n / d img[n] = N * d mean / d img[n].

@@ -9,8 +9,10 @@
 
 #include <kssim/L1Ssim.hpp>
 #include <kssim/SSIM.hpp>
+#include <kssim/impl/Launch.hpp>
 
 #include <Kokkos_Core.hpp>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -38,6 +40,52 @@ Kokkos::View<ArrayOf<T, Rank>, Kokkos::LayoutStride, Mem, Kokkos::MemoryTraits<K
   return View(static_cast<T*>(s.data), layout);
 }
 
+// The result of a forward() in the images' dtype T, where the caller wants it: the mean, or per image the
+// mean of its C slice sums (in order). Each value is rounded once from double (16-bit types through float,
+// as PyTorch's conversion of a double). Pointers and PODs only (impl/KernelArrays.hpp's rule).
+template <class T>
+struct WriteResult {
+  const double* mean = nullptr;
+  const double* slice_sums = nullptr;  // N * C, n major; per image only
+  T* out = nullptr;
+  int channels = 1;
+  double count = 1;  // map pixels per image, for the per-image means
+  bool per_image = false;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int n) const {
+    double v;
+    if (per_image) {
+      double sum = 0;
+      for (int c = 0; c < channels; ++c) sum += slice_sums[std::size_t(n) * channels + c];
+      v = sum / count;
+    } else {
+      v = *mean;
+    }
+    if constexpr (is_16bit_storage_v<T>)
+      out[n] = T(float(v));
+    else
+      out[n] = T(v);
+  }
+};
+
+// A float upstream factor as the double the kernels read, in the workspace's slot.
+struct WidenUpstream {
+  const float* from = nullptr;
+  double* to = nullptr;
+  KOKKOS_INLINE_FUNCTION void operator()(int) const { *to = double(*from); }
+};
+
+// Runs a functor of `count` indices: on the host in place, after settle() (no Kokkos dispatch: a few values),
+// on a GPU as a kernel on the workspace's stream, ordered after the kernels before it.
+template <class Exec, class Functor>
+void run_small(const Exec& exec, const char* name, int count, const Functor& f) {
+  if constexpr (std::is_same_v<Exec, HostSpace>) {
+    for (int i = 0; i < count; ++i) f(i);
+  } else {
+    impl::launch(name, Kokkos::RangePolicy<Exec>(exec, 0, count), f);
+  }
+}
+
 // Loss: SSIM<Exec, T, Rank> or L1SSIMLoss<Exec, T, Rank>.
 template <class Exec, class T, int Rank, class Loss>
 class SsimWorkspace final : public Workspace {
@@ -48,28 +96,46 @@ class SsimWorkspace final : public Workspace {
   SsimWorkspace(const Exec& exec, const ProblemKey& key)
       : exec_(exec),
         loss_(exec, extents(key), options(key), gradients(key)),
-        upstream_(Kokkos::view_alloc(exec, "kssim::torch::upstream")) {}
+        upstream_(Kokkos::view_alloc(exec, "kssim::torch::upstream")),
+        images_(int(key.extents[0])),
+        channels_(key.extents[1]),
+        map_pixels_(map_pixels(key)) {}
   // Kernels still queued on the stream may use the workspace (Kokkos' own free also waits, as it may not).
   ~SsimWorkspace() override { exec_.fence("kssim::torch: release a workspace"); }
 
-  void forward(const Strided& img1, const Strided& img2) override {
+  void forward(const Strided& img1, const Strided& img2, void* result, bool per_image) override {
     loss_.forward(view_of<const T, Rank, Mem>(img1), view_of<const T, Rank, Mem>(img2));
     settle();
+    if (result == nullptr) return;
+    WriteResult<T> w;
+    w.mean = loss_.value().data();
+    w.out = static_cast<T*>(result);
+    if (per_image) {
+      if constexpr (l1)
+        throw std::invalid_argument("kssim: internal error: the fused L1 + SSIM loss has no per-image values");
+      else
+        w.slice_sums = loss_.slice_sums().data();
+      w.per_image = true;
+      w.channels = int(channels_);
+      w.count = double(channels_ * map_pixels_);
+    }
+    run_small(exec_, "kssim::torch::write_result", per_image ? images_ : 1, w);
   }
-  const double* mean() const override { return loss_.value().data(); }
   double* upstream_slot() override { return upstream_.data(); }
-  const double* slice_sums() const override {
-    if constexpr (l1)
-      return nullptr;
-    else
-      return loss_.slice_sums().data();
-  }
 
-  void backward(const double* upstream, const Strided& grad1, const Strided& grad2) override {
+  void backward(const void* upstream, Dtype upstream_dtype, const Strided& grad1, const Strided& grad2) override {
     const auto g1 = view_of<T, Rank, Mem>(grad1);
     const auto g2 = view_of<T, Rank, Mem>(grad2);
-    if (upstream)
-      loss_.backward(Kokkos::View<const double, Mem>(upstream), g1, g2);
+    const double* factor = static_cast<const double*>(upstream);
+    if (upstream && upstream_dtype == Dtype::Float32) {  // the kernels read a double: widened, exactly
+      run_small(exec_, "kssim::torch::widen_upstream", 1,
+                WidenUpstream{static_cast<const float*>(upstream), upstream_.data()});
+      factor = upstream_.data();
+    } else if (upstream && upstream_dtype != Dtype::Float64) {
+      throw std::invalid_argument("kssim: internal error: an upstream factor is float32 or float64");
+    }
+    if (factor)
+      loss_.backward(Kokkos::View<const double, Mem>(factor), g1, g2);
     else
       loss_.backward(g1, g2);
     settle();
@@ -80,6 +146,12 @@ class SsimWorkspace final : public Workspace {
     std::array<int, Rank> e{};
     for (int i = 0; i < Rank; ++i) e[i] = int(key.extents[i]);
     return e;
+  }
+  // Map pixels per (n, c) slice.
+  static std::int64_t map_pixels(const ProblemKey& key) {
+    std::int64_t count = 1;
+    for (int i = 2; i < Rank; ++i) count *= key.same_padding ? key.extents[i] : key.extents[i] - key.window_size + 1;
+    return count;
   }
   static auto options(const ProblemKey& key) {
     if constexpr (l1)
@@ -100,6 +172,8 @@ class SsimWorkspace final : public Workspace {
   Exec exec_;
   Loss loss_;
   Kokkos::View<double, Mem> upstream_;
+  int images_;
+  std::int64_t channels_, map_pixels_;
 };
 
 // The 16-bit storage type of tensors of float16 (Half) or bfloat16 (!Half) on Exec: Kokkos' where it has one

@@ -44,10 +44,9 @@ CacheEntry& WorkspaceCache::entry(const ProblemKey& key, const at::TensorOptions
     CacheEntry fresh;
     fresh.workspace = make_workspace(key, stream);  // may throw (bad shape or options): nothing is inserted then
     fresh.home_stream = stream;
-    // Both wrap the workspace's own memory: a tensor the cache keeps must not come from PyTorch's allocator,
-    // whose CUDA graph pools (torch.compile's cudagraph trees warm up in one) refuse untracked survivors.
+    // The workspace's own memory: a tensor the cache keeps must not come from PyTorch's allocator, whose CUDA
+    // graph pools (torch.compile's cudagraph trees warm up in one) refuse untracked survivors.
     fresh.upstream = at::from_blob(fresh.workspace->upstream_slot(), {}, device_options.dtype(at::kDouble));
-    fresh.mean = at::from_blob(const_cast<double*>(fresh.workspace->mean()), {}, device_options.dtype(at::kDouble));
     it = entries_.emplace(key, std::move(fresh)).first;
     ++created_;
   }

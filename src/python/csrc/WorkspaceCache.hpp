@@ -44,8 +44,9 @@ struct CacheEntry {
   std::unique_ptr<Workspace> workspace;
   void* home_stream = nullptr;  // the cudaStream_t its kernels run on (StreamOrder.hpp); null on the host
   std::unique_ptr<StreamEvents> events;  // made on the first call from another stream
-  at::Tensor upstream;  // one double of the workspace's (upstream_slot): the incoming gradient, converted
-  at::Tensor mean;      // the workspace's mean() as a 0-dim double tensor (made once: from_blob asks the driver)
+  // One double of the workspace's (upstream_slot), as a 0-dim tensor made once (from_blob asks the driver):
+  // an incoming gradient the kernels cannot read in place (16-bit, integer), converted.
+  at::Tensor upstream;
   InputStamp img1, img2;  // inputs of the workspace's last forward(), when it prepared gradients
   std::uint64_t last_use = 0;
 };
