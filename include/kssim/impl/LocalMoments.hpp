@@ -33,6 +33,15 @@ namespace kssim::impl {
 
 inline constexpr int moment_planes = 4;
 
+// The form in which a pass hands its four planes on.
+//   Standard:      (m1, m2, vs, cov) above: what every stage schedule writes and the map reads.
+//   SumDifference: (m1 + m2, m1 - m2, Var_u, Var_w) of u = x' + y', w = x' - y': exactly the sums the next
+//                  pass accumulates, so the column pass reads a staged row and only subtracts its centres
+//                  (4 operations per staged row instead of 8). The fused forward's row planes never leave
+//                  its team scratch, so it uses this form between its two passes. Identical images give
+//                  plane 1 == plane 3 == 0 exactly, as B and Q above.
+enum class MomentForm { Standard, SumDifference };
+
 // The moments outside the image along a pass: every pixel there is 0, i.e. -s after recentring, so the
 // means are -s and the spreads vanish.
 template <class T>
@@ -47,6 +56,30 @@ template <class T>
 KOKKOS_FORCEINLINE_FUNCTION void finish_moments(T c1, T c2, T a, T b, T p, T q, T& m1, T& m2, T& vs, T& cov) {
   m1 = c1 + T(0.5) * (a + b);
   m2 = c2 + T(0.5) * (a - b);
+  const T var_u = p - a * a, var_w = q - b * b;
+  vs = T(0.5) * (var_u + var_w);
+  cov = T(0.25) * (var_u - var_w);
+}
+
+// The planes of the SumDifference form from the centres and the weighted sums A, B, P, Q above.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION void finish_sum_difference(T c1, T c2, T a, T b, T p, T q, T& su, T& dm, T& var_u,
+                                                       T& var_w) {
+  su = (c1 + c2) + a;
+  dm = (c1 - c2) + b;
+  var_u = p - a * a;
+  var_w = q - b * b;
+}
+
+// The Standard moments of a window combined from SumDifference planes: its centre planes (cs, ct) and the
+// weighted sums A = E_w[s], B = E_w[t], P = E_w[Var_u + s^2], Q = E_w[Var_w + t^2] of s = su - cs,
+// t = dm - ct. m1 == m2 and vs == 2 cov bit for bit when B == Q == ct == 0 (identical images).
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION void finish_from_sum_difference(T cs, T ct, T a, T b, T p, T q, T& m1, T& m2, T& vs,
+                                                            T& cov) {
+  const T su = cs + a, dm = ct + b;
+  m1 = T(0.5) * (su + dm);
+  m2 = T(0.5) * (su - dm);
   const T var_u = p - a * a, var_w = q - b * b;
   vs = T(0.5) * (var_u + var_w);
   cov = T(0.25) * (var_u - var_w);
@@ -67,7 +100,7 @@ KOKKOS_FORCEINLINE_FUNCTION void sum_and_difference(T v1, T v2, T c1, T c2, T& s
 //    pixel's deviations and products are formed once and reused by all the outputs it touches;
 //  - otherwise (hosts, and GPUs for other windows): each output subtracts its own window's centre; the
 //    loops vectorise over outputs.
-template <int Chunk, int Taps, bool SharedCentre, class T, class Window>
+template <int Chunk, int Taps, bool SharedCentre, MomentForm Form = MomentForm::Standard, class T, class Window>
 KOKKOS_FORCEINLINE_FUNCTION void row_moments(const T* xs, const T* ys, const Window& window,
                                              T (&out)[moment_planes][Chunk]) {
   const int taps = tap_count<Taps>(window);
@@ -135,8 +168,12 @@ KOKKOS_FORCEINLINE_FUNCTION void row_moments(const T* xs, const T* ys, const Win
     }
   }
   KSSIM_VECTORIZE
-  for (int u = 0; u < Chunk; ++u)
-    finish_moments(c1[u], c2[u], a[u], b[u], p[u], q[u], out[0][u], out[1][u], out[2][u], out[3][u]);
+  for (int u = 0; u < Chunk; ++u) {
+    if constexpr (Form == MomentForm::Standard)
+      finish_moments(c1[u], c2[u], a[u], b[u], p[u], q[u], out[0][u], out[1][u], out[2][u], out[3][u]);
+    else
+      finish_sum_difference(c1[u], c2[u], a[u], b[u], p[u], q[u], out[0][u], out[1][u], out[2][u], out[3][u]);
+  }
 }
 
 // Combines the staged moments of a block of Rows x Chunk outputs along a strided axis: tile rows
@@ -144,7 +181,8 @@ KOKKOS_FORCEINLINE_FUNCTION void row_moments(const T* xs, const T* ys, const Win
 // With a compile-time tap count the Rows outputs of a column share one centre, the staged row at the
 // middle of their windows: it is within Rows/2 rows of each window's own centre, and sharing it lets
 // every staged row's deviations be formed once and reused by all Rows outputs.
-template <int Rows, int Chunk, int Taps, class Scratch, class Window, class T>
+// Form: the form of the staged planes (the output is always Standard).
+template <int Rows, int Chunk, int Taps, MomentForm Form = MomentForm::Standard, class Scratch, class Window, class T>
 KOKKOS_FORCEINLINE_FUNCTION void combine_axis_tile(const Scratch& tile, const Window& window, int j0, int i0,
                                                    T (&out)[moment_planes][Rows][Chunk]) {
   const int taps = tap_count<Taps>(window);
@@ -176,9 +214,16 @@ KOKKOS_FORCEINLINE_FUNCTION void combine_axis_tile(const Scratch& tile, const Wi
       T su[Chunk], tw[Chunk], pu[Chunk], qw[Chunk];
       KSSIM_VECTORIZE
       for (int u = 0; u < Chunk; ++u) {
-        sum_and_difference(m1[u], m2[u], c1[0][u], c2[0][u], su[u], tw[u]);
-        pu[u] = (vs[u] + 2 * cv[u]) + su[u] * su[u];  // Var_u of the staged row + s^2
-        qw[u] = (vs[u] - 2 * cv[u]) + tw[u] * tw[u];  // Var_w + t^2: exactly 0 for identical images
+        if constexpr (Form == MomentForm::Standard) {
+          sum_and_difference(m1[u], m2[u], c1[0][u], c2[0][u], su[u], tw[u]);
+          pu[u] = (vs[u] + 2 * cv[u]) + su[u] * su[u];  // Var_u of the staged row + s^2
+          qw[u] = (vs[u] - 2 * cv[u]) + tw[u] * tw[u];  // Var_w + t^2: exactly 0 for identical images
+        } else {  // planes (m1 + m2, m1 - m2, Var_u, Var_w), centres likewise
+          su[u] = m1[u] - c1[0][u];
+          tw[u] = m2[u] - c2[0][u];
+          pu[u] = vs[u] + su[u] * su[u];
+          qw[u] = cv[u] + tw[u] * tw[u];
+        }
       }
       for (int q = 0; q < Rows; ++q) {
         const int t = s - q;  // tap of staged row s for output q
@@ -199,20 +244,32 @@ KOKKOS_FORCEINLINE_FUNCTION void combine_axis_tile(const Scratch& tile, const Wi
         const T wt = window.weight[t];
         for (int u = 0; u < Chunk; ++u) {
           T su, tw;
-          sum_and_difference(m1[u], m2[u], c1[q][u], c2[q][u], su, tw);
+          if constexpr (Form == MomentForm::Standard) {
+            sum_and_difference(m1[u], m2[u], c1[q][u], c2[q][u], su, tw);
+            acc[2][q][u] += wt * ((vs[u] + 2 * cv[u]) + su * su);
+            acc[3][q][u] += wt * ((vs[u] - 2 * cv[u]) + tw * tw);
+          } else {
+            su = m1[u] - c1[q][u];
+            tw = m2[u] - c2[q][u];
+            acc[2][q][u] += wt * (vs[u] + su * su);
+            acc[3][q][u] += wt * (cv[u] + tw * tw);
+          }
           acc[0][q][u] += wt * su;
           acc[1][q][u] += wt * tw;
-          acc[2][q][u] += wt * ((vs[u] + 2 * cv[u]) + su * su);
-          acc[3][q][u] += wt * ((vs[u] - 2 * cv[u]) + tw * tw);
         }
       }
     }
   }
   for (int q = 0; q < Rows; ++q) {
     KSSIM_VECTORIZE
-    for (int u = 0; u < Chunk; ++u)
-      finish_moments(c1[q][u], c2[q][u], acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u], out[0][q][u],
-                     out[1][q][u], out[2][q][u], out[3][q][u]);
+    for (int u = 0; u < Chunk; ++u) {
+      if constexpr (Form == MomentForm::Standard)
+        finish_moments(c1[q][u], c2[q][u], acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u], out[0][q][u],
+                       out[1][q][u], out[2][q][u], out[3][q][u]);
+      else
+        finish_from_sum_difference(c1[q][u], c2[q][u], acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u],
+                                   out[0][q][u], out[1][q][u], out[2][q][u], out[3][q][u]);
+    }
   }
 }
 

@@ -65,10 +65,10 @@ struct FusedTiles {
 
   // The largest tile height (max_rows, halved) whose scratch fits the backend, or 0 if none does.
   template <class Bytes>
-  static int fitting_rows(const ExecSpace& exec, const Bytes& bytes) {
+  static int fitting_rows(const ExecSpace& exec, const Bytes& bytes, int multiple = col_rows) {
     using Policy = Kokkos::TeamPolicy<ExecSpace>;
     const std::size_t max = std::size_t(Policy(exec, 1, 1).scratch_size_max(scratch_level));
-    for (int rows = max_rows; rows >= col_rows && rows % col_rows == 0; rows /= 2)
+    for (int rows = max_rows; rows >= multiple && rows % multiple == 0; rows /= 2)
       if (bytes(rows) <= max) return rows;
     return 0;
   }
@@ -82,6 +82,9 @@ struct FusedTiles {
 #if !defined(KSSIM_TUNE_FUSED_MIN_TEAMS)
 #define KSSIM_TUNE_FUSED_MIN_TEAMS 20
 #endif
+#if !defined(KSSIM_TUNE_FUSED_FORWARD_COL_ROWS)
+#define KSSIM_TUNE_FUSED_FORWARD_COL_ROWS 4
+#endif
 template <class T>
 inline constexpr int fused_min_teams = KSSIM_TUNE_FUSED_MIN_TEAMS / sizeof(T) > 1 ? KSSIM_TUNE_FUSED_MIN_TEAMS / sizeof(T) : 1;
 
@@ -90,8 +93,11 @@ struct FusedForward {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Tile = FusedTiles<ExecSpace, T>;
   using Scratch = typename Tile::Scratch;
-  static constexpr int cols = Tile::cols, row_chunk = Tile::row_chunk, col_chunk = Tile::col_chunk,
-                       col_rows = Tile::col_rows;
+  static constexpr int cols = Tile::cols, row_chunk = Tile::row_chunk, col_chunk = Tile::col_chunk;
+  // Outputs per thread along a column in the column pass: each staged row is read and centred once for all
+  // of them (KSSIM_TUNE_FUSED_FORWARD_COL_ROWS: float GPU tiles, tuning runs only).
+  static constexpr int col_rows = Tile::gpu && sizeof(T) == 4 ? KSSIM_TUNE_FUSED_FORWARD_COL_ROWS : Tile::col_rows;
+  static_assert(Tile::max_rows % col_rows == 0);
 
   // Only pointers, extents and PODs (KernelArrays.hpp).
   InputArray<S> x, y;
@@ -124,7 +130,7 @@ struct FusedForward {
     const Scratch images = RowScratch<ExecSpace, T>::allocate(team, 2, halo_rows, cols + window.size - 1);
     const Scratch moments = RowScratch<ExecSpace, T>::allocate(team, moment_planes, halo_rows, cols);
 
-    stage_images(team, images, nc, oy0 - g.pad_h, ox0 - g.pad_w, s1, s2);
+    stage_images<Taps>(team, images, nc, oy0 - g.pad_h, ox0 - g.pad_w, s1, s2);
     if (sums.l1.tile_sums) store_l1_sum(team, nc, oy0, ox0);
     team.team_barrier();
 
@@ -133,7 +139,8 @@ struct FusedForward {
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, halo_rows * row_lanes), [&](int e) {
       const int i = e / row_lanes, j0 = e % row_lanes * row_chunk;
       T m[moment_planes][row_chunk];
-      row_moments<row_chunk, Taps, Tile::gpu && (Taps > 0)>(&images(0, i, j0), &images(1, i, j0), window, m);
+      row_moments<row_chunk, Taps, Tile::gpu && (Taps > 0), MomentForm::SumDifference>(&images(0, i, j0),
+                                                                                       &images(1, i, j0), window, m);
       for (int k = 0; k < moment_planes; ++k) {
         T* dst = &moments(k, i, j0);
         if constexpr (Tile::gpu && row_chunk % 4 == 0)
@@ -154,7 +161,7 @@ struct FusedForward {
           const int oy = oy0 + j0, ox = ox0 + i0;
           if (oy >= g.oh || ox >= g.ow) return;
           T acc[moment_planes][col_rows][col_chunk];
-          combine_axis_tile<col_rows, col_chunk, Taps>(moments, window, j0, i0, acc);
+          combine_axis_tile<col_rows, col_chunk, Taps, MomentForm::SumDifference>(moments, window, j0, i0, acc);
           const int nu = ox + col_chunk <= g.ow ? col_chunk : g.ow - ox;
           sum += evaluate_map_block<col_rows, col_chunk, Term>(
               acc, g.oh - oy, nu, s1, s2, c1, c2, window, wanted, partials,
@@ -201,9 +208,13 @@ struct FusedForward {
 
   // images(0 / 1, i, j) = x / y at input row iy0 + i, column ix0 + j of slice nc, recentred; outside the
   // image the zero padding, i.e. -shift. Every element of the padded rows is defined (vector loads read them).
+  // With a compile-time tap count the row pitch is a constant too: the flat index's division by it is then a
+  // multiply and a shift instead of a ~20-instruction integer division per staged pixel.
+  template <int Taps>
   KOKKOS_INLINE_FUNCTION void stage_images(const Team& team, const Scratch& images, int nc, int iy0, int ix0, T s1,
                                            T s2) const {
-    const int halo_rows = int(images.extent(1)), pitch = int(images.extent(2));
+    constexpr int fixed_pitch = Taps > 0 ? RowScratch<ExecSpace, T>::pitch(cols + Taps - 1) : 0;
+    const int halo_rows = int(images.extent(1)), pitch = fixed_pitch > 0 ? fixed_pitch : int(images.extent(2));
     const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4);
     if constexpr (Tile::gpu && !std::is_same_v<S, T> && row_chunk % 4 == 0) {
       // 16-bit images: four consecutive pixels per lane, packed loads (Packed16.hpp) and 128-bit scratch
@@ -274,7 +285,8 @@ struct FusedForward {
 template <class ExecSpace, class T>
 int fused_forward_rows(const ExecSpace& exec, int window) {
   return FusedTiles<ExecSpace, T>::fitting_rows(
-      exec, [&](int rows) { return FusedForward<ExecSpace, T>::scratch_bytes(rows, window); });
+      exec, [&](int rows) { return FusedForward<ExecSpace, T>::scratch_bytes(rows, window); },
+      FusedForward<ExecSpace, T>::col_rows);
 }
 
 // Fills in the launch shape of k (its rows must be set) and runs it.
