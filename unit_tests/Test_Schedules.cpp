@@ -3,7 +3,9 @@
 // in one host tile), the router's choices, and forced schedules it cannot honour.
 #include "SSIMChecks.hpp"
 
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 using namespace kssim_test;
 
@@ -79,4 +81,52 @@ TYPED_TEST(Schedules, SchedulesAgreeToRounding) {
   const double fused = kssim::ssim(Exec(), a, b, o);
   EXPECT_NEAR(stages, fused, sizeof(T) == 4 ? 1e-6 : 1e-13);
   EXPECT_EQ(fused, kssim::ssim(Exec(), a, b, o));  // deterministic
+}
+
+// Sets an environment variable for one scope (the tuning overrides are read when a plan is made).
+struct ScopedEnv {
+  std::string name;
+  ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
+  ~ScopedEnv() { unsetenv(name.c_str()); }
+};
+
+// The fused forward's chains (schedules/FusedForward.hpp, fused_forward_chain): a team of 1 to 8 tiles
+// down a column carries the window's halo rows of moments from tile to tile instead of computing them
+// again, which must not change a single map pixel. 300 rows span 5 host tiles (64 rows) and 10 GPU tiles
+// (32 rows): chains of 3 and 8 end in a partial chain. The mean only regroups its double sums.
+TYPED_TEST(Schedules, FusedForwardChainsGiveTheSameMap) {
+  using C = TypeParam;
+  using Exec = typename C::execution_space;
+  using T = typename C::value_type;
+  const Shape s{1, 2, 1, 300, 141};
+  const auto x = rounded<T>(random_image(s, 91)), y = rounded<T>(noisy_copy(x, 92, 0.1));
+  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, y);
+  for (bool same : {false, true}) {
+    ReferenceOptions ro;
+    ro.same = same;
+    kssim::Options o = to_options(ro);
+    o.schedule = kssim::Schedule::Fused;
+    const Shape ms{s.n, s.c, 1, same ? s.h : s.h - 10, same ? s.w : s.w - 10};
+    std::vector<double> first_map;
+    double first_mean = 0;
+    for (const char* chain : {"1", "2", "3", "8"}) {
+      const ScopedEnv env("KSSIM_TUNE_FUSED_FORWARD_CHAIN", chain);
+      kssim::SSIM<Exec, T, 4> loss(Exec(), {s.n, s.c, s.h, s.w}, o, kssim::Gradients::None);
+      auto map = make_view<C, 4>("map", ms);
+      loss.forward(a, b, map);
+      const auto m = from_view(map, ms);
+      const double mean = loss.value_on_host();
+      if (first_map.empty()) {
+        first_map = m;
+        first_mean = mean;
+        continue;
+      }
+      EXPECT_EQ(m, first_map) << "chain " << chain << (same ? " same" : " valid");
+      EXPECT_NEAR(mean, first_mean, 1e-12) << "chain " << chain;
+      if (std::string(chain) == "3") {
+        expect_forward_matches_reference<C, 4>(s, ro, x, y, o);
+        expect_gradients_match_reference<C, 4>(s, ro, x, y, o);
+      }
+    }
+  }
 }

@@ -109,10 +109,10 @@ class Plan {
     column_stats_ =
         take(reuse ? &reuse->column_stats : nullptr, "kssim::column_stats", moment_planes, sizes.column_stats);
     partials_ = take(reuse ? &reuse->partials : nullptr, "kssim::partials", wanted.count(), sizes.partials);
-    const int map_teams_per_image = schedule_.fused_forward()
-                                        ? ceil_div(g.oh, schedule_.fused_forward_rows) *
-                                              ceil_div(g.ow, FusedForward<ExecSpace, T>::cols)
-                                        : last.tiles_per_outer() * last.outer_per_image;
+    const int map_teams_per_image =
+        schedule_.fused_forward()
+            ? FusedForward<ExecSpace, T>::teams_per_image(g, schedule_.fused_forward_rows, schedule_.fused_forward_chain)
+            : last.tiles_per_outer() * last.outer_per_image;
     // The L1 sums: one per team of the fused forward, or per (row, column tile) of the row blur.
     const int l1_tiles_per_image = l1 == WithL1::No           ? 0
                                    : schedule_.fused_forward() ? map_teams_per_image
@@ -233,6 +233,7 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
     k.c1 = c1_;
     k.c2 = c2_;
     k.rows = schedule_.fused_forward_rows;
+    k.chain = schedule_.fused_forward_chain;
     fused_forward(exec, opts_, k);
     sum_map(exec, sums);
     return;

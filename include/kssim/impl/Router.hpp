@@ -20,6 +20,7 @@ namespace kssim::impl {
 struct ScheduleChoice {
   int fused_forward_rows = 0;   // > 0: the fused forward schedule with tiles of this height
   int fused_backward_rows = 0;  // > 0: the fused backward schedule with tiles of this height
+  int fused_forward_chain = 1;  // tiles per team of the fused forward (fused_forward_chain)
   bool fused_forward() const { return fused_forward_rows > 0; }
   bool fused_backward() const { return fused_backward_rows > 0; }
 };
@@ -39,21 +40,19 @@ ScheduleChoice choose_schedule(const ExecSpace& exec, const Geometry& g, const O
                                                 : "its tile for window_size " + std::to_string(g.window) +
                                                       " exceeds this backend's team scratch") +
                                   "); use Schedule::Auto or Schedule::Stages");
-    return {forward_rows, backward_rows};
+    return {forward_rows, backward_rows, fused_forward_chain<ExecSpace, T>(exec, g, forward_rows)};
   }
   // Auto, from the measurements in perf_tests/RESULTS.md ("Schedules and the router"):
   //  - tiles shorter than their halo (double on GPUs, wide windows) repeat the row blur of the halo rows
   //    more than once over: never;
   //  - with gradients, fused forward and backward (H200, float: 0.88-0.97x the stage schedule's fwd+bwd
   //    time on every shape and padding; 2 host cores, 1080p: 0.89-0.98x);
-  //  - forward only: hosts fused (0.80-0.90x); GPUs fused with same padding (0.93x at 1080p, equal at 4K)
-  //    and the stages with valid padding (the fused forward took 1.09x their time at 3840x2160 and 1.07x
-  //    at 4096x4096: its halo rows repeat a third of the row blur).
+  //  - forward only: fused too (hosts 0.80-0.90x the stages' time; on GPUs, since the fused forward carries
+  //    its halo rows down a chain of tiles, see fused_forward_chain, perf_tests/RESULTS.md).
   const auto worth = [&](int rows) { return rows > 0 && rows >= g.window - 1; };
-  const bool forward_pays =
-      wanted.any() || !is_gpu_space_v<ExecSpace> || opts.padding == Padding::Same;
-  choice.fused_forward_rows = worth(forward_rows) && forward_pays ? forward_rows : 0;
+  choice.fused_forward_rows = worth(forward_rows) ? forward_rows : 0;
   choice.fused_backward_rows = worth(backward_rows) ? backward_rows : 0;
+  if (choice.fused_forward()) choice.fused_forward_chain = fused_forward_chain<ExecSpace, T>(exec, g, forward_rows);
   return choice;
 }
 

@@ -30,6 +30,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstddef>
+#include <cstdlib>
 #include <type_traits>
 
 namespace kssim::impl {
@@ -110,6 +111,7 @@ struct FusedForward {
   Geometry g;
   T c1 = 0, c2 = 0;
   int rows = 0;              // map rows per tile (FusedTiles::fitting_rows)
+  int chain = 1;             // vertically adjacent tiles per team (fused_forward_chain)
   int tiles_x = 0, tiles_y = 0;
   std::ptrdiff_t x_rows = -1, y_rows = -1;  // nested_row_stride of x and y
 
@@ -118,70 +120,109 @@ struct FusedForward {
     return RowScratch<ExecSpace, T>::bytes(2, halo, cols + window - 1) +
            RowScratch<ExecSpace, T>::bytes(moment_planes, halo, cols);
   }
-  int tiles_per_image() const { return tiles_x * tiles_y; }
-  int league_size() const { return g.images() * tiles_per_image(); }
+  // Teams per (n, c) slice: one per column of tiles and chain of `chain` tiles down it.
+  static int teams_per_image(const Geometry& g, int rows, int chain) {
+    return ceil_div(g.ow, cols) * ceil_div(ceil_div(g.oh, rows), chain);
+  }
+  int league_size() const { return g.images() * teams_per_image(g, rows, chain); }
 
   template <int Taps>  // see FixedTaps.hpp
   KOKKOS_FUNCTION void run(const Team& team) const {
-    const int rank = team.league_rank(), per_image = tiles_x * tiles_y;
-    const int nc = rank / per_image, oy0 = rank % per_image / tiles_x * rows, ox0 = rank % tiles_x * cols;
+    const int chains_y = (tiles_y + chain - 1) / chain, per_image = tiles_x * chains_y;
+    const int rank = team.league_rank(), nc = rank / per_image;
+    const int first_tile = rank % per_image / tiles_x * chain, ox0 = rank % tiles_x * cols;
     const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
-    const int halo_rows = rows + window.size - 1;
-    const Scratch images = RowScratch<ExecSpace, T>::allocate(team, 2, halo_rows, cols + window.size - 1);
+    const int halo = tap_count<Taps>(window) - 1, halo_rows = rows + halo;
+    const Scratch images = RowScratch<ExecSpace, T>::allocate(team, 2, halo_rows, cols + halo);
     const Scratch moments = RowScratch<ExecSpace, T>::allocate(team, moment_planes, halo_rows, cols);
 
-    stage_images<Taps>(team, images, nc, oy0 - g.pad_h, ox0 - g.pad_w, s1, s2);
-    if (sums.l1.tile_sums) store_l1_sum(team, nc, oy0, ox0);
-    team.team_barrier();
+    // The team's tiles, top to bottom. Moment row i of a tile is input row oy0 - pad_h + i, so the next
+    // tile's rows 0 .. halo - 1 are this tile's rows `rows` .. rows + halo - 1: they are carried over
+    // (copied down in scratch) instead of staged and row-blurred again, and a chain of c tiles does the
+    // row blur of its halo rows once instead of c times (fused_forward_chain needs rows >= halo).
+    double team_sum = 0, l1_sum = 0;
+    for (int k = 0; k < chain; ++k) {
+      const int oy0 = (first_tile + k) * rows;
+      if (oy0 >= g.oh) break;  // the same for the whole team
+      const int fresh = k == 0 ? 0 : halo;  // the first row this tile stages and row-blurs
+      if (k > 0) carry_halo_rows<Taps>(team, moments);
+      stage_images<Taps>(team, images, nc, oy0 - g.pad_h, ox0 - g.pad_w, s1, s2, fresh);
+      if (sums.l1.tile_sums) l1_sum += l1_sum_of_tile(team, nc, oy0, ox0);
+      team.team_barrier();
 
-    // Row blur of every staged row (the halo rows too) into the moment planes.
-    constexpr int row_lanes = cols / row_chunk;
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, halo_rows * row_lanes), [&](int e) {
-      const int i = e / row_lanes, j0 = e % row_lanes * row_chunk;
-      T m[moment_planes][row_chunk];
-      row_moments<row_chunk, Taps, Tile::gpu && (Taps > 0), MomentForm::SumDifference>(&images(0, i, j0),
-                                                                                       &images(1, i, j0), window, m);
-      for (int k = 0; k < moment_planes; ++k) {
-        T* dst = &moments(k, i, j0);
-        if constexpr (Tile::gpu && row_chunk % 4 == 0)
-          store_quads(dst, m[k]);  // rows of whole, aligned chunks (RowScratch)
-        else
-          store_chunk<row_chunk>(dst, m[k], row_chunk);
-      }
-    });
-    team.team_barrier();
+      // Row blur of the staged rows into the moment planes.
+      constexpr int row_lanes = cols / row_chunk;
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, (halo_rows - fresh) * row_lanes), [&](int e) {
+        const int i = fresh + e / row_lanes, j0 = e % row_lanes * row_chunk;
+        T m[moment_planes][row_chunk];
+        row_moments<row_chunk, Taps, Tile::gpu && (Taps > 0), MomentForm::SumDifference>(&images(0, i, j0),
+                                                                                         &images(1, i, j0), window, m);
+        for (int p = 0; p < moment_planes; ++p) {
+          T* dst = &moments(p, i, j0);
+          if constexpr (Tile::gpu && row_chunk % 4 == 0)
+            store_quads(dst, m[p]);  // rows of whole, aligned chunks (RowScratch)
+          else
+            store_chunk<row_chunk>(dst, m[p], row_chunk);
+        }
+      });
+      team.team_barrier();
 
-    // Column blur and map, one block of col_rows x col_chunk outputs per thread and lane (ColumnBlur's map pass).
-    constexpr int col_lanes = cols / col_chunk;
-    double team_sum = 0;
-    Kokkos::parallel_reduce(
-        Kokkos::TeamVectorRange(team, rows / col_rows * col_lanes),
-        [&](int e, double& sum) {
-          const int j0 = e / col_lanes * col_rows, i0 = e % col_lanes * col_chunk;
-          const int oy = oy0 + j0, ox = ox0 + i0;
-          if (oy >= g.oh || ox >= g.ow) return;
-          T acc[moment_planes][col_rows][col_chunk];
-          combine_axis_tile<col_rows, col_chunk, Taps, MomentForm::SumDifference>(moments, window, j0, i0, acc);
-          const int nu = ox + col_chunk <= g.ow ? col_chunk : g.ow - ox;
-          sum += evaluate_map_block<col_rows, col_chunk, Term>(
-              acc, g.oh - oy, nu, s1, s2, c1, c2, window, wanted, partials,
-              [&](int q) { return (std::size_t(nc) * g.oh + oy + q) * g.row_pitch + ox; },
-              [&](int q, const T(&value)[col_chunk]) {
-                if (map.data() == nullptr) return;
-                for (int u = 0; u < col_chunk; ++u)
-                  if (u < nu) map(nc / g.c, nc % g.c, 0, oy + q, ox + u) = to_storage<O>(value[u]);
-              });
-        },
-        team_sum);
+      // Column blur and map, one block of col_rows x col_chunk outputs per thread and lane (ColumnBlur's map
+      // pass).
+      constexpr int col_lanes = cols / col_chunk;
+      double tile_sum = 0;
+      Kokkos::parallel_reduce(
+          Kokkos::TeamVectorRange(team, rows / col_rows * col_lanes),
+          [&](int e, double& sum) {
+            const int j0 = e / col_lanes * col_rows, i0 = e % col_lanes * col_chunk;
+            const int oy = oy0 + j0, ox = ox0 + i0;
+            if (oy >= g.oh || ox >= g.ow) return;
+            T acc[moment_planes][col_rows][col_chunk];
+            combine_axis_tile<col_rows, col_chunk, Taps, MomentForm::SumDifference>(moments, window, j0, i0, acc);
+            const int nu = ox + col_chunk <= g.ow ? col_chunk : g.ow - ox;
+            sum += evaluate_map_block<col_rows, col_chunk, Term>(
+                acc, g.oh - oy, nu, s1, s2, c1, c2, window, wanted, partials,
+                [&](int q) { return (std::size_t(nc) * g.oh + oy + q) * g.row_pitch + ox; },
+                [&](int q, const T(&value)[col_chunk]) {
+                  if (map.data() == nullptr) return;
+                  for (int u = 0; u < col_chunk; ++u)
+                    if (u < nu) map(nc / g.c, nc % g.c, 0, oy + q, ox + u) = to_storage<O>(value[u]);
+                });
+          },
+          tile_sum);
+      team_sum += tile_sum;
+      if (k + 1 < chain) team.team_barrier();  // the next tile overwrites the planes this one read
+    }
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       sums.tile_sums[rank] = team_sum;
+      if (sums.l1.tile_sums) sums.l1.tile_sums[rank] = l1_sum;
       if (rank == 0) sums.invalidate_results();  // until sum_map writes them (Reduction.hpp)
     });
   }
 
-  // The team's sum of |x - y| over the input pixels its tile owns (owned_end), raw, just after staging read
-  // them; stored at once, so that nothing of it stays live in registers through the map pass.
-  KOKKOS_INLINE_FUNCTION void store_l1_sum(const Team& team, int nc, int oy0, int ox0) const {
+  // Moment rows rows .. rows + halo - 1 of the tile just done become rows 0 .. halo - 1 of the next. On GPUs
+  // four elements per lane (128-bit scratch accesses; the rows hold whole, aligned chunks), with the
+  // compile-time tap count's constant divisors.
+  template <int Taps>
+  KOKKOS_INLINE_FUNCTION void carry_halo_rows(const Team& team, const Scratch& moments) const {
+    const int halo = tap_count<Taps>(window) - 1;
+    constexpr int pitch = RowScratch<ExecSpace, T>::pitch(cols), step = Tile::gpu && pitch % 4 == 0 ? 4 : 1;
+    constexpr int groups = pitch / step;
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, moment_planes * halo * groups), [&](int e) {
+      const int p = e / (halo * groups), i = e / groups % halo, j = e % groups * step;
+      if constexpr (step == 4) {
+        T v[4];
+        load_quads(&moments(p, rows + i, j), v);
+        store_quads(&moments(p, i, j), v);
+      } else {
+        moments(p, i, j) = moments(p, rows + i, j);
+      }
+    });
+  }
+
+  // The sum of |x - y| over the input pixels a tile owns (owned_end), raw, just after staging read them
+  // (the same value in every thread of the team).
+  KOKKOS_INLINE_FUNCTION double l1_sum_of_tile(const Team& team, int nc, int oy0, int ox0) const {
     const int owned_rows = owned_end(oy0, rows, g.oh, g.h) - oy0, owned_cols = owned_end(ox0, cols, g.ow, g.w) - ox0;
     const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4);
     double l1 = 0;
@@ -203,16 +244,17 @@ struct FusedForward {
           },
           l1);
     }
-    Kokkos::single(Kokkos::PerTeam(team), [&]() { sums.l1.tile_sums[team.league_rank()] = l1; });
+    return l1;
   }
 
-  // images(0 / 1, i, j) = x / y at input row iy0 + i, column ix0 + j of slice nc, recentred; outside the
-  // image the zero padding, i.e. -shift. Every element of the padded rows is defined (vector loads read them).
+  // images(0 / 1, i, j) = x / y at input row iy0 + i, column ix0 + j of slice nc, recentred, for the rows
+  // i >= fresh; outside the image the zero padding, i.e. -shift. Every element of the padded rows is
+  // defined (vector loads read them).
   // With a compile-time tap count the row pitch is a constant too: the flat index's division by it is then a
   // multiply and a shift instead of a ~20-instruction integer division per staged pixel.
   template <int Taps>
   KOKKOS_INLINE_FUNCTION void stage_images(const Team& team, const Scratch& images, int nc, int iy0, int ix0, T s1,
-                                           T s2) const {
+                                           T s2, int fresh) const {
     constexpr int fixed_pitch = Taps > 0 ? RowScratch<ExecSpace, T>::pitch(cols + Taps - 1) : 0;
     const int halo_rows = int(images.extent(1)), pitch = fixed_pitch > 0 ? fixed_pitch : int(images.extent(2));
     const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4);
@@ -221,8 +263,8 @@ struct FusedForward {
       // stores (the rows are padded to whole chunks): a quarter of the element loop's iterations, each a
       // load round trip, and ~40% fewer instructions per pixel (sm_90 SASS, 11 taps).
       const int quads = pitch / 4;
-      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, halo_rows * quads), [&](int e) {
-        const int i = e / quads, j = e % quads * 4, iy = iy0 + i, ix = ix0 + j;
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, (halo_rows - fresh) * quads), [&](int e) {
+        const int i = fresh + e / quads, j = e % quads * 4, iy = iy0 + i, ix = ix0 + j;
         const bool row_inside = unsigned(iy) < unsigned(g.h);
         const S* xr = row_inside ? row_pointer(x, x_rows, nc * g.h + iy) : nullptr;
         const S* yr = row_inside ? row_pointer(y, y_rows, nc * g.h + iy) : nullptr;
@@ -248,8 +290,8 @@ struct FusedForward {
       });
     } else if constexpr (Tile::gpu) {
       // One flat range over all threads and lanes: consecutive lanes load consecutive pixels (coalesced).
-      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, halo_rows * pitch), [&](int e) {
-        const int i = e / pitch, j = e % pitch, iy = iy0 + i, ix = ix0 + j;
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, (halo_rows - fresh) * pitch), [&](int e) {
+        const int i = fresh + e / pitch, j = e % pitch, iy = iy0 + i, ix = ix0 + j;
         T a = -s1, b = -s2;
         if (unsigned(iy) < unsigned(g.h) && unsigned(ix) < unsigned(g.w)) {
           const int r = nc * g.h + iy;
@@ -260,7 +302,7 @@ struct FusedForward {
         images(1, i, j) = b;
       });
     } else {
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, halo_rows), [&](int i) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, fresh, halo_rows), [&](int i) {
         const int iy = iy0 + i, ahead = iy + staging_prefetch_rows;
         if (i + staging_prefetch_rows < halo_rows && unsigned(ahead) < unsigned(g.h) && xs == 1 && ys == 1) {
           prefetch_row_segment(row_pointer(x, x_rows, nc * g.h + ahead), ix0, pitch, g.w);
@@ -289,7 +331,27 @@ int fused_forward_rows(const ExecSpace& exec, int window) {
       FusedForward<ExecSpace, T>::col_rows);
 }
 
-// Fills in the launch shape of k (its rows must be set) and runs it.
+// Tiles per team down a column of tiles (FusedForward::chain): the longest chain, up to 8 tiles, that still
+// leaves two teams for every team the backend can run at once (GPUs: its threads / 256; hosts: its threads),
+// so that the launch keeps every multiprocessor or core busy. 1 where the tile is shorter than the window's
+// halo (the carried rows would overlap). KSSIM_TUNE_FUSED_FORWARD_CHAIN=n in the environment forces n,
+// for tuning runs only.
+template <class ExecSpace, class T>
+int fused_forward_chain(const ExecSpace& exec, const Geometry& g, int rows) {
+  if (rows < g.window - 1) return 1;
+  const char* tune = std::getenv("KSSIM_TUNE_FUSED_FORWARD_CHAIN");  // read when a plan is made
+  const int forced = tune ? std::atoi(tune) : 0;
+  const int max_chain = 8;
+  if (forced > 0) return forced < max_chain ? forced : max_chain;
+  const long long slots = is_gpu_space_v<ExecSpace> ? exec.concurrency() / max_team_threads : exec.concurrency();
+  const long long wanted = 2 * (slots > 0 ? slots : 1);
+  int chain = 1;
+  for (int c = 2; c <= max_chain; ++c)
+    if (1LL * g.images() * FusedForward<ExecSpace, T>::teams_per_image(g, rows, c) >= wanted) chain = c;
+  return chain;
+}
+
+// Fills in the launch shape of k (its rows and chain must be set) and runs it.
 template <class ExecSpace, class T, class Term, class S, class O>
 void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<ExecSpace, T, Term, S, O> k) {
   using K = FusedForward<ExecSpace, T, Term, S, O>;
