@@ -6,12 +6,8 @@
 #   chain_<n>.json             the fused schedule's fwd and fwd+bwd with KSSIM_TUNE_FUSED_FORWARD_CHAIN=n
 #                              (n = 1, 2, 4, 8 tiles per forward team; the router's rule is in
 #                              schedules/FusedForward.hpp, fused_forward_chain)
-#   ncu_counts                 Nsight Compute's counts (instructions, FFMA, shared loads and stores, DRAM bytes,
-#                              IPC) of kssim's fused forward and backward kernels (11 taps) at 1x3x1080x1920, both
-#                              paddings, and of fused-ssim's kernels on the same images (needs a machine where
-#                              ncu reads the counters): the instruction table of perf_tests/RESULTS.md
-#   ncu_sass_forward           executed instructions per SASS instruction of the fused forward (same padding):
-#                              the instruction mix behind that table
+#   ncu/                       ncu_counts.sh: Nsight Compute's counts of kssim's fused kernels and fused-ssim's
+#                              (needs a machine where ncu reads the counters)
 # Each writes OUT/<name>.txt (and its JSON/CSV); OUT/extra_steps.csv has name,exit status,seconds.
 set -uo pipefail
 work=$1 out=$2
@@ -36,25 +32,7 @@ step stages_fwd "$KSSIM_GPU_BUILD/bin/kssim_perf_tests" \
   --benchmark_filter='^ssim2d@stages/fwd/float/(valid|same)/.*/Cuda/' --benchmark_min_time=0.2s \
   --benchmark_out="$out/stages_fwd.json" --benchmark_out_format=json
 if command -v ncu > /dev/null; then
-  metrics=gpu__time_duration.sum,smsp__inst_executed.sum,sm__sass_thread_inst_executed_op_ffma_pred_on.sum,sm__sass_thread_inst_executed_op_fadd_pred_on.sum,sm__sass_thread_inst_executed_op_fmul_pred_on.sum,smsp__sass_inst_executed_op_shared_ld.sum,smsp__sass_inst_executed_op_shared_st.sum,smsp__sass_inst_executed_op_global_ld.sum,dram__bytes.sum,sm__inst_executed.avg.per_cycle_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__grid_size
-  step ncu_counts timeout 240 ncu --clock-control none --kernel-name-base demangled \
-    --kernel-name 'regex:FixedTaps<11, ?kssim::impl::Fused(Forward|Backward)' --launch-skip 6 --launch-count 6 --csv \
-    --metrics "$metrics" "$KSSIM_GPU_BUILD/bin/kssim_perf_tests" \
-    --benchmark_filter='^ssim2d@fused/(fwd|fwd\+bwd)/float/(valid|same)/1x3x1080x1920/Cuda/' --benchmark_min_time=3x
-  step ncu_sass_forward timeout 180 ncu --section SourceCounters --page source --print-source sass --csv \
-    --kernel-name-base demangled --kernel-name 'regex:FixedTaps<11, ?kssim::impl::FusedForward' --launch-skip 2 \
-    --launch-count 1 "$KSSIM_GPU_BUILD/bin/kssim_perf_tests" \
-    --benchmark_filter='^ssim2d@fused/fwd/float/same/1x3x1080x1920/Cuda/' --benchmark_min_time=3x
-  step ncu_fused_ssim timeout 120 ncu --clock-control none --kernel-name 'regex:fusedssim' --launch-skip 2 \
-    --launch-count 4 --csv --metrics "$metrics" python3 -c '
-import torch
-from fused_ssim import fused_ssim
-a = torch.rand(1, 3, 1080, 1920, device="cuda"); b = torch.rand(1, 3, 1080, 1920, device="cuda", requires_grad=True)
-for padding in ("same", "valid"):
-    with torch.no_grad():
-        fused_ssim(a, b, padding=padding, train=False)
-    fused_ssim(a, b, padding=padding, train=True).backward()
-torch.cuda.synchronize()'
+  step ncu_counts perf_tests/gpu/ncu_counts.sh "$KSSIM_GPU_BUILD/bin" "$out/ncu"
 fi
 step peer_suites perf_tests/gpu/peer_suites.sh "$work/src" "$work/peer-run" "$out/peers"
 step host_profile_caller env KSSIM_TORCH_HOME_STREAM=caller python3 perf_tests/torch_host_profile.py \

@@ -236,7 +236,11 @@ inline std::vector<Case> edge_cases() {
     add("single column same", image(1, 2, 37, 1), options(w, true));
     add("single row same", image(2, 1, 1, 45), options(w, true));
   }
-  add("1x1 same", image(1, 1, 1, 1), options(11, true));
+  // One pixel of a nearly identical pair: its gradient is a difference of O(1) terms that nearly cancel, so
+  // it is measured against the natural size of d mean / d image (grad_floor 1). Over 2000 random one-pixel
+  // pairs the float gradient's plain relative error is 1.0e-5 on average and up to 1.7e-2 (where it
+  // cancels), with either moment form of the fused forward (2026-12-03, GPU code paths on the host).
+  add("1x1 same", image(1, 1, 1, 1), options(11, true), {}, 1);
   add("2x3 same w31", image(2, 1, 2, 3), options(31, true, 1, 5.0));
   // N or C large.
   add("N large", image(64, 1, 12, 13), options(7, false));

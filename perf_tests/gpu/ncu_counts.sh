@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Nsight Compute's counts of the SSIM forward and backward kernels at 1x3x1080x1920 float (11 taps), kssim's
+# and fused-ssim's, for the instruction table of perf_tests/RESULTS.md ("Instructions per pixel"):
+#   perf_tests/gpu/ncu_counts.sh BIN OUT     (BIN: kssim's build bin/ with kssim_perf_tests; OUT: a folder)
+# writes OUT/ncu_kssim_<mode>_<padding>.csv (kssim's fused schedule, past the first-use self-check's launches), OUT/ncu_fused_ssim.csv (fused-ssim, if importable: forward and backward, both
+# paddings) and OUT/ncu_sass_forward.csv (executed instructions per SASS instruction of kssim's fused
+# forward, same padding: the instruction mix). perf_tests/ncu_table.py turns them into the table.
+set -uo pipefail
+bin=${1:?kssim build bin/} out=${2:?output folder}
+mkdir -p "$out"
+metrics=gpu__time_duration.sum,smsp__inst_executed.sum,sm__sass_thread_inst_executed_op_ffma_pred_on.sum
+metrics+=,sm__sass_thread_inst_executed_op_fadd_pred_on.sum,sm__sass_thread_inst_executed_op_fmul_pred_on.sum
+metrics+=,smsp__sass_inst_executed_op_shared_ld.sum,smsp__sass_inst_executed_op_shared_st.sum
+metrics+=,smsp__sass_inst_executed_op_global_ld.sum,dram__bytes.sum,sm__inst_executed.avg.per_cycle_active
+metrics+=,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__grid_size
+# Skip past the first-use self-check's launches of the same kernels (a small problem through both schedules);
+# with fwd+bwd, two consecutive launches are one forward and one backward whatever came before.
+for mode in fwd fwd+bwd; do
+  for padding in valid same; do
+    if [ "$mode" = fwd ]; then kernels=FusedForward count=1; else kernels='Fused(Forward|Backward)' count=2; fi
+    timeout 120 ncu --clock-control none --kernel-name-base demangled --launch-skip 8 --launch-count "$count" \
+      --kernel-name "regex:FixedTaps<[(]int[)]11, kssim::impl::$kernels" --csv --metrics "$metrics" \
+      "$bin/kssim_perf_tests" --benchmark_filter="^ssim2d@fused/${mode/+/\\+}/float/$padding/1x3x1080x1920/Cuda/" \
+      --benchmark_min_time=6x > "$out/ncu_kssim_${mode/+/}_$padding.csv" 2> "$out/ncu_kssim_${mode/+/}_$padding.log"
+  done
+done
+timeout 120 ncu --section SourceCounters --page source --print-source sass --csv --kernel-name-base demangled \
+  --kernel-name 'regex:FixedTaps<[(]int[)]11, kssim::impl::FusedForward' --launch-skip 8 --launch-count 1 \
+  "$bin/kssim_perf_tests" --benchmark_filter='^ssim2d@fused/fwd/float/same/1x3x1080x1920/Cuda/' \
+  --benchmark_min_time=6x > "$out/ncu_sass_forward.csv" 2> "$out/ncu_sass_forward.log"
+if python3 -c 'import fused_ssim' 2> /dev/null; then
+  # Launches: same fwd, same fwd+bwd (2), valid fwd, valid fwd+bwd (2); the first two are a warm-up.
+  timeout 120 ncu --clock-control none --kernel-name regex:fusedssim --launch-skip 3 --launch-count 6 --csv \
+    --metrics "$metrics" python3 -c '
+import torch
+from fused_ssim import fused_ssim
+a = torch.rand(1, 3, 1080, 1920, device="cuda"); b = torch.rand(1, 3, 1080, 1920, device="cuda", requires_grad=True)
+for padding in ("same", "same", "valid"):
+    with torch.no_grad():
+        fused_ssim(a, b, padding=padding, train=False)
+    fused_ssim(a, b, padding=padding, train=True).backward()
+torch.cuda.synchronize()' > "$out/ncu_fused_ssim.csv" 2> "$out/ncu_fused_ssim.log"
+fi
+ls -la "$out"
