@@ -24,14 +24,6 @@ double device_value(const Exec& exec, const Kokkos::View<const double, typename 
   return kssim::impl::host_value(exec, v, "kssim_test: read a value");
 }
 
-template <int Rank>
-std::array<int, Rank> extents_of(const Shape& s) {
-  if constexpr (Rank == 4)
-    return {s.n, s.c, s.h, s.w};
-  else
-    return {s.n, s.c, s.d, s.h, s.w};
-}
-
 // Every output of the library against the reference for one input pair, on every schedule the router can pick.
 template <class C, int Rank>
 void expect_loss_matches_reference(const Shape& s, const ReferenceOptions& ro, double weight,
@@ -70,7 +62,7 @@ void expect_loss_matches_reference(const Shape& s, const ReferenceOptions& ro, d
     EXPECT_LE(relative_l2_error(from_view(h2, s), ref.grad2), gradient_tolerance<T>());
 
     // The training object: the same loss, its SSIM, its L1 sum.
-    kssim::L1SSIMLoss<Exec, T, Rank> object(exec, extents_of<Rank>(s), opts, kssim::Gradients::Both);
+    kssim::L1SSIMLoss<Exec, T, Rank> object(exec, object_extents<Rank>(s), opts, kssim::Gradients::Both);
     object.forward(a, b);
     EXPECT_EQ(object.value_on_host(), with_gradients);  // the same plan shape: the same bits
     EXPECT_NEAR(device_value(exec, object.ssim_value()), ref.ssim, value_tolerance<T>());
