@@ -94,10 +94,7 @@ TYPED_TEST(L1Ssim, MatchesReferenceForImages) {
   };
   unsigned seed = 700;
   for (const Case& c : cases) {
-    ReferenceOptions ro;
-    ro.same = c.same;
-    ro.window = c.window;
-    ro.data_range = c.range;
+    const ReferenceOptions ro{.window = c.window, .data_range = c.range, .same = c.same};
     const auto x = random_image(c.s, seed++, 0, c.range);
     expect_loss_matches_reference<TypeParam, 4>(c.s, ro, c.weight, x, noisy_copy(x, seed++, 0.1 * c.range));
   }
@@ -157,12 +154,9 @@ TYPED_TEST(L1Ssim, GradientsMatchFiniteDifferences) {
       kssim::l1_ssim_loss_grad(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), g1, g2, opts);
       SCOPED_TRACE(std::string("schedule ") + kssim::to_string(schedule));
       // h: |x - y| is smooth within h of these random pixels (differences ~0.2).
-      expect_gradients_match_central_differences(
-          x, y, from_view(g1, s), from_view(g2, s),
-          [&](const auto& xs, const auto& ys) {
-            return kssim::l1_ssim_loss(exec, to_view<C>("a", s, xs), to_view<C>("b", s, ys), opts);
-          },
-          1e-6, 1e-9, 8, 752);
+      expect_gradients_match_central_differences<C>(
+          s, x, y, from_view(g1, s), from_view(g2, s),
+          [&](const auto& a, const auto& b) { return kssim::l1_ssim_loss(exec, a, b, opts); }, 1e-6, 1e-9, 8, 752);
     }
   }
 }

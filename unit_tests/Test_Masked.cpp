@@ -144,11 +144,7 @@ TYPED_TEST(Masked, MatchesReferenceForOtherWindowsAndRanges) {
   unsigned seed = 420;
   for (const Case& c : cases)
     for (MaskMode mode : {MaskMode::Weights, MaskMode::Normalized}) {
-      ReferenceOptions ro;
-      ro.window = c.window;
-      ro.sigma = c.sigma;
-      ro.data_range = c.range;
-      ro.same = c.same;
+      const ReferenceOptions ro{.window = c.window, .sigma = c.sigma, .data_range = c.range, .same = c.same};
       const auto x = random_image(s, seed++, 0, c.range);
       expect_masked_matches_reference<TypeParam, 4>(s, ro, mode, x, noisy_copy(x, seed++, 0.15 * c.range),
                                                     region_mask(s, 1, seed++), 1);
@@ -296,11 +292,9 @@ TYPED_TEST(Masked, GradientsMatchFiniteDifferences) {
       auto g1 = make_view<C>("g1", s), g2 = make_view<C>("g2", s);
       kssim::masked_ssim_grad(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), m, mode, g1, g2, o);
       SCOPED_TRACE(mode_name(mode));
-      expect_gradients_match_central_differences(
-          x, y, from_view(g1, s), from_view(g2, s),
-          [&](const auto& xs, const auto& ys) {
-            return kssim::masked_ssim(exec, to_view<C>("a", s, xs), to_view<C>("b", s, ys), m, mode, o);
-          },
+      expect_gradients_match_central_differences<C>(
+          s, x, y, from_view(g1, s), from_view(g2, s),
+          [&](const auto& a, const auto& b) { return kssim::masked_ssim(exec, a, b, m, mode, o); },
           1e-5, 1e-10, 10, 503);
     }
   }

@@ -106,10 +106,7 @@ TYPED_TEST(MsSsim, MatchesReferenceForOddSizesOtherWindowsWeightsAndRanges) {
   };
   unsigned seed = 310;
   for (const Case& c : cases) {
-    ReferenceOptions ro;
-    ro.window = c.window;
-    ro.sigma = c.sigma;
-    ro.data_range = c.range;
+    const ReferenceOptions ro{.window = c.window, .sigma = c.sigma, .data_range = c.range};
     const auto x = random_image(c.s, seed++, 0, c.range);
     expect_ms_ssim_matches_reference<TypeParam, 4>(c.s, ro, c.weights, x, noisy_copy(x, seed++, 0.12 * c.range));
   }
@@ -150,12 +147,9 @@ TYPED_TEST(MsSsim, GradientsMatchFiniteDifferences) {
     typename C::execution_space exec;
     auto g1 = make_view<C>("g1", s), g2 = make_view<C>("g2", s);
     kssim::ms_ssim_grad(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), g1, g2, opts);
-    expect_gradients_match_central_differences(
-        x, y, from_view(g1, s), from_view(g2, s),
-        [&](const auto& xs, const auto& ys) {
-          return kssim::ms_ssim(exec, to_view<C>("a", s, xs), to_view<C>("b", s, ys), opts);
-        },
-        1e-5, 1e-10, 10, 332);
+    expect_gradients_match_central_differences<C>(
+        s, x, y, from_view(g1, s), from_view(g2, s),
+        [&](const auto& a, const auto& b) { return kssim::ms_ssim(exec, a, b, opts); }, 1e-5, 1e-10, 10, 332);
   }
 }
 

@@ -148,13 +148,15 @@ void expect_training_steps_allocate_nothing_and_never_synchronise(const Shape& s
   });
 }
 
-// Central differences (step h) of value(x, y), the library's own double value, at `trials` random pixels
-// (from `seed`) of both images against the analytic gradients: within 1e-6 relative + `absolute`.
-template <class Value>
-void expect_gradients_match_central_differences(std::vector<double>& x, std::vector<double>& y,
+// Central differences (step h) of value(a, b), the library's own double value of the images x and y as
+// Views, at `trials` random pixels (from `seed`) of both images against the analytic gradients: within 1e-6
+// relative + `absolute`.
+template <class C, class Value>
+void expect_gradients_match_central_differences(const Shape& s, std::vector<double> x, std::vector<double> y,
                                                 const std::vector<double>& grad1, const std::vector<double>& grad2,
                                                 const Value& value, double h, double absolute, int trials,
                                                 unsigned seed) {
+  const auto value_at = [&] { return value(to_view<C>("a", s, x), to_view<C>("b", s, y)); };
   std::mt19937 rng(seed);
   for (int trial = 0; trial < trials; ++trial) {
     const std::size_t q = rng() % x.size();
@@ -162,9 +164,9 @@ void expect_gradients_match_central_differences(std::vector<double>& x, std::vec
       auto& img = which == 0 ? x : y;
       const double saved = img[q];
       img[q] = saved + h;
-      const double up = value(x, y);
+      const double up = value_at();
       img[q] = saved - h;
-      const double down = value(x, y);
+      const double down = value_at();
       img[q] = saved;
       const double fd = (up - down) / (2 * h);
       EXPECT_NEAR(which == 0 ? grad1[q] : grad2[q], fd, 1e-6 * std::abs(fd) + absolute)
