@@ -7,6 +7,8 @@
 
 #include <kssim/Ssimulacra2.hpp>
 
+#include "SyntheticImages.hpp"
+
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <chrono>
@@ -23,41 +25,13 @@ using Exec = Kokkos::DefaultExecutionSpace;
 using Mem = Exec::memory_space;
 using Images = Kokkos::View<float****, Kokkos::LayoutRight, Mem>;
 
-Images make_images(int n, int h, int w, unsigned seed) {
-  Images d("images", n, 3, h, w);
-  auto hv = Kokkos::create_mirror_view(d);
-  unsigned s = seed;
-  for (int i = 0; i < n; ++i)
-    for (int c = 0; c < 3; ++c)
-      for (int y = 0; y < h; ++y)
-        for (int x = 0; x < w; ++x) {
-          s = s * 1664525u + 1013904223u;
-          const float noise = float(s >> 8) / float(1u << 24) - 0.5f;
-          const float v = 0.5f + 0.3f * std::sin(0.01f * x * (c + 1) + 0.013f * y) + 0.05f * (i + 1) * noise;
-          hv(i, c, y, x) = std::clamp(v, 0.0f, 1.0f);
-        }
-  Kokkos::deep_copy(d, hv);
-  return d;
-}
-
-template <class F>
-double median_seconds(int repeat, F&& f) {
-  f();  // warm-up (allocates the workspace)
-  Kokkos::fence();
-  std::vector<double> t;
-  for (int r = 0; r < repeat; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    Kokkos::fence();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
+using kssim_perf::median_seconds;
+constexpr int warmups = 1;  // the first call allocates the workspace
 
 void run(int w, int h, int batch, int repeat) {
   Exec exec;
-  const Images ref = make_images(1, h, w, 1), dist = make_images(batch, h, w, 2);
+  const Images ref = kssim_perf::synthetic_images<Mem>(1, h, w, 1);
+  const Images dist = kssim_perf::synthetic_images<Mem>(batch, h, w, 2);
   auto one = [&](const Images& v, int i) {
     return Kokkos::subview(v, Kokkos::make_pair(i, i + 1), Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
   };
@@ -65,14 +39,14 @@ void run(int w, int h, int batch, int repeat) {
   const auto s1 = Kokkos::subview(scores, Kokkos::make_pair(0, 1));
   kssim::Ssimulacra2Options opts;
   opts.check_values = false;
-  const double t_uncached = median_seconds(repeat, [&] { kssim::ssimulacra2(exec, ref, one(dist, 0), s1, opts); });
+  const double t_uncached = median_seconds(warmups, repeat, [&] { kssim::ssimulacra2(exec, ref, one(dist, 0), s1, opts); });
   kssim::Ssimulacra2Reference<Exec> cached(exec, ref, 0, opts);
-  const double t_ref = median_seconds(repeat, [&] { cached.set_reference(exec, ref); });
-  const double t_single = median_seconds(repeat, [&] {
+  const double t_ref = median_seconds(warmups, repeat, [&] { cached.set_reference(exec, ref); });
+  const double t_single = median_seconds(warmups, repeat, [&] {
     for (int i = 0; i < batch; ++i) cached.compare(exec, one(dist, i), Kokkos::subview(scores, Kokkos::make_pair(i, i + 1)));
   });
   const std::size_t bytes_single = cached.workspace_bytes();
-  const double t_batch = median_seconds(repeat, [&] { cached.compare(exec, dist, scores); });
+  const double t_batch = median_seconds(warmups, repeat, [&] { cached.compare(exec, dist, scores); });
   std::printf("%s %dx%d: uncached %.2f ms/comparison (%.1f/s); reference build %.2f ms; cached, one at a time: %.2f ms/comparison (%.1f/s); cached, batch of %d: %.2f ms/comparison (%.1f/s)\n",
               Exec::name(), w, h, 1e3 * t_uncached, 1 / t_uncached, 1e3 * t_ref, 1e3 * t_single / batch,
               batch / t_single, batch, 1e3 * t_batch / batch, batch / t_batch);

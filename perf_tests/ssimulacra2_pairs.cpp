@@ -12,6 +12,7 @@
 
 #include <kssim/Ssimulacra2.hpp>
 
+#include "SyntheticImages.hpp"
 #include "io/Error.hpp"
 #include "io/Npy.hpp"
 
@@ -197,39 +198,7 @@ Parity check_parity(const Exec& exec, const Args& args) {
   return p;
 }
 
-// Synthetic sRGB images in [0, 1]: a smooth pattern plus noise (the work does not depend on the content).
-Images synthetic(int n, int h, int w, unsigned seed) {
-  Images d("kssim_ssimulacra2_pairs::synthetic", n, 3, h, w);
-  auto hv = Kokkos::create_mirror_view(d);
-  unsigned s = seed;
-  for (int i = 0; i < n; ++i)
-    for (int c = 0; c < 3; ++c)
-      for (int y = 0; y < h; ++y)
-        for (int x = 0; x < w; ++x) {
-          s = s * 1664525u + 1013904223u;
-          const float noise = float(s >> 8) / float(1u << 24) - 0.5f;
-          hv(i, c, y, x) = std::clamp(0.5f + 0.3f * std::sin(0.01f * x * (c + 1) + 0.013f * y) + 0.05f * (i + 1) * noise,
-                                      0.0f, 1.0f);
-        }
-  Kokkos::deep_copy(d, hv);
-  return d;
-}
-
-// Median seconds of `repeat` timed calls of f after `warmups` untimed ones; each timed call ends with a fence.
-template <class F>
-double median_seconds(int warmups, int repeat, F&& f) {
-  for (int i = 0; i < warmups; ++i) f();
-  Kokkos::fence("kssim_ssimulacra2_pairs: warm-up");
-  std::vector<double> t;
-  for (int r = 0; r < repeat; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    Kokkos::fence("kssim_ssimulacra2_pairs: timed call");
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
+using kssim_perf::median_seconds;
 
 struct Throughput {
   double uncached = 0, cached_single = 0, batched = 0;  // comparisons per second
@@ -240,7 +209,8 @@ struct Throughput {
 // checked per call (check_values = false), as in a loop over known-good frames.
 Throughput measure_throughput(const Exec& exec, const Args& args) {
   constexpr int w = 1920, h = 1080, warmups = 2;
-  const Images ref = synthetic(1, h, w, 1), dist = synthetic(args.batch, h, w, 2);
+  const Images ref = kssim_perf::synthetic_images<Mem>(1, h, w, 1);
+  const Images dist = kssim_perf::synthetic_images<Mem>(args.batch, h, w, 2);
   const auto first = Kokkos::subview(dist, Kokkos::make_pair(0, 1), Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
   Kokkos::View<double*, Mem> scores("scores", args.batch);
   const auto one = Kokkos::subview(scores, Kokkos::make_pair(0, 1));

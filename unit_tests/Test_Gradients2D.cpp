@@ -1,6 +1,7 @@
 // Gradients of the mean SSIM of 2D images with respect to both images: against the float64 reference's
 // analytic gradient, and (double) against central finite differences of the library's own value.
 #include "SSIMChecks.hpp"
+#include "TrainingChecks.hpp"
 
 using namespace kssim_test;
 
@@ -30,11 +31,7 @@ TYPED_TEST(Gradients2D, MatchReferenceForOtherWindowsAndRanges) {
   const Case cases[] = {{3, 0.7, 1, false}, {7, 1.2, 1, true}, {15, 2.0, 255, false}, {31, 4.0, 1, true}};
   unsigned seed = 40;
   for (const Case& c : cases) {
-    ReferenceOptions ro;
-    ro.window = c.window;
-    ro.sigma = c.sigma;
-    ro.data_range = c.range;
-    ro.same = c.same;
+    const ReferenceOptions ro{.window = c.window, .sigma = c.sigma, .data_range = c.range, .same = c.same};
     const auto x = random_image(s, seed++, 0, c.range);
     expect_gradients_match_reference<TypeParam, 4>(s, ro, x, noisy_copy(x, seed++, 0.15 * c.range), to_options(ro));
   }
@@ -46,12 +43,10 @@ TYPED_TEST(Gradients2D, IdenticalImagesHaveZeroGradient) {
   const auto x = rounded<typename C::value_type>(random_image(s, 50));
   auto a = to_view<C>("a", s, x);
   auto g1 = make_view<C>("g1", s), g2 = make_view<C>("g2", s);
-  const double v = kssim::ssim_grad(typename C::execution_space(), a, a, g1, g2);
-  EXPECT_EQ(v, 1.0);  // exactly (MapFormula.hpp), also on the path that computes the partials
-  // SSIM is maximal at x == y, so the gradient vanishes (up to rounding of the value type).
-  const double eps = std::is_same_v<typename C::value_type, float> ? 1e-7 : 1e-15;
-  for (double g : from_view(g1, s)) ASSERT_NEAR(g, 0.0, eps);
-  for (double g : from_view(g2, s)) ASSERT_NEAR(g, 0.0, eps);
+  // Exactly 1 (MapFormula.hpp), also on the path that computes the partials; SSIM is maximal at x == y, so
+  // the gradient vanishes (up to rounding of the value type).
+  expect_identical_images_give(kssim::ssim_grad(typename C::execution_space(), a, a, g1, g2), 1.0, s,
+                               std::is_same_v<typename C::value_type, float> ? 1e-7 : 1e-15, g1, g2);
 }
 
 // Central differences of the library's own double-precision value at random pixels.
@@ -71,24 +66,10 @@ TYPED_TEST(Gradients2D, MatchFiniteDifferences) {
       auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, y);
       auto g1 = make_view<C>("g1", s), g2 = make_view<C>("g2", s);
       kssim::ssim_grad(exec, a, b, g1, g2, o);
-      const auto grad1 = from_view(g1, s), grad2 = from_view(g2, s);
-      std::mt19937 rng(62);
-      for (int trial = 0; trial < 12; ++trial) {
-        const std::size_t q = rng() % s.size();
-        const double h = 1e-5;
-        for (int which = 0; which < 2; ++which) {
-          auto& img = which == 0 ? x : y;
-          const double saved = img[q];
-          img[q] = saved + h;
-          const double up = kssim::ssim(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), o);
-          img[q] = saved - h;
-          const double down = kssim::ssim(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), o);
-          img[q] = saved;
-          const double fd = (up - down) / (2 * h);
-          const double analytic = which == 0 ? grad1[q] : grad2[q];
-          EXPECT_NEAR(analytic, fd, 1e-6 * std::abs(fd) + 1e-10) << "pixel " << q << " image " << which + 1;
-        }
-      }
+      SCOPED_TRACE(same ? "same" : "valid");
+      expect_gradients_match_central_differences<C>(
+          s, x, y, from_view(g1, s), from_view(g2, s),
+          [&](const auto& a, const auto& b) { return kssim::ssim(exec, a, b, o); }, 1e-5, 1e-10, 12, 62);
     }
   }
 }

@@ -24,14 +24,6 @@ double device_value(const Exec& exec, const Kokkos::View<const double, typename 
   return kssim::impl::host_value(exec, v, "kssim_test: read a value");
 }
 
-template <int Rank>
-std::array<int, Rank> extents_of(const Shape& s) {
-  if constexpr (Rank == 4)
-    return {s.n, s.c, s.h, s.w};
-  else
-    return {s.n, s.c, s.d, s.h, s.w};
-}
-
 // Every output of the library against the reference for one input pair, on every schedule the router can pick.
 template <class C, int Rank>
 void expect_loss_matches_reference(const Shape& s, const ReferenceOptions& ro, double weight,
@@ -70,7 +62,7 @@ void expect_loss_matches_reference(const Shape& s, const ReferenceOptions& ro, d
     EXPECT_LE(relative_l2_error(from_view(h2, s), ref.grad2), gradient_tolerance<T>());
 
     // The training object: the same loss, its SSIM, its L1 sum.
-    kssim::L1SSIMLoss<Exec, T, Rank> object(exec, extents_of<Rank>(s), opts, kssim::Gradients::Both);
+    kssim::L1SSIMLoss<Exec, T, Rank> object(exec, object_extents<Rank>(s), opts, kssim::Gradients::Both);
     object.forward(a, b);
     EXPECT_EQ(object.value_on_host(), with_gradients);  // the same plan shape: the same bits
     EXPECT_NEAR(device_value(exec, object.ssim_value()), ref.ssim, value_tolerance<T>());
@@ -102,10 +94,7 @@ TYPED_TEST(L1Ssim, MatchesReferenceForImages) {
   };
   unsigned seed = 700;
   for (const Case& c : cases) {
-    ReferenceOptions ro;
-    ro.same = c.same;
-    ro.window = c.window;
-    ro.data_range = c.range;
+    const ReferenceOptions ro{.window = c.window, .data_range = c.range, .same = c.same};
     const auto x = random_image(c.s, seed++, 0, c.range);
     expect_loss_matches_reference<TypeParam, 4>(c.s, ro, c.weight, x, noisy_copy(x, seed++, 0.1 * c.range));
   }
@@ -142,9 +131,8 @@ TYPED_TEST(L1Ssim, IdenticalImagesGiveExactlyZero) {
   const Shape s{2, 1, 1, 34, 41};
   auto a = to_view<C>("a", s, random_image(s, 740));
   auto g1 = make_view<C>("g1", s);
-  EXPECT_EQ(kssim::l1_ssim_loss_grad(typename C::execution_space(), a, a, g1), 0.0);
-  const double eps = std::is_same_v<typename C::value_type, float> ? 1e-6 : 1e-14;
-  for (double g : from_view(g1, s)) ASSERT_NEAR(g, 0.0, eps);
+  expect_identical_images_give(kssim::l1_ssim_loss_grad(typename C::execution_space(), a, a, g1), 0.0, s,
+                               std::is_same_v<typename C::value_type, float> ? 1e-6 : 1e-14, g1);
 }
 
 // Central differences of the library's own double loss at random pixels of both images, on both schedules.
@@ -164,70 +152,49 @@ TYPED_TEST(L1Ssim, GradientsMatchFiniteDifferences) {
       const auto opts = l1_options(ro, 0.8, schedule);
       auto g1 = make_view<C>("g1", s), g2 = make_view<C>("g2", s);
       kssim::l1_ssim_loss_grad(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), g1, g2, opts);
-      const auto grad1 = from_view(g1, s), grad2 = from_view(g2, s);
-      std::mt19937 rng(752);
-      for (int trial = 0; trial < 8; ++trial) {
-        const std::size_t q = rng() % s.size();
-        const double h = 1e-6;  // |x - y| is smooth within h of these random pixels (differences ~0.2)
-        for (int which = 0; which < 2; ++which) {
-          auto& img = which == 0 ? x : y;
-          const double saved = img[q];
-          img[q] = saved + h;
-          const double up = kssim::l1_ssim_loss(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), opts);
-          img[q] = saved - h;
-          const double down = kssim::l1_ssim_loss(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), opts);
-          img[q] = saved;
-          const double fd = (up - down) / (2 * h);
-          EXPECT_NEAR(which == 0 ? grad1[q] : grad2[q], fd, 1e-6 * std::abs(fd) + 1e-9)
-              << "pixel " << q << " image " << which + 1 << " schedule " << kssim::to_string(schedule);
-        }
-      }
+      SCOPED_TRACE(std::string("schedule ") + kssim::to_string(schedule));
+      // h: |x - y| is smooth within h of these random pixels (differences ~0.2).
+      expect_gradients_match_central_differences<C>(
+          s, x, y, from_view(g1, s), from_view(g2, s),
+          [&](const auto& a, const auto& b) { return kssim::l1_ssim_loss(exec, a, b, opts); }, 1e-6, 1e-9, 8, 752);
     }
   }
 }
 
+// make(gradients) for the checks of TrainingChecks.hpp.
+template <class C>
+auto l1_ssim_object(const Shape& s, const kssim::L1SsimOptions& opts = {}) {
+  using Exec = typename C::execution_space;
+  return [s, opts](kssim::Gradients which) {
+    return kssim::L1SSIMLoss<Exec, typename C::value_type>(Exec(), {s.n, s.c, s.h, s.w}, opts, which);
+  };
+}
+
 TYPED_TEST(L1Ssim, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
   using C = TypeParam;
-  using T = typename C::value_type;
-  using Exec = typename C::execution_space;
   const Shape s{2, 3, 1, 36, 37};
   const kssim::L1SsimOptions opts;  // 3DGS's
   const auto x = random_image(s, 760);
   auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 761, 0.1));
-  Exec exec;
-  auto r1 = make_view<C>("r1", s), r2 = make_view<C>("r2", s);
-  const double expected = kssim::l1_ssim_loss_grad(exec, a, b, r1, r2, opts);
-  const auto ref1 = from_view(r1, s), ref2 = from_view(r2, s);
-
-  kssim::L1SSIMLoss<Exec, T> loss(exec, {s.n, s.c, s.h, s.w}, opts, kssim::Gradients::Both);
-  auto g1 = make_view<C>("g1", s), g2 = make_view<C>("g2", s);
-  loss.forward(a, b);
-  loss.backward(g1, g2);
-  EXPECT_EQ(loss.value_on_host(), expected);
-  EXPECT_EQ(from_view(g1, s), ref1);
-  EXPECT_EQ(from_view(g2, s), ref2);
-  expect_accumulates_with_host_and_device_factors<C>(loss, s, ref1, 762);
+  typename C::execution_space exec;
+  const auto make = l1_ssim_object<C>(s, opts);
+  const auto forward = [&](auto& loss) { loss.forward(a, b); };
+  const auto one_call = [&](const auto& g1, const auto& g2) {
+    return kssim::l1_ssim_loss_grad(exec, a, b, g1, g2, opts);
+  };
+  expect_training_object_matches_one_call_function<C>(s, make, forward, one_call);
+  expect_accumulates_with_host_and_device_factors<C>(s, make, forward, one_call, 762);
 }
 
 TYPED_TEST(L1Ssim, TrainingStepsAllocateNothingAndNeverSynchronise) {
   using C = TypeParam;
-  using Exec = typename C::execution_space;
   const Shape s{2, 3, 1, 40, 44};
   const auto x = random_image(s, 770);
   auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 771, 0.1));
-  auto g = make_view<C>("g", s);
-  Exec exec;
-  kssim::L1SSIMLoss<Exec, typename C::value_type> loss(exec, {s.n, s.c, s.h, s.w});
-  loss.forward(a, b);  // warm-up: first launches may set up backend state
-  loss.backward(g);
-  exec.fence();
-  expect_steps_allocate_nothing_and_never_synchronise<typename C::memory_space>(exec, [&] {
-    for (int step = 0; step < 3; ++step) {
-      loss.forward(a, b);
-      loss.backward(g, {}, kssim::Accumulate::Yes, 0.1);
-    }
-  });
+  expect_training_steps_allocate_nothing_and_never_synchronise<C>(s, l1_ssim_object<C>(s),
+                                                                  [&](auto& loss) { loss.forward(a, b); });
   // The one-call form that leaves its result on the device, after its first call, too.
+  typename C::execution_space exec;
   Kokkos::View<double, typename C::memory_space> out("loss");
   kssim::l1_ssim_loss(exec, a, b, out);
   exec.fence();

@@ -144,11 +144,7 @@ TYPED_TEST(Masked, MatchesReferenceForOtherWindowsAndRanges) {
   unsigned seed = 420;
   for (const Case& c : cases)
     for (MaskMode mode : {MaskMode::Weights, MaskMode::Normalized}) {
-      ReferenceOptions ro;
-      ro.window = c.window;
-      ro.sigma = c.sigma;
-      ro.data_range = c.range;
-      ro.same = c.same;
+      const ReferenceOptions ro{.window = c.window, .sigma = c.sigma, .data_range = c.range, .same = c.same};
       const auto x = random_image(s, seed++, 0, c.range);
       expect_masked_matches_reference<TypeParam, 4>(s, ro, mode, x, noisy_copy(x, seed++, 0.15 * c.range),
                                                     region_mask(s, 1, seed++), 1);
@@ -272,10 +268,10 @@ TYPED_TEST(Masked, IdenticalImagesGiveExactlyOne) {
   auto m = to_view<C>("m", s, region_mask(s, 3, 491));
   typename C::execution_space exec;
   for (MaskMode mode : {MaskMode::Weights, MaskMode::Normalized}) {
+    SCOPED_TRACE(mode_name(mode));
     auto g1 = make_view<C>("g1", s);
-    EXPECT_EQ(kssim::masked_ssim_grad(exec, a, a, m, mode, g1), 1.0) << mode_name(mode);
-    const double eps = std::is_same_v<typename C::value_type, float> ? 1e-6 : 1e-14;
-    for (double g : from_view(g1, s)) ASSERT_NEAR(g, 0.0, eps);
+    expect_identical_images_give(kssim::masked_ssim_grad(exec, a, a, m, mode, g1), 1.0, s,
+                                 std::is_same_v<typename C::value_type, float> ? 1e-6 : 1e-14, g1);
   }
 }
 
@@ -295,76 +291,53 @@ TYPED_TEST(Masked, GradientsMatchFiniteDifferences) {
     for (MaskMode mode : {MaskMode::Weights, MaskMode::Normalized}) {
       auto g1 = make_view<C>("g1", s), g2 = make_view<C>("g2", s);
       kssim::masked_ssim_grad(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), m, mode, g1, g2, o);
-      const auto grad1 = from_view(g1, s), grad2 = from_view(g2, s);
-      std::mt19937 rng(503);
-      for (int trial = 0; trial < 10; ++trial) {
-        const std::size_t q = rng() % s.size();
-        const double h = 1e-5;
-        for (int which = 0; which < 2; ++which) {
-          auto& img = which == 0 ? x : y;
-          const double saved = img[q];
-          img[q] = saved + h;
-          const double up = kssim::masked_ssim(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), m, mode, o);
-          img[q] = saved - h;
-          const double down = kssim::masked_ssim(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), m, mode, o);
-          img[q] = saved;
-          const double fd = (up - down) / (2 * h);
-          EXPECT_NEAR(which == 0 ? grad1[q] : grad2[q], fd, 1e-6 * std::abs(fd) + 1e-10)
-              << mode_name(mode) << " pixel " << q << " image " << which + 1;
-        }
-      }
+      SCOPED_TRACE(mode_name(mode));
+      expect_gradients_match_central_differences<C>(
+          s, x, y, from_view(g1, s), from_view(g2, s),
+          [&](const auto& a, const auto& b) { return kssim::masked_ssim(exec, a, b, m, mode, o); },
+          1e-5, 1e-10, 10, 503);
     }
   }
 }
 
+// make(gradients) for the checks of TrainingChecks.hpp.
+template <class C>
+auto masked_object(const Shape& s, MaskMode mode) {
+  using Exec = typename C::execution_space;
+  return [s, mode](kssim::Gradients which) {
+    return kssim::MaskedSSIM<Exec, typename C::value_type>(Exec(), {s.n, s.c, s.h, s.w}, mode, {}, which);
+  };
+}
+
 TYPED_TEST(Masked, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
   using C = TypeParam;
-  using T = typename C::value_type;
-  using Exec = typename C::execution_space;
   const Shape s{2, 3, 1, 28, 33};
   const auto x = random_image(s, 510);
   auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 511, 0.1));
   auto m = to_view<C>("m", mask_shape(s, 1), region_mask(s, 1, 512));
-  Exec exec;
+  typename C::execution_space exec;
+  const auto forward = [&](auto& loss) { loss.forward(a, b, m); };
   for (MaskMode mode : {MaskMode::Weights, MaskMode::Normalized}) {
     SCOPED_TRACE(mode_name(mode));
-    auto r1 = make_view<C>("r1", s), r2 = make_view<C>("r2", s);
-    const double expected = kssim::masked_ssim_grad(exec, a, b, m, mode, r1, r2);
-    const auto ref1 = from_view(r1, s), ref2 = from_view(r2, s);
-    kssim::MaskedSSIM<Exec, T> loss(exec, {s.n, s.c, s.h, s.w}, mode, {}, kssim::Gradients::Both);
-    auto g1 = make_view<C>("g1", s), g2 = make_view<C>("g2", s);
-    loss.forward(a, b, m);
-    loss.backward(g1, g2);
-    EXPECT_EQ(loss.value_on_host(), expected);
-    EXPECT_EQ(from_view(g1, s), ref1);
-    EXPECT_EQ(from_view(g2, s), ref2);
-    expect_accumulates_with_host_and_device_factors<C>(loss, s, ref1, 513);
+    const auto make = masked_object<C>(s, mode);
+    const auto one_call = [&](const auto& g1, const auto& g2) {
+      return kssim::masked_ssim_grad(exec, a, b, m, mode, g1, g2);
+    };
+    expect_training_object_matches_one_call_function<C>(s, make, forward, one_call);
+    expect_accumulates_with_host_and_device_factors<C>(s, make, forward, one_call, 513);
   }
 }
 
 TYPED_TEST(Masked, TrainingStepsAllocateNothingAndNeverSynchronise) {
   using C = TypeParam;
-  using Exec = typename C::execution_space;
   const Shape s{2, 3, 1, 40, 44};
   const auto x = random_image(s, 515);
   auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 516, 0.1));
   auto m = to_view<C>("m", mask_shape(s, 1), region_mask(s, 1, 517));
-  auto g = make_view<C>("g", s);
-  Exec exec;
   for (MaskMode mode : {MaskMode::Weights, MaskMode::Normalized}) {
-    kssim::MaskedSSIM<Exec, typename C::value_type> loss(exec, {s.n, s.c, s.h, s.w}, mode);
-    loss.forward(a, b, m);  // warm-up: first launches may set up backend state
-    loss.backward(g);
-    exec.fence();
-    Kokkos::View<double, typename C::memory_space> upstream("upstream");
     SCOPED_TRACE(mode_name(mode));
-    expect_steps_allocate_nothing_and_never_synchronise<typename C::memory_space>(exec, [&] {
-      for (int step = 0; step < 3; ++step) {
-        loss.forward(a, b, m);
-        loss.backward(g, {}, kssim::Accumulate::Yes, 0.1);
-        loss.backward(upstream, g, {}, kssim::Accumulate::Yes);
-      }
-    });
+    expect_training_steps_allocate_nothing_and_never_synchronise<C>(s, masked_object<C>(s, mode),
+                                                                    [&](auto& loss) { loss.forward(a, b, m); });
   }
 }
 

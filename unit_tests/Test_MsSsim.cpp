@@ -106,10 +106,7 @@ TYPED_TEST(MsSsim, MatchesReferenceForOddSizesOtherWindowsWeightsAndRanges) {
   };
   unsigned seed = 310;
   for (const Case& c : cases) {
-    ReferenceOptions ro;
-    ro.window = c.window;
-    ro.sigma = c.sigma;
-    ro.data_range = c.range;
+    const ReferenceOptions ro{.window = c.window, .sigma = c.sigma, .data_range = c.range};
     const auto x = random_image(c.s, seed++, 0, c.range);
     expect_ms_ssim_matches_reference<TypeParam, 4>(c.s, ro, c.weights, x, noisy_copy(x, seed++, 0.12 * c.range));
   }
@@ -150,24 +147,9 @@ TYPED_TEST(MsSsim, GradientsMatchFiniteDifferences) {
     typename C::execution_space exec;
     auto g1 = make_view<C>("g1", s), g2 = make_view<C>("g2", s);
     kssim::ms_ssim_grad(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), g1, g2, opts);
-    const auto grad1 = from_view(g1, s), grad2 = from_view(g2, s);
-    std::mt19937 rng(332);
-    for (int trial = 0; trial < 10; ++trial) {
-      const std::size_t q = rng() % s.size();
-      const double h = 1e-5;
-      for (int which = 0; which < 2; ++which) {
-        auto& img = which == 0 ? x : y;
-        const double saved = img[q];
-        img[q] = saved + h;
-        const double up = kssim::ms_ssim(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), opts);
-        img[q] = saved - h;
-        const double down = kssim::ms_ssim(exec, to_view<C>("a", s, x), to_view<C>("b", s, y), opts);
-        img[q] = saved;
-        const double fd = (up - down) / (2 * h);
-        EXPECT_NEAR(which == 0 ? grad1[q] : grad2[q], fd, 1e-6 * std::abs(fd) + 1e-10)
-            << "pixel " << q << " image " << which + 1;
-      }
-    }
+    expect_gradients_match_central_differences<C>(
+        s, x, y, from_view(g1, s), from_view(g2, s),
+        [&](const auto& a, const auto& b) { return kssim::ms_ssim(exec, a, b, opts); }, 1e-5, 1e-10, 10, 332);
   }
 }
 
@@ -212,56 +194,44 @@ TYPED_TEST(MsSsim, IdenticalImagesGiveExactlyOneAndZeroGradient) {
   const auto opts = ms_options(ro, default_weights);
   auto a = to_view<C>("a", s, random_image(s, 350));
   auto g1 = make_view<C>("g1", s);
-  EXPECT_EQ(kssim::ms_ssim_grad(typename C::execution_space(), a, a, g1, {}, opts), 1.0);
-  const double eps = std::is_same_v<typename C::value_type, float> ? 1e-6 : 1e-14;
-  for (double g : from_view(g1, s)) ASSERT_NEAR(g, 0.0, eps);
+  expect_identical_images_give(kssim::ms_ssim_grad(typename C::execution_space(), a, a, g1, {}, opts), 1.0, s,
+                               std::is_same_v<typename C::value_type, float> ? 1e-6 : 1e-14, g1);
+}
+
+// make(gradients) for the checks of TrainingChecks.hpp.
+template <class C>
+auto ms_ssim_object(const Shape& s, const kssim::MsSsimOptions& opts) {
+  using Exec = typename C::execution_space;
+  return [s, opts](kssim::Gradients which) {
+    return kssim::MSSSIM<Exec, typename C::value_type>(Exec(), {s.n, s.c, s.h, s.w}, opts, which);
+  };
 }
 
 TYPED_TEST(MsSsim, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
   using C = TypeParam;
-  using T = typename C::value_type;
-  using Exec = typename C::execution_space;
   const Shape s{2, 3, 1, 36, 37};
   ReferenceOptions ro;
   ro.window = 3;
   const auto opts = ms_options(ro, default_weights);
   const auto x = random_image(s, 360);
   auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 361, 0.1));
-  Exec exec;
-  auto r1 = make_view<C>("r1", s), r2 = make_view<C>("r2", s);
-  const double expected = kssim::ms_ssim_grad(exec, a, b, r1, r2, opts);
-  const auto ref1 = from_view(r1, s), ref2 = from_view(r2, s);
-
-  kssim::MSSSIM<Exec, T> loss(exec, {s.n, s.c, s.h, s.w}, opts, kssim::Gradients::Both);
-  auto g1 = make_view<C>("g1", s), g2 = make_view<C>("g2", s);
-  loss.forward(a, b);
-  loss.backward(g1, g2);
-  EXPECT_EQ(loss.value_on_host(), expected);
-  EXPECT_EQ(from_view(g1, s), ref1);
-  EXPECT_EQ(from_view(g2, s), ref2);
-  expect_accumulates_with_host_and_device_factors<C>(loss, s, ref1, 362);
+  typename C::execution_space exec;
+  const auto make = ms_ssim_object<C>(s, opts);
+  const auto forward = [&](auto& loss) { loss.forward(a, b); };
+  const auto one_call = [&](const auto& g1, const auto& g2) { return kssim::ms_ssim_grad(exec, a, b, g1, g2, opts); };
+  expect_training_object_matches_one_call_function<C>(s, make, forward, one_call);
+  expect_accumulates_with_host_and_device_factors<C>(s, make, forward, one_call, 362);
 }
 
 TYPED_TEST(MsSsim, TrainingStepsAllocateNothingAndNeverSynchronise) {
   using C = TypeParam;
-  using Exec = typename C::execution_space;
   const Shape s{2, 3, 1, 40, 44};
   ReferenceOptions ro;
   ro.window = 3;
   const auto x = random_image(s, 370);
   auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 371, 0.1));
-  auto g = make_view<C>("g", s);
-  Exec exec;
-  kssim::MSSSIM<Exec, typename C::value_type> loss(exec, {s.n, s.c, s.h, s.w}, ms_options(ro, default_weights));
-  loss.forward(a, b);  // warm-up: first launches may set up backend state
-  loss.backward(g);
-  exec.fence();
-  expect_steps_allocate_nothing_and_never_synchronise<typename C::memory_space>(exec, [&] {
-    for (int step = 0; step < 3; ++step) {
-      loss.forward(a, b);
-      loss.backward(g, {}, kssim::Accumulate::Yes, 0.1);
-    }
-  });
+  expect_training_steps_allocate_nothing_and_never_synchronise<C>(
+      s, ms_ssim_object<C>(s, ms_options(ro, default_weights)), [&](auto& loss) { loss.forward(a, b); });
 }
 
 TYPED_TEST(MsSsim, RejectsBadInputWithInvalidArgument) {

@@ -15,12 +15,6 @@ TYPED_TEST_SUITE(Slabs, AllConfigs, ConfigNames);
 
 namespace {
 
-template <int Rank>
-std::array<int, Rank> extents_of_shape(const Shape& s) {
-  if constexpr (Rank == 5) return {s.n, s.c, s.d, s.h, s.w};
-  else return {s.n, s.c, s.h, s.w};
-}
-
 // The workspace a plan of this (sub-)problem takes with the stage schedule (the largest: budgets that split
 // it split every schedule's problem), optionally as an interior slab of `slab_rows` map rows along the slab
 // axis (the whole window's halo inside the field, as Slabs.hpp sizes slabs).
@@ -29,7 +23,7 @@ std::size_t workspace_for(const Shape& s, kssim::Options o, kssim::impl::Partial
   using Exec = typename C::execution_space;
   using T = typename C::value_type;
   o.schedule = kssim::Schedule::Stages;
-  auto g = kssim::impl::make_geometry<Rank>(extents_of_shape<Rank>(s), o);
+  auto g = kssim::impl::make_geometry<Rank>(object_extents<Rank>(s), o);
   if (slab_rows > 0) {
     (Rank == 5 ? g.d : g.h) = slab_rows + o.window_size - 1;
     (Rank == 5 ? g.od : g.oh) = slab_rows;
@@ -63,7 +57,7 @@ void expect_split_matches(const Shape& s, const ReferenceOptions& ro, unsigned s
     kssim::Options split = o;
     split.max_workspace_bytes = budget;
     // The split happens: a test of the split must not pass by running the problem whole.
-    kssim::SSIM<Exec, T, Rank> probe(Exec(), extents_of_shape<Rank>(s), split, kssim::Gradients::Both);
+    kssim::SSIM<Exec, T, Rank> probe(Exec(), object_extents<Rank>(s), split, kssim::Gradients::Both);
     ASSERT_GT(probe.pieces(), 1);
     ASSERT_LE(probe.workspace_bytes(), budget);
     expect_forward_matches_reference<C, Rank>(s, ro, x, y, split);
@@ -88,7 +82,7 @@ void expect_split_matches(const Shape& s, const ReferenceOptions& ro, unsigned s
     }
 
     // The training object: forward, a recomputed backward, accumulation and a device upstream factor.
-    kssim::SSIM<Exec, T, Rank> loss(exec, extents_of_shape<Rank>(s), split, kssim::Gradients::Both);
+    kssim::SSIM<Exec, T, Rank> loss(exec, object_extents<Rank>(s), split, kssim::Gradients::Both);
     const ReferenceResult ref = reference_ssim(s, xr, yr, ro, false);
     auto map = make_view<C, Rank>("map", ref.map_shape);
     loss.forward(a, b, map);

@@ -9,6 +9,7 @@
 #include <kssim/kssim.hpp>
 
 #include <Kokkos_Core.hpp>
+#include <array>
 #include <cmath>
 #include <random>
 #include <tuple>
@@ -120,6 +121,15 @@ template <class C, int Rank = 4>
 using ImageView = std::conditional_t<Rank == 4,
                                      Kokkos::View<typename C::value_type****, typename C::layout, typename C::memory_space>,
                                      Kokkos::View<typename C::value_type*****, typename C::layout, typename C::memory_space>>;
+
+// The extents a training object of rank Rank takes for images of shape s: (N, C, H, W) or (N, C, D, H, W).
+template <int Rank>
+std::array<int, Rank> object_extents(const Shape& s) {
+  if constexpr (Rank == 4)
+    return {s.n, s.c, s.h, s.w};
+  else
+    return {s.n, s.c, s.d, s.h, s.w};
+}
 
 template <class C, int Rank = 4>
 ImageView<C, Rank> make_view(const std::string& label, const Shape& s) {

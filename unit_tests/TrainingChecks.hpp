@@ -1,10 +1,17 @@
 #pragma once
-// Checks shared by the tests of the training objects (kssim::MSSSIM, kssim::MaskedSSIM):
+// The property checks of the training objects (kssim::SSIM, MSSSIM, MaskedSSIM, L1SSIMLoss) and of the
+// gradients of every loss, written once and instantiated per object by its test:
+//  - the object gives the one-call function's value and gradients bit for bit, for each set of gradients
+//    it can be made for, and accumulates with host and device upstream factors;
 //  - "no allocation and no host synchronisation per step": count_step_events counts the allocations and
 //    fences (Kokkos Tools callbacks) while `steps` runs, then proves the counters work with one allocation
 //    and one fence of its own (launch verification, Launch.hpp, allocates and fences by design, so it is off
 //    while the steps run);
-//  - accumulation into an existing gradient with a host and a device upstream factor.
+//  - gradients against central differences of the library's own double value;
+//  - identical images: the exact value, and gradients that vanish.
+//
+// An object under test is given as make(kssim::Gradients) (builds one for the test's shape) and
+// forward(loss) (runs its forward() on the test's images, and mask).
 
 #include "TestingUtilities.hpp"
 
@@ -12,6 +19,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
+#include <random>
 #include <string>
 
 namespace kssim_test {
@@ -73,19 +81,106 @@ void expect_steps_allocate_nothing_and_never_synchronise(const Exec& exec, const
   EXPECT_GE(e.probe_fences, 1);
 }
 
-// After loss.forward(): an existing gradient (random, from `seed`) plus -0.2 d/dx1 from a host factor and
-// 0.5 d/dx1 from a device factor must be start + 0.3 * want1 (want1: d value / d x1).
-template <class C, class Loss>
-void expect_accumulates_with_host_and_device_factors(Loss& loss, const Shape& s, const std::vector<double>& want1,
-                                                     unsigned seed) {
+// For each set of gradients the object can be made for: after forward() and backward(), value_on_host() and
+// the gradients are one_call(grad1, grad2)'s (its value; {} skips a gradient) to the bit.
+template <class C, class Make, class Forward, class OneCall>
+void expect_training_object_matches_one_call_function(const Shape& s, const Make& make, const Forward& forward,
+                                                      const OneCall& one_call) {
+  for (auto which : {kssim::Gradients::Image1, kssim::Gradients::Image2, kssim::Gradients::Both}) {
+    const bool want1 = which != kssim::Gradients::Image2, want2 = which != kssim::Gradients::Image1;
+    SCOPED_TRACE(std::string("gradients of image ") + (want1 ? "1" : "") + (want2 ? "2" : ""));
+    auto g1 = make_view<C>("g1", s), g2 = make_view<C>("g2", s), r1 = make_view<C>("r1", s), r2 = make_view<C>("r2", s);
+    const double expected = one_call(want1 ? r1 : decltype(r1){}, want2 ? r2 : decltype(r2){});
+    auto loss = make(which);
+    forward(loss);
+    loss.backward(want1 ? g1 : decltype(g1){}, want2 ? g2 : decltype(g2){});
+    EXPECT_EQ(loss.value_on_host(), expected);
+    if (want1) EXPECT_EQ(from_view(g1, s), from_view(r1, s));
+    if (want2) EXPECT_EQ(from_view(g2, s), from_view(r2, s));
+  }
+}
+
+// After forward(): an existing gradient (random, from `seed`) plus -0.2 d/dx1 from a host factor and 0.5 d/dx1
+// from a device factor is start + 0.3 * want1 (want1: one_call's d value / d x1); then backward() with the
+// device factor alone overwrites it with 0.5 * want1.
+template <class C, class Make, class Forward, class OneCall>
+void expect_accumulates_with_host_and_device_factors(const Shape& s, const Make& make, const Forward& forward,
+                                                     const OneCall& one_call, unsigned seed) {
   using T = typename C::value_type;
+  auto r1 = make_view<C>("r1", s);
+  one_call(r1, decltype(r1){});
+  const auto want1 = from_view(r1, s);
+  auto loss = make(kssim::Gradients::Image1);
+  forward(loss);
   const auto start = random_image(s, seed);
   auto g = to_view<C>("g", s, start);
   loss.backward(g, {}, kssim::Accumulate::Yes, -0.2);
-  loss.backward(device_scalar<C>(0.5), g, {}, kssim::Accumulate::Yes);
+  const auto upstream = device_scalar<C>(0.5);
+  loss.backward(upstream, g, {}, kssim::Accumulate::Yes);
   std::vector<double> want(s.size());
-  for (std::size_t i = 0; i < want.size(); ++i) want[i] = double(T(start[i])) + 0.3 * want1[i];
+  for (std::size_t i = 0; i < want.size(); ++i) want[i] = double(T(start[i])) + (-0.2 + 0.5) * want1[i];
   EXPECT_LE(relative_l2_error(from_view(g, s), want), 10 * gradient_tolerance<T>());
+
+  loss.backward(upstream, g);  // overwrite
+  std::vector<double> half(want1);
+  for (double& v : half) v *= 0.5;
+  EXPECT_LE(relative_l2_error(from_view(g, s), half), gradient_tolerance<T>());
+}
+
+// Once warm, forward() and backward() (host and device upstream factors, accumulating) allocate nothing and
+// never synchronise the host.
+template <class C, class Make, class Forward>
+void expect_training_steps_allocate_nothing_and_never_synchronise(const Shape& s, const Make& make,
+                                                                  const Forward& forward) {
+  typename C::execution_space exec;
+  auto g = make_view<C>("g", s);
+  auto loss = make(kssim::Gradients::Image1);
+  forward(loss);  // warm-up: first launches may set up backend state
+  loss.backward(g);
+  exec.fence();
+  const auto upstream = device_scalar<C>(0.5);
+  expect_steps_allocate_nothing_and_never_synchronise<typename C::memory_space>(exec, [&] {
+    for (int step = 0; step < 5; ++step) {
+      forward(loss);
+      loss.backward(g, {}, kssim::Accumulate::Yes, 0.1);
+      loss.backward(upstream, g, {}, kssim::Accumulate::Yes);
+    }
+  });
+}
+
+// Central differences (step h) of value(a, b), the library's own double value of the images x and y as
+// Views, at `trials` random pixels (from `seed`) of both images against the analytic gradients: within 1e-6
+// relative + `absolute`.
+template <class C, class Value>
+void expect_gradients_match_central_differences(const Shape& s, std::vector<double> x, std::vector<double> y,
+                                                const std::vector<double>& grad1, const std::vector<double>& grad2,
+                                                const Value& value, double h, double absolute, int trials,
+                                                unsigned seed) {
+  const auto value_at = [&] { return value(to_view<C>("a", s, x), to_view<C>("b", s, y)); };
+  std::mt19937 rng(seed);
+  for (int trial = 0; trial < trials; ++trial) {
+    const std::size_t q = rng() % x.size();
+    for (int which = 0; which < 2; ++which) {
+      auto& img = which == 0 ? x : y;
+      const double saved = img[q];
+      img[q] = saved + h;
+      const double up = value_at();
+      img[q] = saved - h;
+      const double down = value_at();
+      img[q] = saved;
+      const double fd = (up - down) / (2 * h);
+      EXPECT_NEAR(which == 0 ? grad1[q] : grad2[q], fd, 1e-6 * std::abs(fd) + absolute)
+          << "pixel " << q << " image " << which + 1;
+    }
+  }
+}
+
+// Identical images: the value is exactly `want`, and every pixel of each gradient is 0 within eps.
+template <class... Gradient>
+void expect_identical_images_give(double got, double want, const Shape& s, double eps, const Gradient&... grads) {
+  EXPECT_EQ(got, want);
+  for (const auto& grad : {from_view(grads, s)...})
+    for (double g : grad) ASSERT_NEAR(g, 0.0, eps);
 }
 
 }  // namespace kssim_test

@@ -30,14 +30,6 @@
 namespace kssim {
 namespace impl {
 
-template <class View>
-using value_type_of = std::remove_const_t<typename View::value_type>;
-
-// A writable View shaped like an image View: the default type of a gradient argument passed as {}.
-template <class View>
-using writable_like_t =
-    Kokkos::View<typename View::non_const_data_type, typename View::array_layout, typename View::memory_space>;
-
 // The checked, unified form of (img1, img2) shared by every entry point. Images of a 16-bit type S
 // (Sixteen: SSIM's entry points) are computed in T = float.
 template <class ExecSpace, class View1, class View2, bool Sixteen = false>
@@ -65,6 +57,31 @@ struct ImagePair {
 };
 template <class ExecSpace, class View1, class View2>
 using SsimImages = ImagePair<ExecSpace, View1, View2, true>;
+
+// The checked gradient arguments of a one-call *_grad function of float or double images: which are wanted
+// ({} or an empty View skips one) and their rank-5 arrays (null where skipped).
+template <class ExecSpace, class View1, class Grad1, class Grad2>
+struct GradientArgs {
+  PartialPlanes wanted;
+  OutputArray<value_type_of<View1>> g1, g2;
+
+  GradientArgs(const View1& img1, const Grad1& grad1, const Grad2& grad2)
+      : wanted{!is_empty_view(grad1), !is_empty_view(grad2)} {
+    check_output_view<ExecSpace, Grad1>();
+    check_output_view<ExecSpace, Grad2>();
+    check_same_kind<View1, Grad1>();
+    check_same_kind<View1, Grad2>();
+    const auto extents = extents_of(img1);
+    if (wanted.image1) {
+      require_extents("grad1", grad1, extents);
+      g1 = as_rank5<OutputArray<value_type_of<View1>>>(grad1);
+    }
+    if (wanted.image2) {
+      require_extents("grad2", grad2, extents);
+      g2 = as_rank5<OutputArray<value_type_of<View1>>>(grad2);
+    }
+  }
+};
 
 // The lambdas below capture raw pointers and strides only, never a View (KernelArrays.hpp).
 template <class ExecSpace, class MeanView>

@@ -32,7 +32,7 @@
 #include <kssim/impl/MaskedPlan.hpp>
 #include <kssim/impl/HostValue.hpp>
 #include <kssim/impl/SliceMeans.hpp>
-#include <kssim/impl/TrainingArgs.hpp>
+#include <kssim/impl/TrainingObject.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <array>
@@ -152,19 +152,10 @@ template <class ExecSpace, class View1, class View2, class MaskView, class Grad1
           class Grad2 = Grad1>
 double masked_ssim_grad(const ExecSpace& exec, const View1& img1, const View2& img2, const MaskView& mask,
                         MaskMode mode, const Grad1& grad1, const Grad2& grad2 = {}, const Options& opts = {}) {
-  check_output_view<ExecSpace, Grad1>();
-  check_output_view<ExecSpace, Grad2>();
-  check_same_kind<View1, Grad1>();
-  check_same_kind<View1, Grad2>();
-  using Out = impl::OutputArray<impl::value_type_of<View1>>;
-  const auto extents = impl::extents_of(img1);
-  impl::PartialPlanes wanted{!impl::is_empty_view(grad1), !impl::is_empty_view(grad2)};
-  if (wanted.image1) impl::require_extents("grad1", grad1, extents);
-  if (wanted.image2) impl::require_extents("grad2", grad2, extents);
-  impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts, wanted);
+  impl::GradientArgs<ExecSpace, View1, Grad1, Grad2> g(img1, grad1, grad2);
+  impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts, g.wanted);
   c.plan.forward(exec, c.p.x, c.p.y, c.m, {});
-  c.plan.backward(exec, c.p.x, c.p.y, c.m, wanted.image1 ? impl::as_rank5<Out>(grad1) : Out{},
-                  wanted.image2 ? impl::as_rank5<Out>(grad2) : Out{}, 1.0, nullptr, false);
+  c.plan.backward(exec, c.p.x, c.p.y, c.m, g.g1, g.g2, 1.0, nullptr, false);
   impl::require_valid_mask(exec, c.plan);
   return impl::host_value(exec, c.plan.mean(), "kssim::masked_ssim_grad: wait for the mean");
 }
@@ -174,29 +165,22 @@ double masked_ssim_grad(const ExecSpace& exec, const View1& img1, const View2& i
 // outside [0, 1] or NaN is not thrown: the mean reads NaN). The mask may change at every forward();
 // backward() uses the images and mask of the last forward(): keep them alive and unchanged in between.
 template <class ExecutionSpace, class ValueType, int Rank = 4>
-class MaskedSSIM {
-  static_assert(Kokkos::is_execution_space_v<ExecutionSpace>,
-                "kssim::MaskedSSIM: ExecutionSpace must be an execution space");
-  static_assert(std::is_same_v<ValueType, float> || std::is_same_v<ValueType, double>,
-                "kssim::MaskedSSIM: ValueType must be float or double");
-  static_assert(Rank == 4 || Rank == 5, "kssim::MaskedSSIM: Rank is 4 (N, C, H, W) or 5 (N, C, D, H, W)");
+class MaskedSSIM
+    : public impl::TrainingObject<MaskedSSIM<ExecutionSpace, ValueType, Rank>, ExecutionSpace, ValueType, Rank> {
+  using Shell = impl::TrainingObject<MaskedSSIM, ExecutionSpace, ValueType, Rank>;
+  friend Shell;
+  using typename Shell::Images;
+  using typename Shell::Outputs;
 
  public:
-  using execution_space = ExecutionSpace;
-  using memory_space = typename ExecutionSpace::memory_space;
-  using value_type = ValueType;
+  using typename Shell::memory_space;
   using View = Kokkos::View<std::conditional_t<Rank == 4, ValueType****, ValueType*****>, Kokkos::LayoutStride,
                             memory_space>;
 
   MaskedSSIM(const ExecutionSpace& exec, const std::array<int, Rank>& extents, MaskMode mode, const Options& opts = {},
              Gradients gradients = Gradients::Image1)
-      : exec_(exec),
-        args_{extents},
-        plan_(exec, impl::make_geometry<Rank>(extents, opts), opts, mode,
-              impl::PartialPlanes{gradients == Gradients::Image1 || gradients == Gradients::Both,
-                                  gradients == Gradients::Image2 || gradients == Gradients::Both}) {}
-
-  const std::array<int, Rank>& extents() const { return args_.extents; }
+      : Shell("kssim::MaskedSSIM", exec, extents),
+        plan_(exec, impl::make_geometry<Rank>(extents, opts), opts, mode, impl::planes_for(gradients)) {}
 
   // Computes the masked mean into value(); optionally writes the map. No host synchronisation.
   template <class View1, class View2, class MaskView>
@@ -205,52 +189,27 @@ class MaskedSSIM {
   }
   template <class View1, class View2, class MaskView, class MapView>
   void forward(const View1& img1, const View2& img2, const MaskView& mask, const MapView& map) {
-    args_.check_images(img1, img2);
-    static_assert(std::is_same_v<ValueType, impl::value_type_of<MapView>>, "kssim::MaskedSSIM: map value type mismatch");
-    using Out = impl::OutputArray<ValueType>;
-    Out map5;
-    if (!impl::is_empty_view(map)) {
-      check_output_view<ExecutionSpace, MapView>();
-      impl::require_extents("map", map, impl::map_extents<std::size_t(Rank)>(plan_.geometry()));
-      map5 = impl::as_rank5<Out>(map);
-    }
-    m_ = impl::mask_array<ExecutionSpace, View1>(mask, args_.extents);
-    x_ = impl::as_rank5<impl::InputArray<ValueType>>(img1);
-    y_ = impl::as_rank5<impl::InputArray<ValueType>>(img2);
-    plan_.forward(exec_, x_, y_, m_, map5);
-    has_forward_ = true;
+    const auto map5 = this->map_array(map, plan_.geometry());
+    const auto m = impl::mask_array<ExecutionSpace, View1>(mask, this->extents());
+    this->run_forward(img1, img2, [&](const ExecutionSpace& exec, const auto& x, const auto& y) {
+      m_ = m;  // backward() reads the mask of the last forward() too
+      plan_.forward(exec, x, y, m_, map5);
+    });
   }
 
-  // Masked mean of the last forward(), on the device, and copied to the host (synchronises).
+  // Masked mean of the last forward(), on the device (value_on_host() copies it: impl/TrainingObject.hpp).
   Kokkos::View<const double, memory_space> value() const { return plan_.mean(); }
-  double value_on_host() const { return impl::host_value(exec_, plan_.mean(), "kssim::MaskedSSIM::value_on_host"); }
 
-  // Gradients of upstream * masked mean with respect to the images of the last forward(); as SSIM::backward.
-  template <class Grad1, class Grad2 = impl::writable_like_t<Grad1>>
-    requires(Grad1::rank() != 0)
-  void backward(const Grad1& grad1, const Grad2& grad2 = {}, Accumulate mode = Accumulate::No,
-                double upstream = 1.0) {
-    run_backward(grad1, grad2, mode, upstream, nullptr);
-  }
-  template <class Grad1, class Grad2 = impl::writable_like_t<Grad1>>
-  void backward(const Kokkos::View<const double, memory_space>& upstream, const Grad1& grad1,
-                const Grad2& grad2 = {}, Accumulate mode = Accumulate::No) {
-    run_backward(grad1, grad2, mode, 1.0, upstream.data());
-  }
+  // backward(): gradients of upstream * masked mean, as SSIM::backward (impl/TrainingObject.hpp).
 
  private:
-  template <class Grad1, class Grad2>
-  void run_backward(const Grad1& grad1, const Grad2& grad2, Accumulate mode, double scale, const double* upstream) {
-    if (!has_forward_) throw std::logic_error("kssim::MaskedSSIM: backward() called before forward()");
-    plan_.backward(exec_, x_, y_, m_, args_.gradient("grad1", grad1), args_.gradient("grad2", grad2), scale, upstream,
-                   mode == Accumulate::Yes);
+  void backward_arrays(const ExecutionSpace& exec, const Images& x, const Images& y, const Outputs& grad1,
+                       const Outputs& grad2, double scale, const double* upstream, bool accumulate) {
+    plan_.backward(exec, x, y, m_, grad1, grad2, scale, upstream, accumulate);
   }
 
-  ExecutionSpace exec_;
-  impl::TrainingArgs<ExecutionSpace, ValueType, Rank> args_;
   impl::MaskedPlan<ExecutionSpace, ValueType> plan_;
-  impl::InputArray<ValueType> x_, y_, m_;
-  bool has_forward_ = false;
+  Images m_;
 };
 
 }  // namespace kssim

@@ -22,11 +22,28 @@
 #include <kssim/impl/MsSsimPlan.hpp>
 #include <kssim/impl/HostValue.hpp>
 #include <kssim/impl/SliceMeans.hpp>
-#include <kssim/impl/TrainingArgs.hpp>
+#include <kssim/impl/TrainingObject.hpp>
 
 #include <Kokkos_Core.hpp>
 
 namespace kssim {
+namespace impl {
+
+// The plan of a one-call MS-SSIM function after its forward pass over (img1, img2); the options are
+// validated first.
+template <class ExecSpace, class View1, class View2>
+struct MsSsimCall {
+  ImagePair<ExecSpace, View1, View2> p;
+  MsSsimPlan<ExecSpace, typename ImagePair<ExecSpace, View1, View2>::T> plan;
+
+  MsSsimCall(const ExecSpace& exec, const View1& img1, const View2& img2, const MsSsimOptions& opts,
+             PartialPlanes wanted = {})
+      : p((validate(opts), img1), img2, opts.ssim), plan(exec, p.g, opts, wanted) {
+    plan.forward(exec, p.x, p.y);
+  }
+};
+
+}  // namespace impl
 
 // Mean MS-SSIM written into a rank-0 View, without synchronising the host.
 template <class ExecSpace, class View1, class View2, class MeanView>
@@ -34,11 +51,8 @@ template <class ExecSpace, class View1, class View2, class MeanView>
 void ms_ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const MeanView& mean,
              const MsSsimOptions& opts = {}) {
   check_result_view<ExecSpace, MeanView, 0>();
-  validate(opts);
-  impl::ImagePair<ExecSpace, View1, View2> p(img1, img2, opts.ssim);
-  impl::MsSsimPlan<ExecSpace, typename decltype(p)::T> plan(exec, p.g, opts, {});
-  plan.forward(exec, p.x, p.y);
-  impl::write_mean(exec, plan.mean(), 1.0, mean);
+  impl::MsSsimCall<ExecSpace, View1, View2> c(exec, img1, img2, opts);
+  impl::write_mean(exec, c.plan.mean(), 1.0, mean);
 }
 
 // Mean MS-SSIM over N and C, returned on the host (this synchronises `exec`).
@@ -54,12 +68,9 @@ template <class ExecSpace, class View1, class View2, class PerImageView>
 void ms_ssim_per_image(const ExecSpace& exec, const View1& img1, const View2& img2, const PerImageView& per_image,
                        const MsSsimOptions& opts = {}) {
   check_result_view<ExecSpace, PerImageView, 1>();
-  validate(opts);
-  impl::ImagePair<ExecSpace, View1, View2> p(img1, img2, opts.ssim);
-  impl::require_extents("per_image", per_image, std::array<int, 1>{p.g.n});
-  impl::MsSsimPlan<ExecSpace, typename decltype(p)::T> plan(exec, p.g, opts, {});
-  plan.forward(exec, p.x, p.y);
-  impl::write_per_image(exec, impl::SliceSums{plan.per_slice().data(), nullptr, 1.0, p.g.n, p.g.c}, per_image);
+  impl::require_extents("per_image", per_image, std::array<int, 1>{int(img1.extent(0))});
+  impl::MsSsimCall<ExecSpace, View1, View2> c(exec, img1, img2, opts);
+  impl::write_per_image(exec, impl::SliceSums{c.plan.per_slice().data(), nullptr, 1.0, c.p.g.n, c.p.g.c}, per_image);
 }
 
 // MS-SSIM of each (image, channel), into a View of extent (N, C).
@@ -67,12 +78,10 @@ template <class ExecSpace, class View1, class View2, class PerChannelView>
 void ms_ssim_per_channel(const ExecSpace& exec, const View1& img1, const View2& img2,
                          const PerChannelView& per_channel, const MsSsimOptions& opts = {}) {
   check_result_view<ExecSpace, PerChannelView, 2>();
-  validate(opts);
-  impl::ImagePair<ExecSpace, View1, View2> p(img1, img2, opts.ssim);
-  impl::require_extents("per_channel", per_channel, std::array<int, 2>{p.g.n, p.g.c});
-  impl::MsSsimPlan<ExecSpace, typename decltype(p)::T> plan(exec, p.g, opts, {});
-  plan.forward(exec, p.x, p.y);
-  impl::write_per_channel(exec, impl::SliceSums{plan.per_slice().data(), nullptr, 1.0, p.g.n, p.g.c}, per_channel);
+  impl::require_extents("per_channel", per_channel, std::array<int, 2>{int(img1.extent(0)), int(img1.extent(1))});
+  impl::MsSsimCall<ExecSpace, View1, View2> c(exec, img1, img2, opts);
+  impl::write_per_channel(exec, impl::SliceSums{c.plan.per_slice().data(), nullptr, 1.0, c.p.g.n, c.p.g.c},
+                          per_channel);
 }
 
 // Mean MS-SSIM (returned, synchronising) and its gradients with respect to img1 and img2. Pass {} or an
@@ -81,92 +90,52 @@ template <class ExecSpace, class View1, class View2, class Grad1 = impl::writabl
           class Grad2 = Grad1>
 double ms_ssim_grad(const ExecSpace& exec, const View1& img1, const View2& img2, const Grad1& grad1,
                     const Grad2& grad2 = {}, const MsSsimOptions& opts = {}) {
-  check_output_view<ExecSpace, Grad1>();
-  check_output_view<ExecSpace, Grad2>();
-  check_same_kind<View1, Grad1>();
-  check_same_kind<View1, Grad2>();
-  validate(opts);
-  impl::ImagePair<ExecSpace, View1, View2> p(img1, img2, opts.ssim);
-  using T = typename decltype(p)::T;
-  using Out = impl::OutputArray<T>;
-  const auto extents = impl::extents_of(img1);
-  impl::PartialPlanes wanted{!impl::is_empty_view(grad1), !impl::is_empty_view(grad2)};
-  if (wanted.image1) impl::require_extents("grad1", grad1, extents);
-  if (wanted.image2) impl::require_extents("grad2", grad2, extents);
-  impl::MsSsimPlan<ExecSpace, T> plan(exec, p.g, opts, wanted);
-  plan.forward(exec, p.x, p.y);
-  plan.backward(exec, p.x, p.y, wanted.image1 ? impl::as_rank5<Out>(grad1) : Out{},
-                wanted.image2 ? impl::as_rank5<Out>(grad2) : Out{}, 1.0, nullptr, false);
-  return impl::host_value(exec, plan.mean(), "kssim::ms_ssim_grad: wait for the mean");
+  impl::GradientArgs<ExecSpace, View1, Grad1, Grad2> g(img1, grad1, grad2);
+  impl::MsSsimCall<ExecSpace, View1, View2> c(exec, img1, img2, opts, g.wanted);
+  c.plan.backward(exec, c.p.x, c.p.y, g.g1, g.g2, 1.0, nullptr, false);
+  return impl::host_value(exec, c.plan.mean(), "kssim::ms_ssim_grad: wait for the mean");
 }
 
 // A reusable MS-SSIM loss for one image shape, for training loops: the constructor allocates every scale's
 // workspace; forward() and backward() then allocate nothing and never synchronise the host. The interface
 // is kssim::SSIM's (without the map: MS-SSIM has none). backward() uses the images of the last forward().
 template <class ExecutionSpace, class ValueType, int Rank = 4>
-class MSSSIM {
-  static_assert(Kokkos::is_execution_space_v<ExecutionSpace>, "kssim::MSSSIM: ExecutionSpace must be an execution space");
-  static_assert(std::is_same_v<ValueType, float> || std::is_same_v<ValueType, double>,
-                "kssim::MSSSIM: ValueType must be float or double");
-  static_assert(Rank == 4 || Rank == 5, "kssim::MSSSIM: Rank is 4 (N, C, H, W) or 5 (N, C, D, H, W)");
+class MSSSIM
+    : public impl::TrainingObject<MSSSIM<ExecutionSpace, ValueType, Rank>, ExecutionSpace, ValueType, Rank> {
+  using Shell = impl::TrainingObject<MSSSIM, ExecutionSpace, ValueType, Rank>;
+  friend Shell;
+  using typename Shell::Images;
+  using typename Shell::Outputs;
 
  public:
-  using execution_space = ExecutionSpace;
-  using memory_space = typename ExecutionSpace::memory_space;
-  using value_type = ValueType;
+  using typename Shell::memory_space;
 
   MSSSIM(const ExecutionSpace& exec, const std::array<int, Rank>& extents, const MsSsimOptions& opts = {},
          Gradients gradients = Gradients::Image1)
-      : exec_(exec),
-        args_{extents},
-        plan_(exec, impl::make_geometry<Rank>(extents, opts.ssim), opts,
-              impl::PartialPlanes{gradients == Gradients::Image1 || gradients == Gradients::Both,
-                                  gradients == Gradients::Image2 || gradients == Gradients::Both}) {}
-
-  const std::array<int, Rank>& extents() const { return args_.extents; }
+      : Shell("kssim::MSSSIM", exec, extents),
+        plan_(exec, impl::make_geometry<Rank>(extents, opts.ssim), opts, impl::planes_for(gradients)) {}
 
   // Computes the mean MS-SSIM into value(). No host synchronisation.
   template <class View1, class View2>
   void forward(const View1& img1, const View2& img2) {
-    args_.check_images(img1, img2);
-    x_ = impl::as_rank5<impl::InputArray<ValueType>>(img1);
-    y_ = impl::as_rank5<impl::InputArray<ValueType>>(img2);
-    plan_.forward(exec_, x_, y_);
-    has_forward_ = true;
+    this->run_forward(img1, img2, [&](const ExecutionSpace& exec, const auto& x, const auto& y) {
+      plan_.forward(exec, x, y);
+    });
   }
 
   // Mean MS-SSIM of the last forward(), on the device, and per (n, c) slice: (N * C) values, n-major.
   Kokkos::View<const double, memory_space> value() const { return plan_.mean(); }
   Kokkos::View<const double*, memory_space> per_channel_values() const { return plan_.per_slice(); }
-  // The mean, copied to the host (synchronises).
-  double value_on_host() const { return impl::host_value(exec_, plan_.mean(), "kssim::MSSSIM::value_on_host"); }
 
-  // Gradients of upstream * mean MS-SSIM with respect to the images of the last forward(); as SSIM::backward.
-  template <class Grad1, class Grad2 = impl::writable_like_t<Grad1>>
-    requires(Grad1::rank() != 0)
-  void backward(const Grad1& grad1, const Grad2& grad2 = {}, Accumulate mode = Accumulate::No,
-                double upstream = 1.0) {
-    run_backward(grad1, grad2, mode, upstream, nullptr);
-  }
-  template <class Grad1, class Grad2 = impl::writable_like_t<Grad1>>
-  void backward(const Kokkos::View<const double, memory_space>& upstream, const Grad1& grad1,
-                const Grad2& grad2 = {}, Accumulate mode = Accumulate::No) {
-    run_backward(grad1, grad2, mode, 1.0, upstream.data());
-  }
+  // backward(): gradients of upstream * mean MS-SSIM, as SSIM::backward (impl/TrainingObject.hpp).
 
  private:
-  template <class Grad1, class Grad2>
-  void run_backward(const Grad1& grad1, const Grad2& grad2, Accumulate mode, double scale, const double* upstream) {
-    if (!has_forward_) throw std::logic_error("kssim::MSSSIM: backward() called before forward()");
-    plan_.backward(exec_, x_, y_, args_.gradient("grad1", grad1), args_.gradient("grad2", grad2), scale, upstream,
-                   mode == Accumulate::Yes);
+  void backward_arrays(const ExecutionSpace& exec, const Images& x, const Images& y, const Outputs& grad1,
+                       const Outputs& grad2, double scale, const double* upstream, bool accumulate) {
+    plan_.backward(exec, x, y, grad1, grad2, scale, upstream, accumulate);
   }
 
-  ExecutionSpace exec_;
-  impl::TrainingArgs<ExecutionSpace, ValueType, Rank> args_;
   impl::MsSsimPlan<ExecutionSpace, ValueType> plan_;
-  impl::InputArray<ValueType> x_, y_;
-  bool has_forward_ = false;
 };
 
 }  // namespace kssim

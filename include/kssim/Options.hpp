@@ -21,6 +21,13 @@ enum class Schedule {
   Fused    // one kernel per pass (forward, backward) over tiles in team scratch: 2D images whose tile fits
 };
 
+// Which gradients a training object (SSIM.hpp and the objects like it) prepares for: each costs one more
+// plane of workspace and traffic.
+enum class Gradients { None, Image1, Image2, Both };
+
+// Whether a training object's backward() overwrites the gradient Views or adds to them (combined losses).
+enum class Accumulate { No, Yes };
+
 // How a mask (a weight per pixel in [0, 1]) enters masked SSIM (kssim/Masked.hpp).
 enum class MaskMode {
   Weights,    // the map's mean becomes its weighted mean, each map pixel weighted by the mask at its window's

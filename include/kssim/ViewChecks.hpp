@@ -100,6 +100,14 @@ constexpr void check_result_view() {
 namespace impl {
 
 template <class View>
+using value_type_of = std::remove_const_t<typename View::value_type>;
+
+// A writable View shaped like an image View: the default type of a gradient argument passed as {}.
+template <class View>
+using writable_like_t =
+    Kokkos::View<typename View::non_const_data_type, typename View::array_layout, typename View::memory_space>;
+
+template <class View>
 std::string extents_string(const View& v) {
   auto e = extents_of(v);
   return shape_string(e.data(), int(View::rank()));

@@ -1,5 +1,7 @@
 #pragma once
-// Byte-buffer helpers shared by the kssim io unit tests.
+// Byte-buffer and image helpers shared by the kssim io unit tests.
+
+#include "io/Image.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -44,6 +46,20 @@ inline std::vector<std::byte> png_chunk(std::string_view type, const std::vector
   out.insert(out.end(), typed.begin(), typed.end());
   put_be32(out, crc32(typed));
   return out;
+}
+
+// A w x h image whose sample i is (i * step + offset) mod (max_value + 1): a fixed pattern over the whole
+// range of the depth.
+inline Image patterned_image(int w, int h, int channels, int max_value, std::uint32_t step, std::uint32_t offset) {
+  Image im;
+  im.width = w;
+  im.height = h;
+  im.channels = channels;
+  im.max_value = max_value;
+  im.samples.resize(im.sample_count());
+  for (std::size_t i = 0; i < im.samples.size(); ++i)
+    im.samples[i] = std::uint16_t((i * step + offset) % (max_value + 1u));
+  return im;
 }
 
 }  // namespace kssim::io::test

@@ -16,14 +16,7 @@ using test::bytes_of;
 using test::png_chunk;
 
 Image make_image(int w, int h, int channels, int max_value) {
-  Image im;
-  im.width = w;
-  im.height = h;
-  im.channels = channels;
-  im.max_value = max_value;
-  im.samples.resize(im.sample_count());
-  for (std::size_t i = 0; i < im.samples.size(); ++i) im.samples[i] = std::uint16_t((i * 40503u + 17) % (max_value + 1u));
-  return im;
+  return test::patterned_image(w, h, channels, max_value, 40503u, 17u);
 }
 
 TEST(Png, RoundTripsEveryColorTypeAtBothDepths) {

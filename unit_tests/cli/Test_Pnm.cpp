@@ -12,14 +12,7 @@ namespace {
 using test::bytes_of;
 
 Image make_image(int w, int h, int channels, int max_value) {
-  Image im;
-  im.width = w;
-  im.height = h;
-  im.channels = channels;
-  im.max_value = max_value;
-  im.samples.resize(im.sample_count());
-  for (std::size_t i = 0; i < im.samples.size(); ++i) im.samples[i] = std::uint16_t((i * 7919u) % (max_value + 1u));
-  return im;
+  return test::patterned_image(w, h, channels, max_value, 7919u, 0u);
 }
 
 void expect_same(const Image& a, const Image& b) {

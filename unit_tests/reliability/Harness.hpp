@@ -283,12 +283,7 @@ RunResult run_case(const Case& cs, const std::vector<double>& x, const std::vect
     }
 
     using GView = typename Guarded<Exec, T, L, Rank>::View;
-    std::array<int, Rank> extents{};
-    extents[0] = s.n;
-    extents[1] = s.c;
-    if constexpr (Rank == 5) extents[2] = s.d;
-    extents[Rank - 2] = s.h;
-    extents[Rank - 1] = s.w;
+    const std::array<int, Rank> extents = kssim_test::object_extents<Rank>(s);
 
     if (cs.api == Api::SingleGrad) {
       auto g1 = make_guarded<Exec, T, L, Rank>("g1", s);

@@ -77,12 +77,7 @@ Results run_all(const Exec& exec, const Shape& s, const std::vector<double>& x, 
   r.grad1 = from_view(g1, s);
   r.grad2 = from_view(g2, s);
 
-  std::array<int, Rank> extents{};
-  extents[0] = s.n;
-  extents[1] = s.c;
-  if constexpr (Rank == 5) extents[2] = s.d;
-  extents[Rank - 2] = s.h;
-  extents[Rank - 1] = s.w;
+  const std::array<int, Rank> extents = object_extents<Rank>(s);
   kssim::SSIM<Exec, T, Rank> loss(exec, extents, opts, kssim::Gradients::Both);
   loss.forward(a, b);
   loss.backward(g1, g2, kssim::Accumulate::No, -0.5);

@@ -195,12 +195,7 @@ void check_scenario(const Scenario& sc) {
   }
 
   // The training object agrees.
-  std::array<int, Rank> extents{};
-  extents[0] = s.n;
-  extents[1] = s.c;
-  if constexpr (Rank == 5) extents[2] = s.d;
-  extents[Rank - 2] = s.h;
-  extents[Rank - 1] = s.w;
+  const std::array<int, Rank> extents = object_extents<Rank>(s);
   kssim::SSIM<Exec, T, Rank> loss(exec, extents, opts);
   loss.forward(a, b);
   EXPECT_TRUE(std::isnan(loss.value_on_host()));
