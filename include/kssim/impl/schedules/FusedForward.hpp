@@ -201,23 +201,28 @@ struct FusedForward {
   }
 
   // Moment rows rows .. rows + halo - 1 of the tile just done become rows 0 .. halo - 1 of the next. On GPUs
-  // four elements per lane (128-bit scratch accesses; the rows hold whole, aligned chunks), with the
-  // compile-time tap count's constant divisors.
+  // one flat range, four elements per lane (128-bit scratch accesses; the rows hold whole, aligned chunks),
+  // with the compile-time tap count's constant divisors; on hosts row by row (no index arithmetic per
+  // element: with it the copy cost more than the row blur it saves, 2 cores).
   template <int Taps>
   KOKKOS_INLINE_FUNCTION void carry_halo_rows(const Team& team, const Scratch& moments) const {
     const int halo = tap_count<Taps>(window) - 1;
-    constexpr int pitch = RowScratch<ExecSpace, T>::pitch(cols), step = Tile::gpu && pitch % 4 == 0 ? 4 : 1;
-    constexpr int groups = pitch / step;
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, moment_planes * halo * groups), [&](int e) {
-      const int p = e / (halo * groups), i = e / groups % halo, j = e % groups * step;
-      if constexpr (step == 4) {
+    constexpr int pitch = RowScratch<ExecSpace, T>::pitch(cols);
+    if constexpr (Tile::gpu && pitch % 4 == 0) {
+      constexpr int quads = pitch / 4;
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, moment_planes * halo * quads), [&](int e) {
+        const int p = e / (halo * quads), i = e / quads % halo, j = e % quads * 4;
         T v[4];
         load_quads(&moments(p, rows + i, j), v);
         store_quads(&moments(p, i, j), v);
-      } else {
-        moments(p, i, j) = moments(p, rows + i, j);
-      }
-    });
+      });
+    } else {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, moment_planes * halo), [&](int r) {
+        const T* from = &moments(r / halo, rows + r % halo, 0);
+        T* to = &moments(r / halo, r % halo, 0);
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, pitch), [&](int j) { to[j] = from[j]; });
+      });
+    }
   }
 
   // The sum of |x - y| over the input pixels a tile owns (owned_end), raw, just after staging read them
