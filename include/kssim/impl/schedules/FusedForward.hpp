@@ -1,16 +1,20 @@
 #pragma once
 // The fused forward schedule for images (2D): the whole forward pass in one TeamPolicy kernel, tile by
-// tile in team scratch. A team owns Rows x Cols map pixels of one (n, c) slice and
+// tile in team scratch. A team owns a chain of `chain` tiles of Rows x Cols map pixels down one column of
+// tiles of one (n, c) slice (fused_forward_chain below) and, for each tile,
 //   1. stages both images over its tile plus the window's halo, recentred (Recentring.hpp);
-//   2. runs the row blur over all Rows + window - 1 staged rows into four moment planes in scratch
-//      (row_moments, LocalMoments.hpp: the row-blur stage's arithmetic);
+//   2. runs the row blur over all Rows + window - 1 staged rows into four moment planes in scratch, in the
+//      SumDifference form (row_moments, LocalMoments.hpp: the row-blur stage's arithmetic); after the
+//      first tile of a chain, the window - 1 halo rows come from the previous tile (copied down in
+//      scratch), so only Rows rows are staged and row-blurred;
 //   3. runs the column blur of those planes (combine_axis_tile: the column-blur stage's arithmetic) and the
 //      map formula (MapBlock.hpp), and writes only what leaves the tile: one partial sum of the map per
 //      team, the map's partial derivatives when gradients are wanted, the map when asked;
 //   and for the fused L1 + SSIM loss, one sum of |x - y| over the pixels the team owns (L1Term.hpp).
 // Bytes per map pixel (float, valid, DRAM): 8 in (halo re-reads hit the caches), 0 out for the mean alone,
 // 12-16 out with the partial derivatives. The stage schedule moves the four row planes out and back in on
-// top: 32 bytes more. The price is the row blur over the halo rows: (Rows + window - 1) / Rows of it.
+// top: 32 bytes more. The price is the row blur over the halo rows: (chain Rows + window - 1) / (chain Rows)
+// of it.
 // Images of a 16-bit storage type S are converted to the compute type T as they are staged (on GPUs four
 // pixels per load, Packed16.hpp), the map is rounded to its type O as it is stored (Storage.hpp).
 
