@@ -5,13 +5,15 @@
 
 #include <kssim/kssim.hpp>
 
-// MACRO(ExecSpace, T) for every enabled backend.
-#if defined(KOKKOS_ENABLE_SERIAL)
+#include "TestBackends.hpp"
+
+// MACRO(ExecSpace, T) for every backend the tests run (TestBackends.hpp).
+#if KSSIM_TEST_WITH_SERIAL
 #define KSSIM_TEST_SERIAL(MACRO, T) MACRO(Kokkos::Serial, T)
 #else
 #define KSSIM_TEST_SERIAL(MACRO, T)
 #endif
-#if defined(KOKKOS_ENABLE_OPENMP)
+#if KSSIM_TEST_WITH_OPENMP
 #define KSSIM_TEST_OPENMP(MACRO, T) MACRO(Kokkos::OpenMP, T)
 #else
 #define KSSIM_TEST_OPENMP(MACRO, T)

@@ -41,13 +41,13 @@ struct Concat<::testing::Types<A...>, ::testing::Types<B...>, Rest...> {
   using type = typename Concat<::testing::Types<A..., B...>, Rest...>::type;
 };
 
-// One list of every enabled backend, each backend contributing ListFor<ExecSpace>.
+// One list of every backend the tests run (TestBackends.hpp), each contributing ListFor<ExecSpace>.
 template <template <class> class ListFor>
 using EveryBackend = typename Concat<
-#if defined(KOKKOS_ENABLE_SERIAL)
+#if KSSIM_TEST_WITH_SERIAL
     ListFor<Kokkos::Serial>,
 #endif
-#if defined(KOKKOS_ENABLE_OPENMP)
+#if KSSIM_TEST_WITH_OPENMP
     ListFor<Kokkos::OpenMP>,
 #endif
 #if defined(KOKKOS_ENABLE_CUDA)
