@@ -22,9 +22,19 @@
   extern template class kssim::impl::MaskedPlan<ExecSpace, T>;                                               \
   extern template void kssim::impl::run_self_check<ExecSpace, T>(const ExecSpace&, kssim::impl::SelfCheckFault);
 
-#define KSSIM_INSTANTIATE(ExecSpace, T)                                                    \
-  template class kssim::impl::Plan<ExecSpace, T>;                                          \
-  template class kssim::impl::Plan<ExecSpace, T, kssim::impl::ContrastStructureTerm>;      \
-  template class kssim::impl::MsSsimPlan<ExecSpace, T>;                                    \
-  template class kssim::impl::MaskedPlan<ExecSpace, T>;                                    \
+#define KSSIM_INSTANTIATE(ExecSpace, T) \
+  KSSIM_INSTANTIATE_SSIM(ExecSpace, T)         \
+  KSSIM_INSTANTIATE_MS_SSIM(ExecSpace, T)      \
+  KSSIM_INSTANTIATE_MASKED(ExecSpace, T)       \
+  KSSIM_INSTANTIATE_SELF_CHECK(ExecSpace, T)
+
+// The same in parts, for builds that spread the kernels over more translation units (several compiler
+// processes at once: unit_tests/CMakeLists.txt, KSSIM_SPLIT_KERNEL_INSTANCES). Together they are
+// KSSIM_INSTANTIATE.
+#define KSSIM_INSTANTIATE_SSIM(ExecSpace, T) template class kssim::impl::Plan<ExecSpace, T>;
+#define KSSIM_INSTANTIATE_MS_SSIM(ExecSpace, T)                                       \
+  template class kssim::impl::Plan<ExecSpace, T, kssim::impl::ContrastStructureTerm>; \
+  template class kssim::impl::MsSsimPlan<ExecSpace, T>;
+#define KSSIM_INSTANTIATE_MASKED(ExecSpace, T) template class kssim::impl::MaskedPlan<ExecSpace, T>;
+#define KSSIM_INSTANTIATE_SELF_CHECK(ExecSpace, T) \
   template void kssim::impl::run_self_check<ExecSpace, T>(const ExecSpace&, kssim::impl::SelfCheckFault);
