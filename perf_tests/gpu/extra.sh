@@ -3,9 +3,10 @@
 #   peers/                     fused-ssim's and pytorch-msssim's own suites against kssim (peer_suites.sh)
 #   host_profile_caller        torch_host_profile.py: the binding's host time per layer
 #   training_steps             time_training_step.py: a 3DGS training step, kssim against fused-ssim
-#   chain_<n>.json             the fused schedule's fwd and fwd+bwd with KSSIM_TUNE_FUSED_FORWARD_CHAIN=n
-#                              (n = 1, 2, 4, 8 tiles per forward team; the router's rule is in
-#                              schedules/FusedForward.hpp, fused_forward_chain)
+#   chain_<n>.json             with KSSIM_GPU_EXTRA_SWEEPS=1: the fused schedule's fwd and fwd+bwd with
+#                              KSSIM_TUNE_FUSED_FORWARD_CHAIN=n (n = 1, 2, 4, 8 tiles per forward team; the
+#                              router's rule is in schedules/FusedForward.hpp, fused_forward_chain), and
+#                              stages_fwd.json (the stage schedule's forward)
 #   ncu/                       ncu_counts.sh: Nsight Compute's counts of kssim's fused kernels and fused-ssim's
 #                              (needs a machine where ncu reads the counters)
 # Each writes OUT/<name>.txt (and its JSON/CSV); OUT/extra_steps.csv has name,exit status,seconds.
@@ -23,14 +24,17 @@ step() {  # step NAME COMMAND...
   echo "$name,$rc,$((SECONDS - t0))" >> "$out/extra_steps.csv"
   echo "-- $name: exit $rc in $((SECONDS - t0)) s"; tail -3 "$out/$name.txt"
 }
-for chain in 1 2 4 8; do
-  step "chain_$chain" env KSSIM_TUNE_FUSED_FORWARD_CHAIN=$chain "$KSSIM_GPU_BUILD/bin/kssim_perf_tests" \
-    --benchmark_filter='^ssim2d@fused/(fwd|fwd\+bwd)/float/(valid|same)/.*/Cuda/' --benchmark_min_time=0.2s \
-    --benchmark_out="$out/chain_$chain.json" --benchmark_out_format=json
-done
-step stages_fwd "$KSSIM_GPU_BUILD/bin/kssim_perf_tests" \
-  --benchmark_filter='^ssim2d@stages/fwd/float/(valid|same)/.*/Cuda/' --benchmark_min_time=0.2s \
-  --benchmark_out="$out/stages_fwd.json" --benchmark_out_format=json
+# The router's sweeps (1 min; their results are in RESULTS.md): with KSSIM_GPU_EXTRA_SWEEPS=1 only.
+if [ "${KSSIM_GPU_EXTRA_SWEEPS:-0}" = 1 ]; then
+  for chain in 1 2 4 8; do
+    step "chain_$chain" env KSSIM_TUNE_FUSED_FORWARD_CHAIN=$chain "$KSSIM_GPU_BUILD/bin/kssim_perf_tests" \
+      --benchmark_filter='^ssim2d@fused/(fwd|fwd\+bwd)/float/(valid|same)/.*/Cuda/' --benchmark_min_time=0.2s \
+      --benchmark_out="$out/chain_$chain.json" --benchmark_out_format=json
+  done
+  step stages_fwd "$KSSIM_GPU_BUILD/bin/kssim_perf_tests" \
+    --benchmark_filter='^ssim2d@stages/fwd/float/(valid|same)/.*/Cuda/' --benchmark_min_time=0.2s \
+    --benchmark_out="$out/stages_fwd.json" --benchmark_out_format=json
+fi
 if command -v ncu > /dev/null; then
   step ncu_counts perf_tests/gpu/ncu_counts.sh "$KSSIM_GPU_BUILD/bin" "$out/ncu"
 fi
