@@ -64,11 +64,13 @@ struct FusedBackward {
     const int nc = rank / per_image, iy0 = rank % per_image / tiles_x * rows, ix0 = rank % tiles_x * cols;
     // The adjoint of the forward correlation's offsets g.pad_h, g.pad_w.
     const int offset_h = window.size - 1 - g.pad_h, offset_w = window.size - 1 - g.pad_w;
-    const int w = width(window.size), halo_rows = rows + window.size - 1;
+    // With a compile-time tap count the width is a constant too: the flat indices below divide by constants.
+    constexpr int fixed_w = Taps > 0 ? RowScratch<ExecSpace, T>::pitch(cols + Taps - 1) : 0;
+    const int w = fixed_w > 0 ? fixed_w : width(window.size), halo_rows = rows + window.size - 1;
     const Scratch staged = RowScratch<ExecSpace, T>::allocate(team, K, halo_rows, w);
     const Scratch column = RowScratch<ExecSpace, T>::allocate(team, K, rows, w);
 
-    stage_partials(team, staged, nc, iy0 - offset_h, ix0 - offset_w);
+    stage_partials<fixed_w>(team, staged, nc, iy0 - offset_h, ix0 - offset_w);
     team.team_barrier();
 
     // Adjoint column pass: every staged column, col_rows x col_chunk outputs per thread and lane.
@@ -153,9 +155,34 @@ struct FusedBackward {
   KOKKOS_INLINE_FUNCTION T l1_factor() const { return T(l1_scale * (upstream ? *upstream : 1.0)); }
 
   // staged(k, i, j) = partial plane k at map row my0 + i, column mx0 + j of slice nc; 0 outside the map.
+  // FixedWidth: the staged rows' width when it is a compile-time constant (else 0).
+  template <int FixedWidth>
   KOKKOS_INLINE_FUNCTION void stage_partials(const Team& team, const Scratch& staged, int nc, int my0, int mx0) const {
-    const int halo_rows = int(staged.extent(1)), w = int(staged.extent(2));
-    if constexpr (Tile::gpu) {
+    const int halo_rows = int(staged.extent(1)), w = FixedWidth > 0 ? FixedWidth : int(staged.extent(2));
+    if constexpr (Tile::gpu && row_chunk % 4 == 0) {
+      // Four consecutive pixels of every plane per lane: the row's address arithmetic once for 4K loads
+      // issued together, then K 128-bit scratch stores (the rows hold whole, aligned chunks). The element loop
+      // below cost a division by the width, 64-bit index arithmetic and K scalar stores per staged pixel.
+      const int quads = w / 4;
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, halo_rows * quads), [&](int e) {
+        const int i = e / quads, j = e % quads * 4, my = my0 + i, mx = mx0 + j;
+        T v[K][4];
+        for (int k = 0; k < K; ++k)
+          for (int u = 0; u < 4; ++u) v[k][u] = T(0);
+        if (unsigned(my) < unsigned(g.oh)) {
+          const std::size_t row = (std::size_t(nc) * g.oh + my) * g.row_pitch;
+          if (mx >= 0 && mx + 4 <= g.ow) {
+            for (int k = 0; k < K; ++k)
+              for (int u = 0; u < 4; ++u) v[k][u] = partials(k, row + mx + u);
+          } else {  // the map's edges
+            for (int k = 0; k < K; ++k)
+              for (int u = 0; u < 4; ++u)
+                if (unsigned(mx + u) < unsigned(g.ow)) v[k][u] = partials(k, row + mx + u);
+          }
+        }
+        for (int k = 0; k < K; ++k) store_quads(&staged(k, i, j), v[k]);
+      });
+    } else if constexpr (Tile::gpu) {
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, halo_rows * w), [&](int e) {
         const int i = e / w, j = e % w, my = my0 + i, mx = mx0 + j;
         const bool inside = unsigned(my) < unsigned(g.oh) && unsigned(mx) < unsigned(g.ow);
