@@ -1,4 +1,4 @@
-// The schedules and the router (include/kssim/impl/Router.hpp): every schedule against the float64
+// The schedules and the router (include/kssim/impl/schedules/Router.hpp): every schedule against the float64
 // reference on images of several tiles in both directions with ragged edges (the other tests' images fit
 // in one host tile), the router's choices, and forced schedules it cannot honour.
 #include "SSIMChecks.hpp"

@@ -1,11 +1,11 @@
-// Problems split into pieces (include/kssim/impl/Slabs.hpp): groups of images, groups of channels, and
+// Problems split into pieces (include/kssim/impl/ssim/Slabs.hpp): groups of images, groups of channels, and
 // slabs along the outermost spatial axis (D for volumes, H for images), forced by small workspace budgets.
 // Every output against the float64 reference, with every schedule; against the unsplit problem (groups of
 // slices: bitwise; slabs: to rounding); the training object with its recomputed backward, Accumulate::Yes
 // and a device upstream factor; and budgets too small for one row.
 #include "SSIMChecks.hpp"
 
-#include <kssim/impl/Slabs.hpp>
+#include <kssim/impl/ssim/Slabs.hpp>
 
 using namespace kssim_test;
 

@@ -67,7 +67,7 @@ TYPED_TEST(Training, StepsAllocateNothingAndNeverSynchronise) {
                                                                   [&](auto& loss) { loss.forward(a, b); });
 }
 
-// The one-call functions keep their workspace between calls of one shape (impl/PlanCache.hpp): after the
+// The one-call functions keep their workspace between calls of one shape (impl/ssim/PlanCache.hpp): after the
 // first call, a loop of them allocates nothing, and the device-result form does not synchronise.
 TYPED_TEST(Training, OneCallFunctionsReuseTheirWorkspace) {
   using C = TypeParam;

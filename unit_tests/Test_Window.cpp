@@ -4,7 +4,7 @@
 #include "SSIMChecks.hpp"
 
 #include <kssim/Masked.hpp>
-#include <kssim/impl/GaussianWindow.hpp>
+#include <kssim/impl/core/GaussianWindow.hpp>
 
 #include <cstring>
 

@@ -159,7 +159,7 @@ ImageView<C, Rank> to_view(const std::string& label, const Shape& s, const std::
 }
 
 // A rank-0 device View holding `value` (an upstream factor), staged through a host View: Kokkos'
-// deep_copy(view, value) runs its fill kernel, which holds a View (include/kssim/impl/KernelArrays.hpp
+// deep_copy(view, value) runs its fill kernel, which holds a View (include/kssim/impl/core/KernelArrays.hpp
 // explains the hazard; under Kokkos develop's mdspan View on CUDA it left the value 0 or wrote out of bounds).
 template <class C>
 Kokkos::View<double, typename C::memory_space> device_scalar(double value) {

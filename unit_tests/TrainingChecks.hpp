@@ -15,7 +15,7 @@
 
 #include "TestingUtilities.hpp"
 
-#include <kssim/impl/Launch.hpp>
+#include <kssim/impl/core/Launch.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>

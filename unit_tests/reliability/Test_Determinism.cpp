@@ -1,4 +1,4 @@
-// Determinism: kssim uses no atomics and reduces the mean in a fixed order (impl/Reduction.hpp), so the same
+// Determinism: kssim uses no atomics and reduces the mean in a fixed order (impl/stages/Reduction.hpp), so the same
 // inputs give bitwise-identical results run after run, whatever the OpenMP thread count and the image
 // layout. The team size (Options::team_size) changes only the order of the per-team partial sums, so it
 // may change the last bits of the means but never the map or the gradients.
