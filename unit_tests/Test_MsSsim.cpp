@@ -213,12 +213,11 @@ TYPED_TEST(MsSsim, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
   ReferenceOptions ro;
   ro.window = 3;
   const auto opts = ms_options(ro, default_weights);
-  const auto x = random_image(s, 360);
-  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 361, 0.1));
+  const auto in = noisy_views<C>(s, 360, 0.1);
   typename C::execution_space exec;
   const auto make = ms_ssim_object<C>(s, opts);
-  const auto forward = [&](auto& loss) { loss.forward(a, b); };
-  const auto one_call = [&](const auto& g1, const auto& g2) { return kssim::ms_ssim_grad(exec, a, b, g1, g2, opts); };
+  const auto forward = [&](auto& loss) { loss.forward(in.a, in.b); };
+  const auto one_call = [&](const auto& g1, const auto& g2) { return kssim::ms_ssim_grad(exec, in.a, in.b, g1, g2, opts); };
   expect_training_object_matches_one_call_function<C>(s, make, forward, one_call);
   expect_accumulates_with_host_and_device_factors<C>(s, make, forward, one_call, 362);
 }
@@ -228,10 +227,9 @@ TYPED_TEST(MsSsim, TrainingStepsAllocateNothingAndNeverSynchronise) {
   const Shape s{2, 3, 1, 40, 44};
   ReferenceOptions ro;
   ro.window = 3;
-  const auto x = random_image(s, 370);
-  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 371, 0.1));
+  const auto in = noisy_views<C>(s, 370, 0.1);
   expect_training_steps_allocate_nothing_and_never_synchronise<C>(
-      s, ms_ssim_object<C>(s, ms_options(ro, default_weights)), [&](auto& loss) { loss.forward(a, b); });
+      s, ms_ssim_object<C>(s, ms_options(ro, default_weights)), [&](auto& loss) { loss.forward(in.a, in.b); });
 }
 
 TYPED_TEST(MsSsim, RejectsBadInputWithInvalidArgument) {

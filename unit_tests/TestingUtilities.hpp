@@ -158,6 +158,34 @@ ImageView<C, Rank> to_view(const std::string& label, const Shape& s, const std::
   return v;
 }
 
+// The inputs most tests take: a random image x (seed) and a noisy copy y of it (seed + 1, amplitude), and
+// their Views a and b.
+template <class C, int Rank = 4>
+struct ImagePair {
+  std::vector<double> x, y;
+  ImageView<C, Rank> a, b;
+};
+
+template <class C, int Rank = 4>
+ImagePair<C, Rank> noisy_views(const Shape& s, unsigned seed, double amplitude) {
+  ImagePair<C, Rank> p{random_image(s, seed), {}, {}, {}};
+  p.y = noisy_copy(p.x, seed + 1, amplitude);
+  p.a = to_view<C, Rank>("a", s, p.x);
+  p.b = to_view<C, Rank>("b", s, p.y);
+  return p;
+}
+
+// The same, with x and y as stored in T (y the noisy copy of the stored x), for the float64 reference.
+template <class C, int Rank = 4>
+ImagePair<C, Rank> rounded_noisy_views(const Shape& s, unsigned seed, double amplitude) {
+  using T = typename C::value_type;
+  ImagePair<C, Rank> p{rounded<T>(random_image(s, seed)), {}, {}, {}};
+  p.y = rounded<T>(noisy_copy(p.x, seed + 1, amplitude));
+  p.a = to_view<C, Rank>("a", s, p.x);
+  p.b = to_view<C, Rank>("b", s, p.y);
+  return p;
+}
+
 // A rank-0 device View holding `value` (an upstream factor), staged through a host View: Kokkos'
 // deep_copy(view, value) runs its fill kernel, which holds a View (include/kssim/impl/core/KernelArrays.hpp
 // explains the hazard; under Kokkos develop's mdspan View on CUDA it left the value 0 or wrote out of bounds).
