@@ -27,6 +27,17 @@ struct ReferenceOptions {
   bool float32_window = false;
 };
 
+// The shape of the map of images of shape s: the same, or smaller by the window less one along each
+// spatial axis (valid padding).
+inline Shape reference_map_shape(const Shape& s, const ReferenceOptions& o) {
+  const int shrink = o.same ? 0 : o.window - 1;
+  Shape m = s;
+  m.d = s.volumetric ? s.d - shrink : 1;
+  m.h = s.h - shrink;
+  m.w = s.w - shrink;
+  return m;
+}
+
 struct ReferenceResult {
   Shape map_shape;
   std::vector<double> map;         // (N, C, Do, Ho, Wo)
@@ -78,10 +89,7 @@ inline ReferenceResult reference_ssim(const Shape& s, const std::vector<double>&
     deficit = 1 - window_sum;
   }
   ReferenceResult r;
-  Shape m = s;
-  m.d = s.volumetric ? (o.same ? s.d : s.d - w + 1) : 1;
-  m.h = o.same ? s.h : s.h - w + 1;
-  m.w = o.same ? s.w : s.w - w + 1;
+  const Shape m = reference_map_shape(s, o);
   r.map_shape = m;
   r.map.assign(m.size(), 0);
   r.per_image.assign(s.n, 0);

@@ -6,11 +6,10 @@
 namespace kssim_test {
 
 template <class C, int Rank>
-void expect_forward_outputs(const Shape& s, const ReferenceResult& ref, const std::vector<double>& xr,
-                            const std::vector<double>& yr, const kssim::Options& opts) {
+void expect_forward_outputs(const Shape& s, const ReferenceResult& ref, const ImageView<C, Rank>& a,
+                            const ImageView<C, Rank>& b, const kssim::Options& opts) {
   using T = typename C::value_type;
   typename C::execution_space exec;
-  const auto a = to_view<C, Rank>("a", s, xr), b = to_view<C, Rank>("b", s, yr);
 
   const double mean = kssim::ssim(exec, a, b, opts);
   EXPECT_NEAR(mean, ref.mean, value_tolerance<T>());
@@ -37,18 +36,19 @@ void expect_forward_outputs(const Shape& s, const ReferenceResult& ref, const st
     for (int c = 0; c < s.c; ++c) EXPECT_NEAR(pc(n, c), ref.per_channel[std::size_t(n) * s.c + c], 1e-6);
 }
 
-// The float64 reference for x and y as stored in T (with gradients or not), then check(s, ref, xr, yr, opts) on
-// every schedule the router can pick for the problem.
+// The float64 reference for x and y as stored in T (with gradients or not), then check(s, ref, a, b, opts) with
+// their Views on every schedule the router can pick for the problem.
 template <class C, int Rank, class Check>
 void expect_on_every_schedule(const Shape& s, const ReferenceOptions& ro, const std::vector<double>& x,
                               const std::vector<double>& y, kssim::Options opts, bool gradients, const Check& check) {
   SCOPED_TRACE(describe(s, ro));
   const auto xr = rounded<typename C::value_type>(x), yr = rounded<typename C::value_type>(y);
   const ReferenceResult ref = reference_ssim(s, xr, yr, ro, gradients);
+  const auto a = to_view<C, Rank>("a", s, xr), b = to_view<C, Rank>("b", s, yr);
   for (kssim::Schedule schedule : schedules_for<C, Rank>(opts)) {
     opts.schedule = schedule;
     SCOPED_TRACE(std::string("schedule ") + kssim::to_string(schedule));
-    check(s, ref, xr, yr, opts);
+    check(s, ref, a, b, opts);
   }
 }
 
@@ -59,11 +59,10 @@ void expect_forward_matches_reference(const Shape& s, const ReferenceOptions& ro
 }
 
 template <class C, int Rank>
-void expect_gradient_outputs(const Shape& s, const ReferenceResult& ref, const std::vector<double>& xr,
-                             const std::vector<double>& yr, const kssim::Options& opts) {
+void expect_gradient_outputs(const Shape& s, const ReferenceResult& ref, const ImageView<C, Rank>& a,
+                             const ImageView<C, Rank>& b, const kssim::Options& opts) {
   using T = typename C::value_type;
   typename C::execution_space exec;
-  const auto a = to_view<C, Rank>("a", s, xr), b = to_view<C, Rank>("b", s, yr);
   auto g1 = make_view<C, Rank>("g1", s);
   auto g2 = make_view<C, Rank>("g2", s);
 

@@ -199,6 +199,22 @@ inline double reference_cost(const Shape& s, const ReferenceOptions& o) {
   return 3.0 * s.n * s.c * od * oh * ow * taps;
 }
 
+// A case of a fixed list (edge or stability): its index is its place in the list, and the API it goes through
+// turns with the index.
+inline void append_listed_case(std::vector<Case>& cases, const char* mode, std::string name, const Shape& s,
+                               const ReferenceOptions& o, std::function<Data(const Shape&)> data, double grad_floor) {
+  Case c;
+  c.mode = mode;
+  c.index = int(cases.size());
+  c.name = std::move(name);
+  c.shape = s;
+  c.ro = o;
+  c.api = Api(c.index % api_count);
+  c.data = std::move(data);
+  c.grad_floor = grad_floor;
+  cases.push_back(std::move(c));
+}
+
 // ------------------------------------------------------------------------------------------------------
 // Edge cases: a fixed list.
 
@@ -207,16 +223,8 @@ inline std::vector<Case> edge_cases() {
   std::uint64_t seed = 1000;
   auto add = [&](std::string name, Shape s, ReferenceOptions o, std::function<Data(const Shape&)> data = {},
                  double grad_floor = 0) {
-    Case c;
-    c.mode = "edge";
-    c.index = int(cases.size());
-    c.name = std::move(name);
-    c.shape = s;
-    c.ro = o;
-    c.api = Api(c.index % api_count);
-    c.data = data ? data : noisy_pair(++seed, 0, o.data_range, 0.1);
-    c.grad_floor = grad_floor;
-    cases.push_back(std::move(c));
+    if (!data) data = noisy_pair(++seed, 0, o.data_range, 0.1);
+    append_listed_case(cases, "edge", std::move(name), s, o, std::move(data), grad_floor);
   };
 
 
@@ -444,16 +452,7 @@ inline std::vector<Case> stability_cases() {
   std::uint64_t seed = 5000;
   auto add = [&](std::string name, Shape s, ReferenceOptions o, std::function<Data(const Shape&)> data,
                  double grad_floor = 0) {
-    Case c;
-    c.mode = "stability";
-    c.index = int(cases.size());
-    c.name = std::move(name);
-    c.shape = s;
-    c.ro = o;
-    c.api = Api(c.index % api_count);
-    c.data = std::move(data);
-    c.grad_floor = grad_floor;
-    cases.push_back(std::move(c));
+    append_listed_case(cases, "stability", std::move(name), s, o, std::move(data), grad_floor);
   };
   auto known_limit = [&](double float_slack, std::string why) {
     cases.back().float_slack = float_slack;
