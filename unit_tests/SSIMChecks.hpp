@@ -91,8 +91,7 @@ void expect_gradients_match_reference(const Shape& s, const ReferenceOptions& ro
 template <class C, int Rank>
 void expect_noisy_pair_matches_reference(const Shape& s, const ReferenceOptions& ro, unsigned& seed, double amplitude,
                                          double hi = 1) {
-  const auto x = random_image(s, seed++, 0, hi);
-  const auto y = noisy_copy(x, seed++, amplitude);
+  const auto [x, y] = next_noisy_pair(s, seed, hi, amplitude);
   expect_forward_matches_reference<C, Rank>(s, ro, x, y, to_options(ro));
   expect_gradients_match_reference<C, Rank>(s, ro, x, y, to_options(ro));
 }

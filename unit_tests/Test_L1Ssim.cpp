@@ -95,8 +95,8 @@ TYPED_TEST(L1Ssim, MatchesReferenceForImages) {
   unsigned seed = 700;
   for (const Case& c : cases) {
     const ReferenceOptions ro{.window = c.window, .data_range = c.range, .same = c.same};
-    const auto x = random_image(c.s, seed++, 0, c.range);
-    expect_loss_matches_reference<TypeParam, 4>(c.s, ro, c.weight, x, noisy_copy(x, seed++, 0.1 * c.range));
+    const auto [x, y] = next_noisy_pair(c.s, seed, c.range, 0.1 * c.range);
+    expect_loss_matches_reference<TypeParam, 4>(c.s, ro, c.weight, x, y);
   }
 }
 

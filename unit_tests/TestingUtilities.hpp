@@ -13,6 +13,7 @@
 #include <cmath>
 #include <random>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace kssim_test {
@@ -108,6 +109,14 @@ inline std::vector<double> noisy_copy(const std::vector<double>& x, unsigned see
   std::vector<double> y(x);
   for (double& v : y) v += nd(rng);
   return y;
+}
+
+// A random image in [0, range) (seed) and a noisy copy of it (seed + 1, amplitude); seed moves on by 2.
+inline std::pair<std::vector<double>, std::vector<double>> next_noisy_pair(const Shape& s, unsigned& seed,
+                                                                           double range, double amplitude) {
+  auto x = random_image(s, seed++, 0, range);
+  auto y = noisy_copy(x, seed++, amplitude);
+  return {std::move(x), std::move(y)};
 }
 
 // Values as stored in T and read back, so the reference sees exactly what the library sees.
