@@ -18,6 +18,16 @@ struct Shape {
   }
 };
 
+// f(n, c, d, h, w) for every pixel of images of shape s, in memory order.
+template <class F>
+void for_each_pixel(const Shape& s, const F& f) {
+  for (int n = 0; n < s.n; ++n)
+    for (int c = 0; c < s.c; ++c)
+      for (int d = 0; d < s.d; ++d)
+        for (int h = 0; h < s.h; ++h)
+          for (int w = 0; w < s.w; ++w) f(n, c, d, h, w);
+}
+
 struct ReferenceOptions {
   int window = 11;
   double sigma = 1.5, k1 = 0.01, k2 = 0.03, data_range = 1.0;

@@ -152,17 +152,13 @@ template <class C, int Rank = 4>
 ImageView<C, Rank> to_view(const std::string& label, const Shape& s, const std::vector<double>& data) {
   auto v = make_view<C, Rank>(label, s);
   auto h = Kokkos::create_mirror_view(v);
-  for (int n = 0; n < s.n; ++n)
-    for (int c = 0; c < s.c; ++c)
-      for (int d = 0; d < s.d; ++d)
-        for (int i = 0; i < s.h; ++i)
-          for (int j = 0; j < s.w; ++j) {
-            const auto value = typename C::value_type(data[s.index(n, c, d, i, j)]);
-            if constexpr (Rank == 4)
-              h(n, c, i, j) = value;
-            else
-              h(n, c, d, i, j) = value;
-          }
+  for_each_pixel(s, [&](int n, int c, int d, int i, int j) {
+    const auto value = typename C::value_type(data[s.index(n, c, d, i, j)]);
+    if constexpr (Rank == 4)
+      h(n, c, i, j) = value;
+    else
+      h(n, c, d, i, j) = value;
+  });
   Kokkos::deep_copy(v, h);
   return v;
 }
@@ -209,16 +205,12 @@ template <class View>
 std::vector<double> from_view(const View& v, const Shape& s) {
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
   std::vector<double> out(s.size());
-  for (int n = 0; n < s.n; ++n)
-    for (int c = 0; c < s.c; ++c)
-      for (int d = 0; d < s.d; ++d)
-        for (int i = 0; i < s.h; ++i)
-          for (int j = 0; j < s.w; ++j) {
-            if constexpr (View::rank() == 4)
-              out[s.index(n, c, d, i, j)] = h(n, c, i, j);
-            else
-              out[s.index(n, c, d, i, j)] = h(n, c, d, i, j);
-          }
+  for_each_pixel(s, [&](int n, int c, int d, int i, int j) {
+    if constexpr (View::rank() == 4)
+      out[s.index(n, c, d, i, j)] = h(n, c, i, j);
+    else
+      out[s.index(n, c, d, i, j)] = h(n, c, d, i, j);
+  });
   return out;
 }
 

@@ -124,18 +124,14 @@ inline std::vector<double> smooth(const Shape& s, std::uint64_t seed, double lo,
   std::vector<Wave> waves(4);
   for (auto& w : waves) w = {u(rng) * 0.6, u(rng) * 0.6, u(rng) * 0.6, u(rng) * 6.3, 0.5 + u(rng)};
   std::vector<double> v(s.size());
-  for (int n = 0; n < s.n; ++n)
-    for (int c = 0; c < s.c; ++c)
-      for (int d = 0; d < s.d; ++d)
-        for (int h = 0; h < s.h; ++h)
-          for (int w = 0; w < s.w; ++w) {
-            double t = 0, norm = 0;
-            for (const auto& wv : waves) {
-              t += wv.amp * std::sin(wv.fd * d + wv.fh * h + wv.fw * w + wv.phase + 0.7 * n + 1.3 * c);
-              norm += wv.amp;
-            }
-            v[s.index(n, c, d, h, w)] = lo + (hi - lo) * 0.5 * (1 + t / norm);
-          }
+  kssim_test::for_each_pixel(s, [&](int n, int c, int d, int h, int w) {
+    double t = 0, norm = 0;
+    for (const auto& wv : waves) {
+      t += wv.amp * std::sin(wv.fd * d + wv.fh * h + wv.fw * w + wv.phase + 0.7 * n + 1.3 * c);
+      norm += wv.amp;
+    }
+    v[s.index(n, c, d, h, w)] = lo + (hi - lo) * 0.5 * (1 + t / norm);
+  });
   return v;
 }
 
@@ -144,15 +140,11 @@ inline std::vector<double> smooth(const Shape& s, std::uint64_t seed, double lo,
 inline std::vector<double> two_level(const Shape& s, std::uint64_t seed, double background, double object,
                                      double noise) {
   std::vector<double> v(s.size());
-  for (int n = 0; n < s.n; ++n)
-    for (int c = 0; c < s.c; ++c)
-      for (int d = 0; d < s.d; ++d)
-        for (int h = 0; h < s.h; ++h)
-          for (int w = 0; w < s.w; ++w) {
-            // The object covers the left part of the image and excludes its centre pixel.
-            const bool inside = w < s.w / 3 && h >= s.h / 5;
-            v[s.index(n, c, d, h, w)] = inside ? object : background;
-          }
+  kssim_test::for_each_pixel(s, [&](int n, int c, int d, int h, int w) {
+    // The object covers the left part of the image and excludes its centre pixel.
+    const bool inside = w < s.w / 3 && h >= s.h / 5;
+    v[s.index(n, c, d, h, w)] = inside ? object : background;
+  });
   return noise > 0 ? plus_noise(v, seed, noise) : v;
 }
 
