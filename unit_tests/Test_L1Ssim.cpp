@@ -177,7 +177,7 @@ TYPED_TEST(L1Ssim, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
   const auto in = noisy_views<C>(s, 760, 0.1);
   typename C::execution_space exec;
   const auto make = l1_ssim_object<C>(s, opts);
-  const auto forward = [&](auto& loss) { loss.forward(in.a, in.b); };
+  const auto forward = forward_on(in);
   const auto one_call = [&](const auto& g1, const auto& g2) {
     return kssim::l1_ssim_loss_grad(exec, in.a, in.b, g1, g2, opts);
   };
@@ -189,8 +189,7 @@ TYPED_TEST(L1Ssim, TrainingStepsAllocateNothingAndNeverSynchronise) {
   using C = TypeParam;
   const Shape s{2, 3, 1, 40, 44};
   const auto in = noisy_views<C>(s, 770, 0.1);
-  expect_training_steps_allocate_nothing_and_never_synchronise<C>(s, l1_ssim_object<C>(s),
-                                                                  [&](auto& loss) { loss.forward(in.a, in.b); });
+  expect_training_steps_allocate_nothing_and_never_synchronise<C>(s, l1_ssim_object<C>(s), forward_on(in));
   // The one-call form that leaves its result on the device, after its first call, too.
   typename C::execution_space exec;
   Kokkos::View<double, typename C::memory_space> out("loss");

@@ -18,14 +18,19 @@ auto ssim_object(const Shape& s) {
   };
 }
 
+// one_call(grad1, grad2) for the checks of TrainingChecks.hpp: kssim::ssim_grad of the images of `in`.
+template <class C>
+auto ssim_grad_on(const ImagePair<C>& in) {
+  return [&in](const auto& g1, const auto& g2) {
+    return kssim::ssim_grad(typename C::execution_space(), in.a, in.b, g1, g2);
+  };
+}
+
 TYPED_TEST(Training, ForwardBackwardMatchesOneCallFunctions) {
   using C = TypeParam;
   const Shape s{2, 3, 1, 29, 31};
   const auto in = noisy_views<C>(s, 80, 0.1);
-  typename C::execution_space exec;
-  expect_training_object_matches_one_call_function<C>(
-      s, ssim_object<C>(s), [&](auto& loss) { loss.forward(in.a, in.b); },
-      [&](const auto& g1, const auto& g2) { return kssim::ssim_grad(exec, in.a, in.b, g1, g2); });
+  expect_training_object_matches_one_call_function<C>(s, ssim_object<C>(s), forward_on(in), ssim_grad_on(in));
 }
 
 // slice_sums(): the map summed over each (n, c) slice (the PyTorch binding's per-image means come from it).
@@ -49,18 +54,14 @@ TYPED_TEST(Training, AccumulatesWithHostAndDeviceUpstreamFactors) {
   using C = TypeParam;
   const Shape s{1, 3, 1, 24, 26};
   const auto in = noisy_views<C>(s, 82, 0.1);
-  typename C::execution_space exec;
-  expect_accumulates_with_host_and_device_factors<C>(
-      s, ssim_object<C>(s), [&](auto& loss) { loss.forward(in.a, in.b); },
-      [&](const auto& g1, const auto& g2) { return kssim::ssim_grad(exec, in.a, in.b, g1, g2); }, 84);
+  expect_accumulates_with_host_and_device_factors<C>(s, ssim_object<C>(s), forward_on(in), ssim_grad_on(in), 84);
 }
 
 TYPED_TEST(Training, StepsAllocateNothingAndNeverSynchronise) {
   using C = TypeParam;
   const Shape s{2, 3, 1, 40, 44};
   const auto in = noisy_views<C>(s, 85, 0.1);
-  expect_training_steps_allocate_nothing_and_never_synchronise<C>(s, ssim_object<C>(s),
-                                                                  [&](auto& loss) { loss.forward(in.a, in.b); });
+  expect_training_steps_allocate_nothing_and_never_synchronise<C>(s, ssim_object<C>(s), forward_on(in));
 }
 
 // The one-call functions keep their workspace between calls of one shape (impl/ssim/PlanCache.hpp): after the

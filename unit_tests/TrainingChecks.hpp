@@ -24,6 +24,12 @@
 
 namespace kssim_test {
 
+// forward(loss) for an object under test that takes the two images of `in` (an ImagePair) alone.
+template <class Pair>
+auto forward_on(const Pair& in) {
+  return [&in](auto& loss) { loss.forward(in.a, in.b); };
+}
+
 struct StepEvents {
   int allocations = 0, fences = 0;              // during the steps
   int probe_allocations = 0, probe_fences = 0;  // during the probe: must be >= 1 each
