@@ -105,18 +105,24 @@ torch::autograd::variable_list saved_backward(torch::autograd::AutogradContext* 
   });
 }
 
-class SsimFunction : public torch::autograd::Function<SsimFunction> {
+// An autograd function of two images with options of type Tuple: backward() runs Backward (the backward
+// operator's call) on what forward() kept (saved_forward).
+template <class Derived, class Tuple, auto Backward>
+class ImageFunction : public torch::autograd::Function<Derived> {
+ public:
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    return saved_backward<Tuple>(ctx, grads, Backward);
+  }
+};
+
+class SsimFunction : public ImageFunction<SsimFunction, Options, call_backward> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
                             std::int64_t window_size, double sigma, double k1, double k2, double data_range,
                             bool same_padding, bool per_image, std::int64_t gradients, bool float32_window) {
     const Options o{window_size, sigma, k1, k2, data_range, same_padding, per_image, float32_window};
     return saved_forward(ctx, img1, img2, o, gradients, call_forward);
-  }
-
-  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
-                                                 torch::autograd::variable_list grads) {
-    return saved_backward<Options>(ctx, grads, call_backward);
   }
 };
 
@@ -145,18 +151,13 @@ std::tuple<at::Tensor, at::Tensor> call_loss_backward(const at::Tensor& grad, co
   return op.call(grad, img1, img2, weight, window, sigma, k1, k2, range, same, gradients, float32_window);
 }
 
-class L1SsimLossFunction : public torch::autograd::Function<L1SsimLossFunction> {
+class L1SsimLossFunction : public ImageFunction<L1SsimLossFunction, LossOptions, call_loss_backward> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
                             double l1_weight, std::int64_t window_size, double sigma, double k1, double k2,
                             double data_range, bool same_padding, std::int64_t gradients, bool float32_window) {
     const LossOptions o{l1_weight, window_size, sigma, k1, k2, data_range, same_padding, float32_window};
     return saved_forward(ctx, img1, img2, o, gradients, call_loss_forward);
-  }
-
-  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
-                                                 torch::autograd::variable_list grads) {
-    return saved_backward<LossOptions>(ctx, grads, call_loss_backward);
   }
 };
 
