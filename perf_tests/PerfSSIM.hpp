@@ -5,7 +5,7 @@
 // Benchmark names: ssim<2d|3d>[@<schedule>]/<mode>/<dtype>/<padding>/<shape>/<execution space>, e.g.
 //   ssim2d/fwd+bwd/float/valid/1x3x1080x1920/Cuda/manual_time
 // dtype: float, double, and for images half and bhalf (16-bit images and gradients, computed in float:
-// include/kssim/impl/Storage.hpp) where the build has them on that execution space.
+// include/kssim/impl/core/Storage.hpp) where the build has them on that execution space.
 // (Google Benchmark appends /manual_time). Select with --benchmark_filter, a regular expression:
 //   --benchmark_filter='ssim2d/fwd\+bwd/float/valid/1x3x1080x1920'
 //
@@ -37,7 +37,7 @@ namespace kssim_perf {
 
 // Uniform values in [0, 1) at p[0 .. n), a hash of (seed, index) per element (splitmix64): a kernel that
 // holds only a pointer. Kokkos' fill_random dispatches functors that hold Views, which the mdspan-based
-// View under nvcc misreads (include/kssim/impl/KernelArrays.hpp): the benchmarks would time zeros there.
+// View under nvcc misreads (include/kssim/impl/core/KernelArrays.hpp): the benchmarks would time zeros there.
 template <class ExecSpace, class T>
 void fill_uniform(const ExecSpace& exec, T* p, std::size_t n, std::uint64_t seed) {
   // No if constexpr in the lambda: nvcc refuses extended lambdas that first capture a variable inside one.

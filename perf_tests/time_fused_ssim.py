@@ -87,6 +87,18 @@ def kssim_lookup(results, family, mode, padding, shape):
     return None, None
 
 
+def write_results(rows, meta, json_path, csv_path):
+    """The rows with their context as JSON, and the rows alone as CSV, to the paths given (None: not written)."""
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(dict(context=meta, results=rows), f, indent=1)
+    if csv_path:
+        with open(csv_path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+            w.writeheader()
+            w.writerows(rows)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--impl", default="fused_ssim", help="comma-separated: fused_ssim, kssim, fussim, fussim_fp16")
@@ -168,14 +180,7 @@ def main():
         kssim_module = impls["kssim_torch"][0]
         meta.update(kssim=kssim_module.__version__, kssim_build=kssim_module.build_info(),
                     kssim_dtypes=args.kssim_dtypes)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(dict(context=meta, results=rows), f, indent=1)
-    if args.csv:
-        with open(args.csv, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-            w.writeheader()
-            w.writerows(rows)
+    write_results(rows, meta, args.json, args.csv)
 
     if args.kssim_json:
         try:

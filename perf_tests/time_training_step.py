@@ -16,12 +16,12 @@ between two CUDA events (`event_us`), and the mean of --iters steps back to back
 """
 
 import argparse
-import csv
 import importlib
-import json
 import statistics
 
 import torch
+
+from time_fused_ssim import write_results
 
 SHAPES = [(1, 3, 1080, 1920), (1, 3, 512, 512)]
 
@@ -103,14 +103,7 @@ def main():
         base = [r for r in rows if r["shape"] == row["shape"] and r["mode"] == row["mode"] and r["impl"] == "fused_ssim"]
         row["ratio_loop"] = round(row["loop_us"] / base[0]["loop_us"], 3) if base and base[0]["loop_us"] else None
     meta = dict(torch=torch.__version__, device=torch.cuda.get_device_name(), iters=args.iters)
-    if args.csv:
-        with open(args.csv, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-            w.writeheader()
-            w.writerows(rows)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(dict(context=meta, results=rows), f, indent=1)
+    write_results(rows, meta, args.json, args.csv)
 
 
 if __name__ == "__main__":

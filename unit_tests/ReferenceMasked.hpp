@@ -31,10 +31,7 @@ inline MaskedReference reference_masked_ssim(const Shape& s, const std::vector<d
   Shape ms = s;
   ms.c = mask_channels;
   MaskedReference r;
-  Shape m = s;
-  m.d = s.volumetric ? (o.same ? s.d : s.d - k + 1) : 1;
-  m.h = o.same ? s.h : s.h - k + 1;
-  m.w = o.same ? s.w : s.w - k + 1;
+  const Shape m = reference_map_shape(s, o);
   r.map_shape = m;
   r.map.assign(m.size(), 0.0);
   const double c1 = (o.k1 * o.data_range) * (o.k1 * o.data_range), c2 = (o.k2 * o.data_range) * (o.k2 * o.data_range);

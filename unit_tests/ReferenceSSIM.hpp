@@ -18,6 +18,16 @@ struct Shape {
   }
 };
 
+// f(n, c, d, h, w) for every pixel of images of shape s, in memory order.
+template <class F>
+void for_each_pixel(const Shape& s, const F& f) {
+  for (int n = 0; n < s.n; ++n)
+    for (int c = 0; c < s.c; ++c)
+      for (int d = 0; d < s.d; ++d)
+        for (int h = 0; h < s.h; ++h)
+          for (int w = 0; w < s.w; ++w) f(n, c, d, h, w);
+}
+
 struct ReferenceOptions {
   int window = 11;
   double sigma = 1.5, k1 = 0.01, k2 = 0.03, data_range = 1.0;
@@ -26,6 +36,17 @@ struct ReferenceOptions {
   // moments B(x^2) - B(x)^2 differ from the centred ones when the window does not sum to 1.
   bool float32_window = false;
 };
+
+// The shape of the map of images of shape s: the same, or smaller by the window less one along each
+// spatial axis (valid padding).
+inline Shape reference_map_shape(const Shape& s, const ReferenceOptions& o) {
+  const int shrink = o.same ? 0 : o.window - 1;
+  Shape m = s;
+  m.d = s.volumetric ? s.d - shrink : 1;
+  m.h = s.h - shrink;
+  m.w = s.w - shrink;
+  return m;
+}
 
 struct ReferenceResult {
   Shape map_shape;
@@ -78,10 +99,7 @@ inline ReferenceResult reference_ssim(const Shape& s, const std::vector<double>&
     deficit = 1 - window_sum;
   }
   ReferenceResult r;
-  Shape m = s;
-  m.d = s.volumetric ? (o.same ? s.d : s.d - w + 1) : 1;
-  m.h = o.same ? s.h : s.h - w + 1;
-  m.w = o.same ? s.w : s.w - w + 1;
+  const Shape m = reference_map_shape(s, o);
   r.map_shape = m;
   r.map.assign(m.size(), 0);
   r.per_image.assign(s.n, 0);

@@ -6,13 +6,10 @@
 namespace kssim_test {
 
 template <class C, int Rank>
-void expect_forward_outputs(const Shape& s, const ReferenceResult& ref, const std::vector<double>& xr,
-                            const std::vector<double>& yr, const kssim::Options& opts) {
+void expect_forward_outputs(const Shape& s, const ReferenceResult& ref, const ImageView<C, Rank>& a,
+                            const ImageView<C, Rank>& b, const kssim::Options& opts) {
   using T = typename C::value_type;
-  using Exec = typename C::execution_space;
-  Exec exec;
-  auto a = to_view<C, Rank>("a", s, xr);
-  auto b = to_view<C, Rank>("b", s, yr);
+  typename C::execution_space exec;
 
   const double mean = kssim::ssim(exec, a, b, opts);
   EXPECT_NEAR(mean, ref.mean, value_tolerance<T>());
@@ -39,29 +36,33 @@ void expect_forward_outputs(const Shape& s, const ReferenceResult& ref, const st
     for (int c = 0; c < s.c; ++c) EXPECT_NEAR(pc(n, c), ref.per_channel[std::size_t(n) * s.c + c], 1e-6);
 }
 
-template <class C, int Rank>
-void expect_forward_matches_reference(const Shape& s, const ReferenceOptions& ro, const std::vector<double>& x,
-                                      const std::vector<double>& y, kssim::Options opts) {
-  using T = typename C::value_type;
-  using Exec = typename C::execution_space;
+// The float64 reference for x and y as stored in T (with gradients or not), then check(s, ref, a, b, opts) with
+// their Views on every schedule the router can pick for the problem.
+template <class C, int Rank, class Check>
+void expect_on_every_schedule(const Shape& s, const ReferenceOptions& ro, const std::vector<double>& x,
+                              const std::vector<double>& y, kssim::Options opts, bool gradients, const Check& check) {
   SCOPED_TRACE(describe(s, ro));
-  const auto xr = rounded<T>(x), yr = rounded<T>(y);
-  const ReferenceResult ref = reference_ssim(s, xr, yr, ro, false);
+  const auto xr = rounded<typename C::value_type>(x), yr = rounded<typename C::value_type>(y);
+  const ReferenceResult ref = reference_ssim(s, xr, yr, ro, gradients);
+  const auto a = to_view<C, Rank>("a", s, xr), b = to_view<C, Rank>("b", s, yr);
   for (kssim::Schedule schedule : schedules_for<C, Rank>(opts)) {
     opts.schedule = schedule;
     SCOPED_TRACE(std::string("schedule ") + kssim::to_string(schedule));
-    expect_forward_outputs<C, Rank>(s, ref, xr, yr, opts);
+    check(s, ref, a, b, opts);
   }
 }
 
 template <class C, int Rank>
-void expect_gradient_outputs(const Shape& s, const ReferenceResult& ref, const std::vector<double>& xr,
-                             const std::vector<double>& yr, const kssim::Options& opts) {
+void expect_forward_matches_reference(const Shape& s, const ReferenceOptions& ro, const std::vector<double>& x,
+                                      const std::vector<double>& y, const kssim::Options& opts) {
+  expect_on_every_schedule<C, Rank>(s, ro, x, y, opts, false, expect_forward_outputs<C, Rank>);
+}
+
+template <class C, int Rank>
+void expect_gradient_outputs(const Shape& s, const ReferenceResult& ref, const ImageView<C, Rank>& a,
+                             const ImageView<C, Rank>& b, const kssim::Options& opts) {
   using T = typename C::value_type;
-  using Exec = typename C::execution_space;
-  Exec exec;
-  auto a = to_view<C, Rank>("a", s, xr);
-  auto b = to_view<C, Rank>("b", s, yr);
+  typename C::execution_space exec;
   auto g1 = make_view<C, Rank>("g1", s);
   auto g2 = make_view<C, Rank>("g2", s);
 
@@ -81,16 +82,18 @@ void expect_gradient_outputs(const Shape& s, const ReferenceResult& ref, const s
 
 template <class C, int Rank>
 void expect_gradients_match_reference(const Shape& s, const ReferenceOptions& ro, const std::vector<double>& x,
-                                      const std::vector<double>& y, kssim::Options opts) {
-  using T = typename C::value_type;
-  SCOPED_TRACE(describe(s, ro));
-  const auto xr = rounded<T>(x), yr = rounded<T>(y);
-  const ReferenceResult ref = reference_ssim(s, xr, yr, ro, true);
-  for (kssim::Schedule schedule : schedules_for<C, Rank>(opts)) {
-    opts.schedule = schedule;
-    SCOPED_TRACE(std::string("schedule ") + kssim::to_string(schedule));
-    expect_gradient_outputs<C, Rank>(s, ref, xr, yr, opts);
-  }
+                                      const std::vector<double>& y, const kssim::Options& opts) {
+  expect_on_every_schedule<C, Rank>(s, ro, x, y, opts, true, expect_gradient_outputs<C, Rank>);
+}
+
+// A random image in [0, hi) (seed) and its noisy copy (seed + 1, amplitude): forward outputs and gradients
+// against the reference, on every schedule, with the options ro describes. seed moves on by 2.
+template <class C, int Rank>
+void expect_noisy_pair_matches_reference(const Shape& s, const ReferenceOptions& ro, unsigned& seed, double amplitude,
+                                         double hi = 1) {
+  const auto [x, y] = next_noisy_pair(s, seed, hi, amplitude);
+  expect_forward_matches_reference<C, Rank>(s, ro, x, y, to_options(ro));
+  expect_gradients_match_reference<C, Rank>(s, ro, x, y, to_options(ro));
 }
 
 }  // namespace kssim_test

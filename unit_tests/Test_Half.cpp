@@ -1,4 +1,4 @@
-// SSIM of 16-bit images (include/kssim/impl/Storage.hpp): inputs stored in 16 bits, statistics in float,
+// SSIM of 16-bit images (include/kssim/impl/core/Storage.hpp): inputs stored in 16 bits, statistics in float,
 // maps and gradients rounded to 16 bits or kept in float. Every result against the float64 reference
 // (ReferenceSSIM.hpp) evaluated on the very 16-bit values the library reads:
 //  - means, per-image and per-channel means, and float maps and gradients at the float bars (1e-6 for

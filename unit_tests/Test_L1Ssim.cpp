@@ -95,8 +95,8 @@ TYPED_TEST(L1Ssim, MatchesReferenceForImages) {
   unsigned seed = 700;
   for (const Case& c : cases) {
     const ReferenceOptions ro{.window = c.window, .data_range = c.range, .same = c.same};
-    const auto x = random_image(c.s, seed++, 0, c.range);
-    expect_loss_matches_reference<TypeParam, 4>(c.s, ro, c.weight, x, noisy_copy(x, seed++, 0.1 * c.range));
+    const auto [x, y] = next_noisy_pair(c.s, seed, c.range, 0.1 * c.range);
+    expect_loss_matches_reference<TypeParam, 4>(c.s, ro, c.weight, x, y);
   }
 }
 
@@ -174,13 +174,12 @@ TYPED_TEST(L1Ssim, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
   using C = TypeParam;
   const Shape s{2, 3, 1, 36, 37};
   const kssim::L1SsimOptions opts;  // 3DGS's
-  const auto x = random_image(s, 760);
-  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 761, 0.1));
+  const auto in = noisy_views<C>(s, 760, 0.1);
   typename C::execution_space exec;
   const auto make = l1_ssim_object<C>(s, opts);
-  const auto forward = [&](auto& loss) { loss.forward(a, b); };
+  const auto forward = forward_on(in);
   const auto one_call = [&](const auto& g1, const auto& g2) {
-    return kssim::l1_ssim_loss_grad(exec, a, b, g1, g2, opts);
+    return kssim::l1_ssim_loss_grad(exec, in.a, in.b, g1, g2, opts);
   };
   expect_training_object_matches_one_call_function<C>(s, make, forward, one_call);
   expect_accumulates_with_host_and_device_factors<C>(s, make, forward, one_call, 762);
@@ -189,17 +188,15 @@ TYPED_TEST(L1Ssim, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
 TYPED_TEST(L1Ssim, TrainingStepsAllocateNothingAndNeverSynchronise) {
   using C = TypeParam;
   const Shape s{2, 3, 1, 40, 44};
-  const auto x = random_image(s, 770);
-  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 771, 0.1));
-  expect_training_steps_allocate_nothing_and_never_synchronise<C>(s, l1_ssim_object<C>(s),
-                                                                  [&](auto& loss) { loss.forward(a, b); });
+  const auto in = noisy_views<C>(s, 770, 0.1);
+  expect_training_steps_allocate_nothing_and_never_synchronise<C>(s, l1_ssim_object<C>(s), forward_on(in));
   // The one-call form that leaves its result on the device, after its first call, too.
   typename C::execution_space exec;
   Kokkos::View<double, typename C::memory_space> out("loss");
-  kssim::l1_ssim_loss(exec, a, b, out);
+  kssim::l1_ssim_loss(exec, in.a, in.b, out);
   exec.fence();
   expect_steps_allocate_nothing_and_never_synchronise<typename C::memory_space>(exec, [&] {
-    for (int call = 0; call < 3; ++call) kssim::l1_ssim_loss(exec, a, b, out);
+    for (int call = 0; call < 3; ++call) kssim::l1_ssim_loss(exec, in.a, in.b, out);
   });
 }
 
@@ -207,14 +204,13 @@ TYPED_TEST(L1Ssim, TrainingStepsAllocateNothingAndNeverSynchronise) {
 TYPED_TEST(L1Ssim, RepeatedCallsGiveIdenticalBits) {
   using C = TypeParam;
   const Shape s{2, 3, 1, 67, 90};
-  const auto x = random_image(s, 780);
-  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 781, 0.1));
+  const auto in = noisy_views<C>(s, 780, 0.1);
   typename C::execution_space exec;
   for (const kssim::Schedule schedule : schedules_for<C, 4>(kssim::L1SsimOptions{}.ssim)) {
     kssim::L1SsimOptions o;
     o.ssim.schedule = schedule;
-    const double first = kssim::l1_ssim_loss(exec, a, b, o);
-    for (int i = 0; i < 3; ++i) EXPECT_EQ(kssim::l1_ssim_loss(exec, a, b, o), first);
+    const double first = kssim::l1_ssim_loss(exec, in.a, in.b, o);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(kssim::l1_ssim_loss(exec, in.a, in.b, o), first);
   }
 }
 

@@ -172,21 +172,20 @@ TYPED_TEST(Masked, MaskOfOnesGivesSsim) {
   using C = TypeParam;
   using T = typename C::value_type;
   const Shape s{2, 3, 1, 27, 30};
-  const auto x = random_image(s, 450);
-  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 451, 0.1));
+  const auto in = noisy_views<C>(s, 450, 0.1);
   auto ones = to_view<C>("m", mask_shape(s, 1), std::vector<double>(mask_shape(s, 1).size(), 1.0));
   typename C::execution_space exec;
   for (MaskMode mode : {MaskMode::Weights, MaskMode::Normalized})
     for (auto padding : {kssim::Padding::Valid, kssim::Padding::Same}) {
       kssim::Options o;
       o.padding = padding;
-      const double plain = kssim::ssim(exec, a, b, o);
+      const double plain = kssim::ssim(exec, in.a, in.b, o);
       if (mode == MaskMode::Normalized && padding == kssim::Padding::Same) {
         // No longer SSIM at the border: the zeros outside the image are not data.
-        EXPECT_GT(std::abs(kssim::masked_ssim(exec, a, b, ones, mode, o) - plain), 1e-4);
+        EXPECT_GT(std::abs(kssim::masked_ssim(exec, in.a, in.b, ones, mode, o) - plain), 1e-4);
         continue;
       }
-      EXPECT_NEAR(kssim::masked_ssim(exec, a, b, ones, mode, o), plain, 2 * value_tolerance<T>())
+      EXPECT_NEAR(kssim::masked_ssim(exec, in.a, in.b, ones, mode, o), plain, 2 * value_tolerance<T>())
           << mode_name(mode) << " " << kssim::to_string(padding);
     }
 }
@@ -312,16 +311,15 @@ auto masked_object(const Shape& s, MaskMode mode) {
 TYPED_TEST(Masked, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
   using C = TypeParam;
   const Shape s{2, 3, 1, 28, 33};
-  const auto x = random_image(s, 510);
-  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 511, 0.1));
+  const auto in = noisy_views<C>(s, 510, 0.1);
   auto m = to_view<C>("m", mask_shape(s, 1), region_mask(s, 1, 512));
   typename C::execution_space exec;
-  const auto forward = [&](auto& loss) { loss.forward(a, b, m); };
+  const auto forward = [&](auto& loss) { loss.forward(in.a, in.b, m); };
   for (MaskMode mode : {MaskMode::Weights, MaskMode::Normalized}) {
     SCOPED_TRACE(mode_name(mode));
     const auto make = masked_object<C>(s, mode);
     const auto one_call = [&](const auto& g1, const auto& g2) {
-      return kssim::masked_ssim_grad(exec, a, b, m, mode, g1, g2);
+      return kssim::masked_ssim_grad(exec, in.a, in.b, m, mode, g1, g2);
     };
     expect_training_object_matches_one_call_function<C>(s, make, forward, one_call);
     expect_accumulates_with_host_and_device_factors<C>(s, make, forward, one_call, 513);
@@ -331,13 +329,12 @@ TYPED_TEST(Masked, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
 TYPED_TEST(Masked, TrainingStepsAllocateNothingAndNeverSynchronise) {
   using C = TypeParam;
   const Shape s{2, 3, 1, 40, 44};
-  const auto x = random_image(s, 515);
-  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 516, 0.1));
+  const auto in = noisy_views<C>(s, 515, 0.1);
   auto m = to_view<C>("m", mask_shape(s, 1), region_mask(s, 1, 517));
   for (MaskMode mode : {MaskMode::Weights, MaskMode::Normalized}) {
     SCOPED_TRACE(mode_name(mode));
     expect_training_steps_allocate_nothing_and_never_synchronise<C>(s, masked_object<C>(s, mode),
-                                                                    [&](auto& loss) { loss.forward(a, b, m); });
+                                                                    [&](auto& loss) { loss.forward(in.a, in.b, m); });
   }
 }
 
@@ -346,28 +343,27 @@ TYPED_TEST(Masked, RejectsBadMasks) {
   using T = typename C::value_type;
   using Exec = typename C::execution_space;
   const Shape s{1, 3, 1, 20, 24};
-  const auto x = random_image(s, 520);
-  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 521, 0.1));
+  const auto in = noisy_views<C>(s, 520, 0.1);
   Exec exec;
   for (MaskMode mode : {MaskMode::Weights, MaskMode::Normalized}) {
     auto wrong = make_view<C>("m", Shape{1, 2, 1, 20, 24});
-    expect_invalid_argument([&] { kssim::masked_ssim(exec, a, b, wrong, mode); }, "mask has extents (1, 2, 20, 24)");
+    expect_invalid_argument([&] { kssim::masked_ssim(exec, in.a, in.b, wrong, mode); }, "mask has extents (1, 2, 20, 24)");
     auto smaller = make_view<C>("m", Shape{1, 1, 1, 20, 23});
-    expect_invalid_argument([&] { kssim::masked_ssim(exec, a, b, smaller, mode); }, "(1, 1, 20, 24)");
+    expect_invalid_argument([&] { kssim::masked_ssim(exec, in.a, in.b, smaller, mode); }, "(1, 1, 20, 24)");
     for (double bad : {-0.5, 1.5, std::numeric_limits<double>::quiet_NaN()}) {
       std::vector<double> values(mask_shape(s, 1).size(), 1.0);
       values[values.size() / 3] = bad;  // one pixel, far from the centres a valid map would weigh
       values[7] = bad;
       auto m = to_view<C>("m", mask_shape(s, 1), values);
-      expect_invalid_argument([&] { kssim::masked_ssim(exec, a, b, m, mode); }, "[0, 1]");
+      expect_invalid_argument([&] { kssim::masked_ssim(exec, in.a, in.b, m, mode); }, "[0, 1]");
       auto g1 = make_view<C>("g1", s);
-      expect_invalid_argument([&] { kssim::masked_ssim_grad(exec, a, b, m, mode, g1); }, "[0, 1]");
+      expect_invalid_argument([&] { kssim::masked_ssim_grad(exec, in.a, in.b, m, mode, g1); }, "[0, 1]");
       // Without synchronisation: NaN, never a plausible number; and a good mask afterwards works again.
       kssim::MaskedSSIM<Exec, T> loss(exec, {s.n, s.c, s.h, s.w}, mode);
-      loss.forward(a, b, m);
+      loss.forward(in.a, in.b, m);
       EXPECT_TRUE(std::isnan(loss.value_on_host())) << bad;
       auto ones = to_view<C>("ones", mask_shape(s, 1), std::vector<double>(values.size(), 1.0));
-      loss.forward(a, b, ones);
+      loss.forward(in.a, in.b, ones);
       EXPECT_TRUE(std::isfinite(loss.value_on_host()));
     }
   }

@@ -107,8 +107,8 @@ TYPED_TEST(MsSsim, MatchesReferenceForOddSizesOtherWindowsWeightsAndRanges) {
   unsigned seed = 310;
   for (const Case& c : cases) {
     const ReferenceOptions ro{.window = c.window, .sigma = c.sigma, .data_range = c.range};
-    const auto x = random_image(c.s, seed++, 0, c.range);
-    expect_ms_ssim_matches_reference<TypeParam, 4>(c.s, ro, c.weights, x, noisy_copy(x, seed++, 0.12 * c.range));
+    const auto [x, y] = next_noisy_pair(c.s, seed, c.range, 0.12 * c.range);
+    expect_ms_ssim_matches_reference<TypeParam, 4>(c.s, ro, c.weights, x, y);
   }
 }
 
@@ -189,9 +189,7 @@ TYPED_TEST(MsSsim, ClampedSlicesHaveZeroValueAndZeroGradient) {
 TYPED_TEST(MsSsim, IdenticalImagesGiveExactlyOneAndZeroGradient) {
   using C = TypeParam;
   const Shape s{2, 1, 1, 34, 41};
-  ReferenceOptions ro;
-  ro.window = 3;
-  const auto opts = ms_options(ro, default_weights);
+  const auto opts = ms_options(ReferenceOptions{.window = 3}, default_weights);
   auto a = to_view<C>("a", s, random_image(s, 350));
   auto g1 = make_view<C>("g1", s);
   expect_identical_images_give(kssim::ms_ssim_grad(typename C::execution_space(), a, a, g1, {}, opts), 1.0, s,
@@ -210,15 +208,12 @@ auto ms_ssim_object(const Shape& s, const kssim::MsSsimOptions& opts) {
 TYPED_TEST(MsSsim, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
   using C = TypeParam;
   const Shape s{2, 3, 1, 36, 37};
-  ReferenceOptions ro;
-  ro.window = 3;
-  const auto opts = ms_options(ro, default_weights);
-  const auto x = random_image(s, 360);
-  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 361, 0.1));
+  const auto opts = ms_options(ReferenceOptions{.window = 3}, default_weights);
+  const auto in = noisy_views<C>(s, 360, 0.1);
   typename C::execution_space exec;
   const auto make = ms_ssim_object<C>(s, opts);
-  const auto forward = [&](auto& loss) { loss.forward(a, b); };
-  const auto one_call = [&](const auto& g1, const auto& g2) { return kssim::ms_ssim_grad(exec, a, b, g1, g2, opts); };
+  const auto forward = forward_on(in);
+  const auto one_call = [&](const auto& g1, const auto& g2) { return kssim::ms_ssim_grad(exec, in.a, in.b, g1, g2, opts); };
   expect_training_object_matches_one_call_function<C>(s, make, forward, one_call);
   expect_accumulates_with_host_and_device_factors<C>(s, make, forward, one_call, 362);
 }
@@ -226,12 +221,9 @@ TYPED_TEST(MsSsim, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
 TYPED_TEST(MsSsim, TrainingStepsAllocateNothingAndNeverSynchronise) {
   using C = TypeParam;
   const Shape s{2, 3, 1, 40, 44};
-  ReferenceOptions ro;
-  ro.window = 3;
-  const auto x = random_image(s, 370);
-  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 371, 0.1));
-  expect_training_steps_allocate_nothing_and_never_synchronise<C>(
-      s, ms_ssim_object<C>(s, ms_options(ro, default_weights)), [&](auto& loss) { loss.forward(a, b); });
+  const auto opts = ms_options(ReferenceOptions{.window = 3}, default_weights);
+  const auto in = noisy_views<C>(s, 370, 0.1);
+  expect_training_steps_allocate_nothing_and_never_synchronise<C>(s, ms_ssim_object<C>(s, opts), forward_on(in));
 }
 
 TYPED_TEST(MsSsim, RejectsBadInputWithInvalidArgument) {

@@ -14,11 +14,8 @@ Shape volume(int n, int c, int d, int h, int w) { return Shape{n, c, d, h, w, tr
 
 TYPED_TEST(SSIM3D, MinimalValidVolume) {
   const Shape s = volume(1, 1, 11, 11, 11);
-  ReferenceOptions ro;
-  const auto x = random_image(s, 200);
-  const auto y = noisy_copy(x, 201, 0.1);
-  expect_forward_matches_reference<TypeParam, 5>(s, ro, x, y, to_options(ro));
-  expect_gradients_match_reference<TypeParam, 5>(s, ro, x, y, to_options(ro));
+  unsigned seed = 200;
+  expect_noisy_pair_matches_reference<TypeParam, 5>(s, ReferenceOptions{}, seed, 0.1);
 }
 
 TYPED_TEST(SSIM3D, OddDistinctExtentsBothPaddings) {
@@ -27,10 +24,7 @@ TYPED_TEST(SSIM3D, OddDistinctExtentsBothPaddings) {
   for (bool same : {false, true}) {
     ReferenceOptions ro;
     ro.same = same;
-    const auto x = random_image(s, seed++);
-    const auto y = noisy_copy(x, seed++, 0.15);
-    expect_forward_matches_reference<TypeParam, 5>(s, ro, x, y, to_options(ro));
-    expect_gradients_match_reference<TypeParam, 5>(s, ro, x, y, to_options(ro));
+    expect_noisy_pair_matches_reference<TypeParam, 5>(s, ro, seed, 0.15);
   }
 }
 
@@ -42,11 +36,8 @@ TYPED_TEST(SSIM3D, BatchesChannelsAndSmallWindows) {
     ro.window = 5;
     ro.sigma = 1.0;
     ro.same = same;
-    const auto x = random_image(s, seed++, 0, 255);
     ro.data_range = 255;
-    const auto y = noisy_copy(x, seed++, 20);
-    expect_forward_matches_reference<TypeParam, 5>(s, ro, x, y, to_options(ro));
-    expect_gradients_match_reference<TypeParam, 5>(s, ro, x, y, to_options(ro));
+    expect_noisy_pair_matches_reference<TypeParam, 5>(s, ro, seed, 20, 255);
   }
 }
 
@@ -55,15 +46,14 @@ TYPED_TEST(SSIM3D, TrainingObjectMatchesOneCallFunctions) {
   using T = typename C::value_type;
   using Exec = typename C::execution_space;
   const Shape s = volume(1, 2, 12, 14, 13);
-  const auto x = random_image(s, 230);
-  auto a = to_view<C, 5>("a", s, x), b = to_view<C, 5>("b", s, noisy_copy(x, 231, 0.1));
+  const auto in = noisy_views<C, 5>(s, 230, 0.1);
   auto g = make_view<C, 5>("g", s), r = make_view<C, 5>("r", s);
   Exec exec;
   kssim::Options o;
   o.window_size = 7;
-  const double expected = kssim::ssim_grad(exec, a, b, r, {}, o);
+  const double expected = kssim::ssim_grad(exec, in.a, in.b, r, {}, o);
   kssim::SSIM<Exec, T, 5> loss(exec, {s.n, s.c, s.d, s.h, s.w}, o);
-  loss.forward(a, b);
+  loss.forward(in.a, in.b);
   loss.backward(g);
   EXPECT_EQ(loss.value_on_host(), expected);
   EXPECT_EQ(from_view(g, s), from_view(r, s));

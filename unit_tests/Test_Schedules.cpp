@@ -1,4 +1,4 @@
-// The schedules and the router (include/kssim/impl/Router.hpp): every schedule against the float64
+// The schedules and the router (include/kssim/impl/schedules/Router.hpp): every schedule against the float64
 // reference on images of several tiles in both directions with ragged edges (the other tests' images fit
 // in one host tile), the router's choices, and forced schedules it cannot honour.
 #include "SSIMChecks.hpp"
@@ -21,10 +21,7 @@ TYPED_TEST(Schedules, EveryScheduleMatchesReferenceAcrossTiles) {
   for (bool same : {false, true}) {
     ReferenceOptions ro;
     ro.same = same;
-    const auto x = random_image(s, seed++);
-    const auto y = noisy_copy(x, seed++, 0.1);
-    expect_forward_matches_reference<TypeParam, 4>(s, ro, x, y, to_options(ro));
-    expect_gradients_match_reference<TypeParam, 4>(s, ro, x, y, to_options(ro));
+    expect_noisy_pair_matches_reference<TypeParam, 4>(s, ro, seed, 0.1);
   }
 }
 
@@ -71,16 +68,15 @@ TYPED_TEST(Schedules, SchedulesAgreeToRounding) {
   using Exec = typename C::execution_space;
   using T = typename C::value_type;
   const Shape s{2, 3, 1, 70, 97};
-  const auto x = rounded<T>(random_image(s, 77)), y = rounded<T>(noisy_copy(x, 78, 0.2));
-  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, y);
+  const auto in = rounded_noisy_views<C>(s, 77, 0.2);
   kssim::Options o;
   o.padding = kssim::Padding::Same;
   o.schedule = kssim::Schedule::Stages;
-  const double stages = kssim::ssim(Exec(), a, b, o);
+  const double stages = kssim::ssim(Exec(), in.a, in.b, o);
   o.schedule = kssim::Schedule::Fused;
-  const double fused = kssim::ssim(Exec(), a, b, o);
+  const double fused = kssim::ssim(Exec(), in.a, in.b, o);
   EXPECT_NEAR(stages, fused, sizeof(T) == 4 ? 1e-6 : 1e-13);
-  EXPECT_EQ(fused, kssim::ssim(Exec(), a, b, o));  // deterministic
+  EXPECT_EQ(fused, kssim::ssim(Exec(), in.a, in.b, o));  // deterministic
 }
 
 // Sets an environment variable for one scope (the tuning overrides are read when a plan is made).
@@ -99,8 +95,7 @@ TYPED_TEST(Schedules, FusedForwardChainsGiveTheSameMap) {
   using Exec = typename C::execution_space;
   using T = typename C::value_type;
   const Shape s{1, 2, 1, 300, 141};
-  const auto x = rounded<T>(random_image(s, 91)), y = rounded<T>(noisy_copy(x, 92, 0.1));
-  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, y);
+  const auto in = rounded_noisy_views<C>(s, 91, 0.1);
   for (bool same : {false, true}) {
     ReferenceOptions ro;
     ro.same = same;
@@ -113,7 +108,7 @@ TYPED_TEST(Schedules, FusedForwardChainsGiveTheSameMap) {
       const ScopedEnv env("KSSIM_TUNE_FUSED_FORWARD_CHAIN", chain);
       kssim::SSIM<Exec, T, 4> loss(Exec(), {s.n, s.c, s.h, s.w}, o, kssim::Gradients::None);
       auto map = make_view<C, 4>("map", ms);
-      loss.forward(a, b, map);
+      loss.forward(in.a, in.b, map);
       const auto m = from_view(map, ms);
       const double mean = loss.value_on_host();
       if (first_map.empty()) {
@@ -124,8 +119,8 @@ TYPED_TEST(Schedules, FusedForwardChainsGiveTheSameMap) {
       EXPECT_EQ(m, first_map) << "chain " << chain << (same ? " same" : " valid");
       EXPECT_NEAR(mean, first_mean, 1e-12) << "chain " << chain;
       if (std::string(chain) == "3") {
-        expect_forward_matches_reference<C, 4>(s, ro, x, y, o);
-        expect_gradients_match_reference<C, 4>(s, ro, x, y, o);
+        expect_forward_matches_reference<C, 4>(s, ro, in.x, in.y, o);
+        expect_gradients_match_reference<C, 4>(s, ro, in.x, in.y, o);
       }
     }
   }

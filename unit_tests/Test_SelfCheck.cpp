@@ -4,7 +4,7 @@
 // every test also checks that all its teams ran (Launch.hpp).
 #include "TestingUtilities.hpp"
 
-#include <kssim/impl/SelfCheck.hpp>
+#include <kssim/impl/ssim/SelfCheck.hpp>
 
 #include <cmath>
 #include <string>

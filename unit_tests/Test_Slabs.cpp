@@ -1,11 +1,11 @@
-// Problems split into pieces (include/kssim/impl/Slabs.hpp): groups of images, groups of channels, and
+// Problems split into pieces (include/kssim/impl/ssim/Slabs.hpp): groups of images, groups of channels, and
 // slabs along the outermost spatial axis (D for volumes, H for images), forced by small workspace budgets.
 // Every output against the float64 reference, with every schedule; against the unsplit problem (groups of
 // slices: bitwise; slabs: to rounding); the training object with its recomputed backward, Accumulate::Yes
 // and a device upstream factor; and budgets too small for one row.
 #include "SSIMChecks.hpp"
 
-#include <kssim/impl/Slabs.hpp>
+#include <kssim/impl/ssim/Slabs.hpp>
 
 using namespace kssim_test;
 
@@ -99,44 +99,33 @@ void expect_split_matches(const Shape& s, const ReferenceOptions& ro, unsigned s
   }
 }
 
-}  // namespace
-
-TYPED_TEST(Slabs, ImagesSplitIntoGroupsChannelsAndRows) {
-  ReferenceOptions ro;
-  ro.window = 7;
-  ro.sigma = 1.2;
-  unsigned seed = 700;
+// expect_split_matches in valid padding (seed), then in same padding (seed + 2).
+template <class C, int Rank>
+void expect_split_matches_in_both_paddings(const Shape& s, ReferenceOptions ro, unsigned seed, int rows) {
   for (bool same : {false, true}) {
     ro.same = same;
-    expect_split_matches<TypeParam, 4>(Shape{3, 2, 1, 37, 29, false}, ro, seed, 5);  // 37 rows: uneven slabs
+    expect_split_matches<C, Rank>(s, ro, seed, rows);
     seed += 2;
   }
 }
 
+}  // namespace
+
+TYPED_TEST(Slabs, ImagesSplitIntoGroupsChannelsAndRows) {
+  // 37 rows: uneven slabs
+  expect_split_matches_in_both_paddings<TypeParam, 4>(Shape{3, 2, 1, 37, 29, false},
+                                                      ReferenceOptions{.window = 7, .sigma = 1.2}, 700, 5);
+}
+
 TYPED_TEST(Slabs, VolumesSplitIntoGroupsChannelsAndSlabs) {
-  ReferenceOptions ro;
-  ro.window = 5;
-  ro.sigma = 1.0;
-  unsigned seed = 720;
-  for (bool same : {false, true}) {
-    ro.same = same;
-    expect_split_matches<TypeParam, 5>(Shape{2, 2, 19, 9, 11, true}, ro, seed, 4);
-    seed += 2;
-  }
+  expect_split_matches_in_both_paddings<TypeParam, 5>(Shape{2, 2, 19, 9, 11, true},
+                                                      ReferenceOptions{.window = 5, .sigma = 1.0}, 720, 4);
 }
 
 // kssim::Window::Float32 (its raw-window map, RawWindow.hpp) in every piece of a split problem too.
 TYPED_TEST(Slabs, Float32WindowSplitsLikeTheWhole) {
-  ReferenceOptions ro;
-  ro.window = 7;
-  ro.sigma = 1.2;
-  ro.float32_window = true;
-  unsigned seed = 760;
-  for (bool same : {false, true}) {
-    ro.same = same;
-    expect_split_matches<TypeParam, 4>(Shape{3, 2, 1, 37, 29, false}, ro, seed, 5);
-    seed += 2;
-  }
+  expect_split_matches_in_both_paddings<TypeParam, 4>(
+      Shape{3, 2, 1, 37, 29, false}, ReferenceOptions{.window = 7, .sigma = 1.2, .float32_window = true}, 760, 5);
 }
 
 TYPED_TEST(Slabs, SlabsOfOneRowAndWideWindows) {

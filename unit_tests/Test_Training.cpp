@@ -18,15 +18,19 @@ auto ssim_object(const Shape& s) {
   };
 }
 
+// one_call(grad1, grad2) for the checks of TrainingChecks.hpp: kssim::ssim_grad of the images of `in`.
+template <class C>
+auto ssim_grad_on(const ImagePair<C>& in) {
+  return [&in](const auto& g1, const auto& g2) {
+    return kssim::ssim_grad(typename C::execution_space(), in.a, in.b, g1, g2);
+  };
+}
+
 TYPED_TEST(Training, ForwardBackwardMatchesOneCallFunctions) {
   using C = TypeParam;
   const Shape s{2, 3, 1, 29, 31};
-  const auto x = random_image(s, 80);
-  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 81, 0.1));
-  typename C::execution_space exec;
-  expect_training_object_matches_one_call_function<C>(
-      s, ssim_object<C>(s), [&](auto& loss) { loss.forward(a, b); },
-      [&](const auto& g1, const auto& g2) { return kssim::ssim_grad(exec, a, b, g1, g2); });
+  const auto in = noisy_views<C>(s, 80, 0.1);
+  expect_training_object_matches_one_call_function<C>(s, ssim_object<C>(s), forward_on(in), ssim_grad_on(in));
 }
 
 // slice_sums(): the map summed over each (n, c) slice (the PyTorch binding's per-image means come from it).
@@ -35,12 +39,11 @@ TYPED_TEST(Training, SliceSumsAreTheMapSummedPerChannel) {
   using T = typename C::value_type;
   using Exec = typename C::execution_space;
   const Shape s{2, 3, 1, 23, 26};
-  const auto x = rounded<T>(random_image(s, 90)), y = rounded<T>(noisy_copy(x, 91, 0.2));
-  const ReferenceResult ref = reference_ssim(s, x, y, ReferenceOptions{}, false);
-  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, y);
+  const auto in = rounded_noisy_views<C>(s, 90, 0.2);
+  const ReferenceResult ref = reference_ssim(s, in.x, in.y, ReferenceOptions{}, false);
   Exec exec;
   kssim::SSIM<Exec, T> loss(exec, {s.n, s.c, s.h, s.w});
-  loss.forward(a, b);
+  loss.forward(in.a, in.b);
   const auto sums = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), loss.slice_sums());
   ASSERT_EQ(int(sums.extent(0)), s.n * s.c);
   const double pixels = double(s.h - 10) * (s.w - 10);  // valid map of an 11-tap window
@@ -50,49 +53,42 @@ TYPED_TEST(Training, SliceSumsAreTheMapSummedPerChannel) {
 TYPED_TEST(Training, AccumulatesWithHostAndDeviceUpstreamFactors) {
   using C = TypeParam;
   const Shape s{1, 3, 1, 24, 26};
-  const auto x = random_image(s, 82);
-  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 83, 0.1));
-  typename C::execution_space exec;
-  expect_accumulates_with_host_and_device_factors<C>(
-      s, ssim_object<C>(s), [&](auto& loss) { loss.forward(a, b); },
-      [&](const auto& g1, const auto& g2) { return kssim::ssim_grad(exec, a, b, g1, g2); }, 84);
+  const auto in = noisy_views<C>(s, 82, 0.1);
+  expect_accumulates_with_host_and_device_factors<C>(s, ssim_object<C>(s), forward_on(in), ssim_grad_on(in), 84);
 }
 
 TYPED_TEST(Training, StepsAllocateNothingAndNeverSynchronise) {
   using C = TypeParam;
   const Shape s{2, 3, 1, 40, 44};
-  const auto x = random_image(s, 85);
-  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 86, 0.1));
-  expect_training_steps_allocate_nothing_and_never_synchronise<C>(s, ssim_object<C>(s),
-                                                                  [&](auto& loss) { loss.forward(a, b); });
+  const auto in = noisy_views<C>(s, 85, 0.1);
+  expect_training_steps_allocate_nothing_and_never_synchronise<C>(s, ssim_object<C>(s), forward_on(in));
 }
 
-// The one-call functions keep their workspace between calls of one shape (impl/PlanCache.hpp): after the
+// The one-call functions keep their workspace between calls of one shape (impl/ssim/PlanCache.hpp): after the
 // first call, a loop of them allocates nothing, and the device-result form does not synchronise.
 TYPED_TEST(Training, OneCallFunctionsReuseTheirWorkspace) {
   using C = TypeParam;
   using Exec = typename C::execution_space;
   const Shape s{1, 2, 1, 33, 41};
-  const auto x = random_image(s, 95);
-  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, noisy_copy(x, 96, 0.1));
+  const auto in = noisy_views<C>(s, 95, 0.1);
   auto g = make_view<C>("g", s);
   Kokkos::View<double, typename C::memory_space> mean("mean");
   Exec exec;
   kssim::free_workspaces();
-  kssim::ssim(exec, a, b, mean);  // first calls: build and keep the workspaces
-  const double first = kssim::ssim_grad(exec, a, b, g);
+  kssim::ssim(exec, in.a, in.b, mean);  // first calls: build and keep the workspaces
+  const double first = kssim::ssim_grad(exec, in.a, in.b, g);
   exec.fence();
 
   const StepEvents async = count_step_events<typename C::memory_space>(exec, [&] {
-    for (int call = 0; call < 5; ++call) kssim::ssim(exec, a, b, mean);
+    for (int call = 0; call < 5; ++call) kssim::ssim(exec, in.a, in.b, mean);
   });
   double again = 0;
   const StepEvents grad = count_step_events<typename C::memory_space>(exec, [&] {
-    for (int call = 0; call < 3; ++call) again = kssim::ssim_grad(exec, a, b, g);
+    for (int call = 0; call < 3; ++call) again = kssim::ssim_grad(exec, in.a, in.b, g);
   });
   kssim::free_workspaces();
   const StepEvents after_free = count_step_events<typename C::memory_space>(exec, [&] {
-    kssim::ssim(exec, a, b, mean);  // after free_workspaces: a new workspace
+    kssim::ssim(exec, in.a, in.b, mean);  // after free_workspaces: a new workspace
   });
 
   EXPECT_EQ(async.allocations, 0) << async.seen;

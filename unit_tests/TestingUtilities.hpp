@@ -13,6 +13,7 @@
 #include <cmath>
 #include <random>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace kssim_test {
@@ -110,6 +111,14 @@ inline std::vector<double> noisy_copy(const std::vector<double>& x, unsigned see
   return y;
 }
 
+// A random image in [0, range) (seed) and a noisy copy of it (seed + 1, amplitude); seed moves on by 2.
+inline std::pair<std::vector<double>, std::vector<double>> next_noisy_pair(const Shape& s, unsigned& seed,
+                                                                           double range, double amplitude) {
+  auto x = random_image(s, seed++, 0, range);
+  auto y = noisy_copy(x, seed++, amplitude);
+  return {std::move(x), std::move(y)};
+}
+
 // Values as stored in T and read back, so the reference sees exactly what the library sees.
 template <class T>
 std::vector<double> rounded(std::vector<double> v) {
@@ -143,23 +152,47 @@ template <class C, int Rank = 4>
 ImageView<C, Rank> to_view(const std::string& label, const Shape& s, const std::vector<double>& data) {
   auto v = make_view<C, Rank>(label, s);
   auto h = Kokkos::create_mirror_view(v);
-  for (int n = 0; n < s.n; ++n)
-    for (int c = 0; c < s.c; ++c)
-      for (int d = 0; d < s.d; ++d)
-        for (int i = 0; i < s.h; ++i)
-          for (int j = 0; j < s.w; ++j) {
-            const auto value = typename C::value_type(data[s.index(n, c, d, i, j)]);
-            if constexpr (Rank == 4)
-              h(n, c, i, j) = value;
-            else
-              h(n, c, d, i, j) = value;
-          }
+  for_each_pixel(s, [&](int n, int c, int d, int i, int j) {
+    const auto value = typename C::value_type(data[s.index(n, c, d, i, j)]);
+    if constexpr (Rank == 4)
+      h(n, c, i, j) = value;
+    else
+      h(n, c, d, i, j) = value;
+  });
   Kokkos::deep_copy(v, h);
   return v;
 }
 
+// The inputs most tests take: a random image x (seed) and a noisy copy y of it (seed + 1, amplitude), and
+// their Views a and b.
+template <class C, int Rank = 4>
+struct ImagePair {
+  std::vector<double> x, y;
+  ImageView<C, Rank> a, b;
+};
+
+template <class C, int Rank = 4>
+ImagePair<C, Rank> noisy_views(const Shape& s, unsigned seed, double amplitude) {
+  ImagePair<C, Rank> p{random_image(s, seed), {}, {}, {}};
+  p.y = noisy_copy(p.x, seed + 1, amplitude);
+  p.a = to_view<C, Rank>("a", s, p.x);
+  p.b = to_view<C, Rank>("b", s, p.y);
+  return p;
+}
+
+// The same, with x and y as stored in T (y the noisy copy of the stored x), for the float64 reference.
+template <class C, int Rank = 4>
+ImagePair<C, Rank> rounded_noisy_views(const Shape& s, unsigned seed, double amplitude) {
+  using T = typename C::value_type;
+  ImagePair<C, Rank> p{rounded<T>(random_image(s, seed)), {}, {}, {}};
+  p.y = rounded<T>(noisy_copy(p.x, seed + 1, amplitude));
+  p.a = to_view<C, Rank>("a", s, p.x);
+  p.b = to_view<C, Rank>("b", s, p.y);
+  return p;
+}
+
 // A rank-0 device View holding `value` (an upstream factor), staged through a host View: Kokkos'
-// deep_copy(view, value) runs its fill kernel, which holds a View (include/kssim/impl/KernelArrays.hpp
+// deep_copy(view, value) runs its fill kernel, which holds a View (include/kssim/impl/core/KernelArrays.hpp
 // explains the hazard; under Kokkos develop's mdspan View on CUDA it left the value 0 or wrote out of bounds).
 template <class C>
 Kokkos::View<double, typename C::memory_space> device_scalar(double value) {
@@ -172,16 +205,12 @@ template <class View>
 std::vector<double> from_view(const View& v, const Shape& s) {
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
   std::vector<double> out(s.size());
-  for (int n = 0; n < s.n; ++n)
-    for (int c = 0; c < s.c; ++c)
-      for (int d = 0; d < s.d; ++d)
-        for (int i = 0; i < s.h; ++i)
-          for (int j = 0; j < s.w; ++j) {
-            if constexpr (View::rank() == 4)
-              out[s.index(n, c, d, i, j)] = h(n, c, i, j);
-            else
-              out[s.index(n, c, d, i, j)] = h(n, c, d, i, j);
-          }
+  for_each_pixel(s, [&](int n, int c, int d, int i, int j) {
+    if constexpr (View::rank() == 4)
+      out[s.index(n, c, d, i, j)] = h(n, c, i, j);
+    else
+      out[s.index(n, c, d, i, j)] = h(n, c, d, i, j);
+  });
   return out;
 }
 

@@ -15,7 +15,7 @@
 
 #include "TestingUtilities.hpp"
 
-#include <kssim/impl/Launch.hpp>
+#include <kssim/impl/core/Launch.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
@@ -23,6 +23,12 @@
 #include <string>
 
 namespace kssim_test {
+
+// forward(loss) for an object under test that takes the two images of `in` (an ImagePair) alone.
+template <class Pair>
+auto forward_on(const Pair& in) {
+  return [&in](auto& loss) { loss.forward(in.a, in.b); };
+}
 
 struct StepEvents {
   int allocations = 0, fences = 0;              // during the steps

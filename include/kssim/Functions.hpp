@@ -1,6 +1,6 @@
 #pragma once
 // One-call SSIM: the mean, the map, per-image and per-channel means, and gradients with respect to both
-// images. Workspaces are kept between calls of the same shape and options (impl/PlanCache.hpp: a few per
+// images. Workspaces are kept between calls of the same shape and options (impl/ssim/PlanCache.hpp: a few per
 // execution space and value type; kssim::free_workspaces() releases them), so a loop of calls on one shape
 // allocates nothing after the first. Training loops may also hold a kssim::SSIM object.
 //
@@ -12,18 +12,18 @@
 //   double s = kssim::ssim_grad(exec, img1, img2, grad1, grad2);  // either gradient may be an empty View
 //
 // Images are rank-4 (N, C, H, W) or rank-5 (N, C, D, H, W) Views of float or double, or of a 16-bit float
-// type (impl/Storage.hpp). Arithmetic is in the images' value type (float for 16-bit images); the mean is
+// type (impl/core/Storage.hpp). Arithmetic is in the images' value type (float for 16-bit images); the mean is
 // accumulated in double. Maps and gradients hold the images' value type, or float for 16-bit images:
 // the type of the View passed chooses whether they are rounded to 16 bits.
 //
-// Problems past 2^30 elements or Options::max_workspace_bytes run in pieces (impl/Slabs.hpp), whose
+// Problems past 2^30 elements or Options::max_workspace_bytes run in pieces (impl/ssim/Slabs.hpp), whose
 // workspace is allocated for the call.
 
 #include <kssim/Options.hpp>
 #include <kssim/ViewChecks.hpp>
-#include <kssim/impl/Plan.hpp>
-#include <kssim/impl/PlanCache.hpp>
-#include <kssim/impl/Slabs.hpp>
+#include <kssim/impl/ssim/Plan.hpp>
+#include <kssim/impl/ssim/PlanCache.hpp>
+#include <kssim/impl/ssim/Slabs.hpp>
 
 #include <Kokkos_Core.hpp>
 

@@ -11,9 +11,9 @@
 // Both are optional; results are identical either way. Every translation unit of the program must be
 // compiled with the same kssim definitions.
 
-#include <kssim/impl/MaskedPlan.hpp>
-#include <kssim/impl/MsSsimPlan.hpp>
-#include <kssim/impl/Plan.hpp>
+#include <kssim/impl/masked/MaskedPlan.hpp>
+#include <kssim/impl/msssim/MsSsimPlan.hpp>
+#include <kssim/impl/ssim/Plan.hpp>
 
 #define KSSIM_EXTERN_INSTANTIATION(ExecSpace, T)                                                           \
   extern template class kssim::impl::Plan<ExecSpace, T>;                                                     \

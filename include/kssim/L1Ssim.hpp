@@ -1,7 +1,7 @@
 #pragma once
 // The fused L1 + SSIM training loss of 3D Gaussian Splatting and its gradients, computed inside the SSIM
 // kernels: the sum of |x - y| where the first forward kernel reads the images, its gradient added where the
-// last backward kernel stores (impl/L1Term.hpp), so it costs no pass of its own over the images.
+// last backward kernel stores (impl/stages/L1Term.hpp), so it costs no pass of its own over the images.
 //
 //   loss = a * mean|x - y| + (1 - a) * (1 - SSIM(x, y))        (a = L1SsimOptions::l1_weight, default 0.8)
 //
@@ -16,10 +16,10 @@
 #include <kssim/Functions.hpp>
 #include <kssim/L1SsimOptions.hpp>
 #include <kssim/SSIM.hpp>
-#include <kssim/impl/HostValue.hpp>
-#include <kssim/impl/Plan.hpp>
-#include <kssim/impl/PlanCache.hpp>
-#include <kssim/impl/TrainingObject.hpp>
+#include <kssim/impl/core/HostValue.hpp>
+#include <kssim/impl/ssim/Plan.hpp>
+#include <kssim/impl/ssim/PlanCache.hpp>
+#include <kssim/impl/core/TrainingObject.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <array>
@@ -115,7 +115,7 @@ class L1SSIMLoss
   Kokkos::View<const double, memory_space> ssim_value() const { return plan_.mean(); }
   Kokkos::View<const double, memory_space> l1_sum() const { return plan_.l1_total(); }
 
-  // backward(): gradients of upstream * loss, as SSIM::backward (impl/TrainingObject.hpp).
+  // backward(): gradients of upstream * loss, as SSIM::backward (impl/core/TrainingObject.hpp).
 
  private:
   void backward_arrays(const ExecutionSpace& exec, const Images& x, const Images& y, const Outputs& grad1,

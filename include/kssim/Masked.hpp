@@ -29,10 +29,10 @@
 #include <kssim/Functions.hpp>
 #include <kssim/Options.hpp>
 #include <kssim/SSIM.hpp>
-#include <kssim/impl/MaskedPlan.hpp>
-#include <kssim/impl/HostValue.hpp>
-#include <kssim/impl/SliceMeans.hpp>
-#include <kssim/impl/TrainingObject.hpp>
+#include <kssim/impl/masked/MaskedPlan.hpp>
+#include <kssim/impl/core/HostValue.hpp>
+#include <kssim/impl/core/SliceMeans.hpp>
+#include <kssim/impl/core/TrainingObject.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <array>
@@ -197,10 +197,10 @@ class MaskedSSIM
     });
   }
 
-  // Masked mean of the last forward(), on the device (value_on_host() copies it: impl/TrainingObject.hpp).
+  // Masked mean of the last forward(), on the device (value_on_host() copies it: impl/core/TrainingObject.hpp).
   Kokkos::View<const double, memory_space> value() const { return plan_.mean(); }
 
-  // backward(): gradients of upstream * masked mean, as SSIM::backward (impl/TrainingObject.hpp).
+  // backward(): gradients of upstream * masked mean, as SSIM::backward (impl/core/TrainingObject.hpp).
 
  private:
   void backward_arrays(const ExecutionSpace& exec, const Images& x, const Images& y, const Outputs& grad1,

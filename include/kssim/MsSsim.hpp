@@ -19,10 +19,10 @@
 
 #include <kssim/MsSsimOptions.hpp>
 #include <kssim/SSIM.hpp>
-#include <kssim/impl/MsSsimPlan.hpp>
-#include <kssim/impl/HostValue.hpp>
-#include <kssim/impl/SliceMeans.hpp>
-#include <kssim/impl/TrainingObject.hpp>
+#include <kssim/impl/msssim/MsSsimPlan.hpp>
+#include <kssim/impl/core/HostValue.hpp>
+#include <kssim/impl/core/SliceMeans.hpp>
+#include <kssim/impl/core/TrainingObject.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -127,7 +127,7 @@ class MSSSIM
   Kokkos::View<const double, memory_space> value() const { return plan_.mean(); }
   Kokkos::View<const double*, memory_space> per_channel_values() const { return plan_.per_slice(); }
 
-  // backward(): gradients of upstream * mean MS-SSIM, as SSIM::backward (impl/TrainingObject.hpp).
+  // backward(): gradients of upstream * mean MS-SSIM, as SSIM::backward (impl/core/TrainingObject.hpp).
 
  private:
   void backward_arrays(const ExecutionSpace& exec, const Images& x, const Images& y, const Outputs& grad1,

@@ -14,7 +14,7 @@ enum class Padding {
   Same    // zero padding outside the image, the map is H x W (the 3D Gaussian Splatting loss)
 };
 
-// How the forward and backward passes are scheduled on the device (impl/Router.hpp chooses for Auto).
+// How the forward and backward passes are scheduled on the device (impl/schedules/Router.hpp chooses for Auto).
 enum class Schedule {
   Auto,    // the router's choice for the shape, window, value type and backend
   Stages,  // one kernel per separable stage (row blur, column blur, adjoint column, adjoint row): any problem
@@ -44,7 +44,7 @@ enum class Window {
            // Splatting loss): each exp rounded to float32, their sum rounded to float32, each weight their
            // float32 quotient (for 11 / 1.5 fused-ssim's constants, summing to 1 - 3.1e-8 per axis), with
            // their raw moments sigma^2 = B(x^2) - B(x)^2 of that window. On uncorrelated noise the mean then
-           // moves by ~2e-7 from Exact's, as theirs does (impl/RawWindow.hpp). SSIM and the fused L1 + SSIM loss
+           // moves by ~2e-7 from Exact's, as theirs does (impl/stages/RawWindow.hpp). SSIM and the fused L1 + SSIM loss
            // (MS-SSIM and masked SSIM take Exact only).
 };
 
@@ -69,7 +69,7 @@ struct Options {
   // The most bytes of workspace SSIM may allocate beyond the images, map and gradients (kssim::ssim*,
   // kssim::SSIM). A problem that needs more, or has more than 2^30 elements, runs in pieces: groups of
   // images or channels, else slabs along the outermost spatial axis with the window's halo
-  // (impl/Slabs.hpp). 0: half the memory free when the workspace is planned (hosts: at most an eighth of
+  // (impl/ssim/Slabs.hpp). 0: half the memory free when the workspace is planned (hosts: at most an eighth of
   // the machine's); problems under 1 GiB of workspace never split for it.
   std::size_t max_workspace_bytes = 0;
 };

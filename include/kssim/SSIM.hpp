@@ -9,11 +9,11 @@
 //
 // backward() uses the images of the last forward(): keep them alive and unchanged in between.
 //
-// Problems past 2^30 elements or Options::max_workspace_bytes run in pieces (impl/Slabs.hpp): groups of
+// Problems past 2^30 elements or Options::max_workspace_bytes run in pieces (impl/ssim/Slabs.hpp): groups of
 // images or channels, or slabs along the outermost spatial axis; then backward() recomputes each piece's
 // forward statistics (one more forward pass), and still allocates nothing.
 //
-// 16-bit images (impl/Storage.hpp): ValueType is their type (e.g. Kokkos::Experimental::half_t); the
+// 16-bit images (impl/core/Storage.hpp): ValueType is their type (e.g. Kokkos::Experimental::half_t); the
 // kernels compute in float, and the map and gradients hold OutputType: ValueType by default (rounded to
 // it once, after any upstream factor and accumulation), or float:
 //   kssim::SSIM<Kokkos::Cuda, Kokkos::Experimental::half_t, 4, float> loss(exec, {N, C, H, W});
@@ -21,8 +21,8 @@
 #include <kssim/Functions.hpp>
 #include <kssim/Options.hpp>
 #include <kssim/ViewChecks.hpp>
-#include <kssim/impl/Slabs.hpp>
-#include <kssim/impl/TrainingObject.hpp>
+#include <kssim/impl/ssim/Slabs.hpp>
+#include <kssim/impl/core/TrainingObject.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <array>
@@ -65,13 +65,13 @@ class SSIM : public impl::TrainingObject<SSIM<ExecutionSpace, ValueType, Rank, O
     });
   }
 
-  // Mean SSIM of the last forward(), on the device (value_on_host() copies it: impl/TrainingObject.hpp).
+  // Mean SSIM of the last forward(), on the device (value_on_host() copies it: impl/core/TrainingObject.hpp).
   Kokkos::View<const double, memory_space> value() const { return plan_.mean(); }
   // Sums of the map over each (n, c) slice of the last forward(), n major (N * C values), on the device:
   // per-image and per-channel means without a second pass (the PyTorch binding's reduction="none").
   Kokkos::View<const double*, memory_space> slice_sums() const { return plan_.image_sums(); }
 
-  // backward(): gradients of upstream * mean SSIM (impl/TrainingObject.hpp).
+  // backward(): gradients of upstream * mean SSIM (impl/core/TrainingObject.hpp).
 
  private:
   void backward_arrays(const ExecutionSpace& exec, const Images& x, const Images& y, const Outputs& grad1,

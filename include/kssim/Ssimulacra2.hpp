@@ -15,7 +15,7 @@
 // and, with them, the tool's shifted weights (Features.hpp): the scores equal the tool's, though the metric
 // was calibrated on six scales. The workspace is allocated once per object and batch size and reused.
 
-#include <kssim/impl/Tiles.hpp>
+#include <kssim/impl/core/Tiles.hpp>
 #include <kssim/impl/ssimulacra2/Constants.hpp>
 #include <kssim/impl/ssimulacra2/Downscale.hpp>
 #include <kssim/impl/ssimulacra2/ErrorMaps.hpp>

@@ -2,10 +2,10 @@
 // Compile-time requirements on the Views passed to kssim, each with one readable message, and the
 // runtime extent checks that throw std::invalid_argument naming the argument.
 
-#include <kssim/impl/Geometry.hpp>
-#include <kssim/impl/KernelArrays.hpp>
-#include <kssim/impl/Storage.hpp>
-#include <kssim/impl/Tiles.hpp>
+#include <kssim/impl/core/Geometry.hpp>
+#include <kssim/impl/core/KernelArrays.hpp>
+#include <kssim/impl/core/Storage.hpp>
+#include <kssim/impl/core/Tiles.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <array>
@@ -53,7 +53,7 @@ constexpr void check_output_view() {
 }
 
 // An image argument of SSIM (Functions.hpp, SSIM.hpp): like check_image_view, or a 16-bit storage type
-// (impl/Storage.hpp); the compiler's _Float16 / __bf16 only on host execution spaces.
+// (impl/core/Storage.hpp); the compiler's _Float16 / __bf16 only on host execution spaces.
 template <class ExecSpace, class View>
 constexpr void check_ssim_image_view() {
   impl::check_view_shape<ExecSpace, View>();

@@ -142,7 +142,7 @@ void instantiate_strided(const Exec& exec) {
   sink = kssim::ssim_grad(exec, a, a, g, g);
 }
 
-// 16-bit images (kssim/impl/Storage.hpp): every SSIM entry point with 16-bit and float maps and gradients, for
+// 16-bit images (kssim/impl/core/Storage.hpp): every SSIM entry point with 16-bit and float maps and gradients, for
 // the 16-bit types the default execution space takes (Kokkos' half_t / bhalf_t on GPUs; on host spaces
 // those where Kokkos has them, else the host compiler's _Float16 / __bf16); nothing where there is none.
 template <class S>

@@ -186,20 +186,8 @@ void check_case(const Case& k) {
   MPI_Comm_free(&cart);
 }
 
-Shape image(int n, int c, int h, int w) {
-  Shape s;
-  s.n = n;
-  s.c = c;
-  s.h = h;
-  s.w = w;
-  return s;
-}
-Shape volume(int n, int c, int d, int h, int w) {
-  Shape s = image(n, c, h, w);
-  s.d = d;
-  s.volumetric = true;
-  return s;
-}
+Shape image(int n, int c, int h, int w) { return Shape{n, c, 1, h, w, false}; }
+Shape volume(int n, int c, int d, int h, int w) { return Shape{n, c, d, h, w, true}; }
 
 // Decompositions for the world's size: even and uneven splits, blocks thinner than the halo, corners.
 std::vector<Case> cases_2d() {

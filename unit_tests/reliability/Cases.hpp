@@ -124,18 +124,14 @@ inline std::vector<double> smooth(const Shape& s, std::uint64_t seed, double lo,
   std::vector<Wave> waves(4);
   for (auto& w : waves) w = {u(rng) * 0.6, u(rng) * 0.6, u(rng) * 0.6, u(rng) * 6.3, 0.5 + u(rng)};
   std::vector<double> v(s.size());
-  for (int n = 0; n < s.n; ++n)
-    for (int c = 0; c < s.c; ++c)
-      for (int d = 0; d < s.d; ++d)
-        for (int h = 0; h < s.h; ++h)
-          for (int w = 0; w < s.w; ++w) {
-            double t = 0, norm = 0;
-            for (const auto& wv : waves) {
-              t += wv.amp * std::sin(wv.fd * d + wv.fh * h + wv.fw * w + wv.phase + 0.7 * n + 1.3 * c);
-              norm += wv.amp;
-            }
-            v[s.index(n, c, d, h, w)] = lo + (hi - lo) * 0.5 * (1 + t / norm);
-          }
+  kssim_test::for_each_pixel(s, [&](int n, int c, int d, int h, int w) {
+    double t = 0, norm = 0;
+    for (const auto& wv : waves) {
+      t += wv.amp * std::sin(wv.fd * d + wv.fh * h + wv.fw * w + wv.phase + 0.7 * n + 1.3 * c);
+      norm += wv.amp;
+    }
+    v[s.index(n, c, d, h, w)] = lo + (hi - lo) * 0.5 * (1 + t / norm);
+  });
   return v;
 }
 
@@ -144,15 +140,11 @@ inline std::vector<double> smooth(const Shape& s, std::uint64_t seed, double lo,
 inline std::vector<double> two_level(const Shape& s, std::uint64_t seed, double background, double object,
                                      double noise) {
   std::vector<double> v(s.size());
-  for (int n = 0; n < s.n; ++n)
-    for (int c = 0; c < s.c; ++c)
-      for (int d = 0; d < s.d; ++d)
-        for (int h = 0; h < s.h; ++h)
-          for (int w = 0; w < s.w; ++w) {
-            // The object covers the left part of the image and excludes its centre pixel.
-            const bool inside = w < s.w / 3 && h >= s.h / 5;
-            v[s.index(n, c, d, h, w)] = inside ? object : background;
-          }
+  kssim_test::for_each_pixel(s, [&](int n, int c, int d, int h, int w) {
+    // The object covers the left part of the image and excludes its centre pixel.
+    const bool inside = w < s.w / 3 && h >= s.h / 5;
+    v[s.index(n, c, d, h, w)] = inside ? object : background;
+  });
   return noise > 0 ? plus_noise(v, seed, noise) : v;
 }
 
@@ -199,6 +191,22 @@ inline double reference_cost(const Shape& s, const ReferenceOptions& o) {
   return 3.0 * s.n * s.c * od * oh * ow * taps;
 }
 
+// A case of a fixed list (edge or stability): its index is its place in the list, and the API it goes through
+// turns with the index.
+inline void append_listed_case(std::vector<Case>& cases, const char* mode, std::string name, const Shape& s,
+                               const ReferenceOptions& o, std::function<Data(const Shape&)> data, double grad_floor) {
+  Case c;
+  c.mode = mode;
+  c.index = int(cases.size());
+  c.name = std::move(name);
+  c.shape = s;
+  c.ro = o;
+  c.api = Api(c.index % api_count);
+  c.data = std::move(data);
+  c.grad_floor = grad_floor;
+  cases.push_back(std::move(c));
+}
+
 // ------------------------------------------------------------------------------------------------------
 // Edge cases: a fixed list.
 
@@ -207,16 +215,8 @@ inline std::vector<Case> edge_cases() {
   std::uint64_t seed = 1000;
   auto add = [&](std::string name, Shape s, ReferenceOptions o, std::function<Data(const Shape&)> data = {},
                  double grad_floor = 0) {
-    Case c;
-    c.mode = "edge";
-    c.index = int(cases.size());
-    c.name = std::move(name);
-    c.shape = s;
-    c.ro = o;
-    c.api = Api(c.index % api_count);
-    c.data = data ? data : noisy_pair(++seed, 0, o.data_range, 0.1);
-    c.grad_floor = grad_floor;
-    cases.push_back(std::move(c));
+    if (!data) data = noisy_pair(++seed, 0, o.data_range, 0.1);
+    append_listed_case(cases, "edge", std::move(name), s, o, std::move(data), grad_floor);
   };
 
 
@@ -444,16 +444,7 @@ inline std::vector<Case> stability_cases() {
   std::uint64_t seed = 5000;
   auto add = [&](std::string name, Shape s, ReferenceOptions o, std::function<Data(const Shape&)> data,
                  double grad_floor = 0) {
-    Case c;
-    c.mode = "stability";
-    c.index = int(cases.size());
-    c.name = std::move(name);
-    c.shape = s;
-    c.ro = o;
-    c.api = Api(c.index % api_count);
-    c.data = std::move(data);
-    c.grad_floor = grad_floor;
-    cases.push_back(std::move(c));
+    append_listed_case(cases, "stability", std::move(name), s, o, std::move(data), grad_floor);
   };
   auto known_limit = [&](double float_slack, std::string why) {
     cases.back().float_slack = float_slack;

@@ -86,7 +86,7 @@ Guarded<Exec, T, L, Rank> make_guarded(const std::string& label, const Shape& s)
     g.view = g.parent;
   }
   // Filled on the host and copied: Kokkos' device fill kernel holds a View, which the mdspan-based View
-  // under nvcc misreads (include/kssim/impl/KernelArrays.hpp).
+  // under nvcc misreads (include/kssim/impl/core/KernelArrays.hpp).
   auto host = Kokkos::create_mirror_view(g.parent);
   Kokkos::deep_copy(host, std::numeric_limits<T>::quiet_NaN());
   Kokkos::deep_copy(g.parent, host);

@@ -1,4 +1,4 @@
-// Determinism: kssim uses no atomics and reduces the mean in a fixed order (impl/Reduction.hpp), so the same
+// Determinism: kssim uses no atomics and reduces the mean in a fixed order (impl/stages/Reduction.hpp), so the same
 // inputs give bitwise-identical results run after run, whatever the OpenMP thread count and the image
 // layout. The team size (Options::team_size) changes only the order of the per-team partial sums, so it
 // may change the last bits of the means but never the map or the gradients.
@@ -59,11 +59,7 @@ Results run_all(const Exec& exec, const Shape& s, const std::vector<double>& x, 
   ReferenceOptions ro;
   ro.window = opts.window_size;
   ro.same = opts.padding == kssim::Padding::Same;
-  Shape ms = s;
-  const int w = opts.window_size;
-  ms.d = s.volumetric ? (ro.same ? s.d : s.d - w + 1) : 1;
-  ms.h = ro.same ? s.h : s.h - w + 1;
-  ms.w = ro.same ? s.w : s.w - w + 1;
+  const Shape ms = reference_map_shape(s, ro);
   auto map = make_view<C, Rank>("map", ms);
   kssim::ssim_map(exec, a, b, map, opts);
   r.map = from_view(map, ms);

@@ -2,7 +2,7 @@
 // the map NaN at every map pixel whose window covers it, the mean NaN (and the per-image / per-channel
 // means of its slice), while every other map pixel, slice and mean stays finite and correct. Gradients are
 // NaN exactly where a NaN map pixel's window reaches (the footprint of the footprint) and finite and
-// correct elsewhere. A non-finite recentring sample (the centre pixel of a slice, impl/Recentring.hpp)
+// correct elsewhere. A non-finite recentring sample (the centre pixel of a slice, impl/stages/Recentring.hpp)
 // makes that slice recentre on a nearby finite sample instead.
 #include "TestingUtilities.hpp"
 
@@ -215,7 +215,7 @@ TYPED_TEST(NonFinite, PropagatesToTheWindowFootprintOnly) {
 // A non-finite recentring sample (the centre pixel) must not cost its slice the recentring: for data far
 // from 0 (here [1000, 1001], L = 1) the shift 0 brings back the cancellation recentring exists to avoid,
 // for every map pixel of the slice, not just the NaN's footprint (measured with the old fallback to 0:
-// map errors outside the footprint of 3.8e+02 in float, 5.3e-09 in double). impl/Recentring.hpp takes the
+// map errors outside the footprint of 3.8e+02 in float, 5.3e-09 in double). impl/stages/Recentring.hpp takes the
 // nearest finite neighbour in row-major order instead, and past 64 of them a sample spread over the slice:
 // "NaN centre rows" blanks 7 full rows (224 samples) around the centre, beyond the neighbour search.
 template <class C, int Rank>

@@ -16,7 +16,7 @@
 namespace kssim::torch_binding {
 
 enum class Device { Host, Cuda };
-// Float16 and BFloat16: 16-bit storage, computed in float (kssim/impl/Storage.hpp).
+// Float16 and BFloat16: 16-bit storage, computed in float (kssim/impl/core/Storage.hpp).
 enum class Dtype { Float32, Float64, Float16, BFloat16 };
 
 // A tensor as the kernels see it: rank 4 (N, C, H, W) or 5 (N, C, D, H, W), extents and strides in

@@ -86,23 +86,43 @@ torch::autograd::variable_list image_gradients(torch::autograd::AutogradContext*
   return out;
 }
 
-class SsimFunction : public torch::autograd::Function<SsimFunction> {
+// The bodies of the autograd functions' forward() and backward(), given their operator calls: forward keeps
+// the images, options and `gradients` hint, then runs the operator below autograd; backward runs the backward
+// operator on what the forward kept.
+template <class Tuple, class Call>
+at::Tensor saved_forward(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
+                         const Tuple& o, std::int64_t gradients, const Call& call) {
+  save_inputs(ctx, img1, img2, o, gradients);
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  return call(img1, img2, o, gradients);
+}
+template <class Tuple, class Call>
+torch::autograd::variable_list saved_backward(torch::autograd::AutogradContext* ctx,
+                                              const torch::autograd::variable_list& grads, const Call& call) {
+  const auto in = load_inputs<Tuple>(ctx);
+  return image_gradients(ctx, in.gradients, [&](std::int64_t computed) {
+    return call(grads[0], in.img1, in.img2, in.options, computed);
+  });
+}
+
+// An autograd function of two images with options of type Tuple: backward() runs Backward (the backward
+// operator's call) on what forward() kept (saved_forward).
+template <class Derived, class Tuple, auto Backward>
+class ImageFunction : public torch::autograd::Function<Derived> {
+ public:
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    return saved_backward<Tuple>(ctx, grads, Backward);
+  }
+};
+
+class SsimFunction : public ImageFunction<SsimFunction, Options, call_backward> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
                             std::int64_t window_size, double sigma, double k1, double k2, double data_range,
                             bool same_padding, bool per_image, std::int64_t gradients, bool float32_window) {
     const Options o{window_size, sigma, k1, k2, data_range, same_padding, per_image, float32_window};
-    save_inputs(ctx, img1, img2, o, gradients);
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    return call_forward(img1, img2, o, gradients);
-  }
-
-  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
-                                                 torch::autograd::variable_list grads) {
-    const auto in = load_inputs<Options>(ctx);
-    return image_gradients(ctx, in.gradients, [&](std::int64_t computed) {
-      return call_backward(grads[0], in.img1, in.img2, in.options, computed);
-    });
+    return saved_forward(ctx, img1, img2, o, gradients, call_forward);
   }
 };
 
@@ -131,23 +151,13 @@ std::tuple<at::Tensor, at::Tensor> call_loss_backward(const at::Tensor& grad, co
   return op.call(grad, img1, img2, weight, window, sigma, k1, k2, range, same, gradients, float32_window);
 }
 
-class L1SsimLossFunction : public torch::autograd::Function<L1SsimLossFunction> {
+class L1SsimLossFunction : public ImageFunction<L1SsimLossFunction, LossOptions, call_loss_backward> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
                             double l1_weight, std::int64_t window_size, double sigma, double k1, double k2,
                             double data_range, bool same_padding, std::int64_t gradients, bool float32_window) {
     const LossOptions o{l1_weight, window_size, sigma, k1, k2, data_range, same_padding, float32_window};
-    save_inputs(ctx, img1, img2, o, gradients);
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    return call_loss_forward(img1, img2, o, gradients);
-  }
-
-  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
-                                                 torch::autograd::variable_list grads) {
-    const auto in = load_inputs<LossOptions>(ctx);
-    return image_gradients(ctx, in.gradients, [&](std::int64_t computed) {
-      return call_loss_backward(grads[0], in.img1, in.img2, in.options, computed);
-    });
+    return saved_forward(ctx, img1, img2, o, gradients, call_loss_forward);
   }
 };
 

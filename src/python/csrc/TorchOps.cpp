@@ -203,6 +203,17 @@ CacheEntry& entry_for(WorkspaceCache& cache, const ProblemKey& key, const Placem
   return e;
 }
 
+// The start of every operator's body: the workspace cache, locked for the call, then the call's placement
+// and the key of its problem (make_key's arguments after the image).
+struct LockedCall {
+  WorkspaceCache& cache = WorkspaceCache::instance();
+  std::lock_guard<std::mutex> lock{cache.mutex()};
+  const Placement place;
+  const ProblemKey key;
+  template <class... KeyArgs>
+  LockedCall(const at::Tensor& img, const KeyArgs&... args) : place(img), key(make_key(place, img, args...)) {}
+};
+
 // Runs `body`, turning kssim's std::invalid_argument into ValueError and its other errors into RuntimeError.
 template <class Body>
 auto translate_errors(Body&& body) -> decltype(body()) {
@@ -223,22 +234,19 @@ at::Tensor forward_op(const at::Tensor& img1, const at::Tensor& img2, std::int64
                       std::int64_t gradients, double l1_weight, bool float32_window) {
   check_images(img1, img2);
   return translate_errors([&] {
-    auto& cache = WorkspaceCache::instance();
-    std::lock_guard<std::mutex> lock(cache.mutex());
-    const Placement place(img1);
-    const ProblemKey key = make_key(place, img1, window_size, sigma, k1, k2, data_range, same_padding,
-                                    float32_window, gradients, l1_weight);
-    CacheEntry& e = entry_for(cache, key, place, img1);
+    const LockedCall call(img1, window_size, sigma, k1, k2, data_range, same_padding, float32_window, gradients,
+                          l1_weight);
+    CacheEntry& e = entry_for(call.cache, call.key, call.place, img1);
     std::optional<at::Tensor> copy1, copy2;
     const Strided x = strided(img1, copy1), y = strided(img2, copy2);
     // A fresh tensor of PyTorch's allocator (a CUDA graph's pool under capture) that the workspace writes the
     // result into, in the images' dtype: no conversion operator, and no result aliases the workspace.
     at::Tensor result = per_image ? at::empty({img1.size(0)}, img1.options()) : at::empty({}, img1.options());
     e.img1 = e.img2 = InputStamp();  // invalid until forward() has run
-    OnHomeStream on_home(e.home_stream, place.stream, e.events);
+    OnHomeStream on_home(e.home_stream, call.place.stream, e.events);
     e.workspace->forward(x, y, result.mutable_data_ptr(), per_image);
     on_home.join();
-    if (key.grad1 || key.grad2) remember_inputs(e, img1, img2, copy1 || copy2);
+    if (call.key.grad1 || call.key.grad2) remember_inputs(e, img1, img2, copy1 || copy2);
     return result;
   });
 }
@@ -286,15 +294,12 @@ std::tuple<at::Tensor, at::Tensor> backward_op(const at::Tensor& grad, const at:
     TORCH_CHECK_VALUE(grad.numel() == 1, "kssim: grad of a mean SSIM must have one element");
   }
   return translate_errors([&] {
-    auto& cache = WorkspaceCache::instance();
-    std::lock_guard<std::mutex> lock(cache.mutex());
-    const Placement place(img1);
-    const ProblemKey key = make_key(place, img1, window_size, sigma, k1, k2, data_range, same_padding,
-                                    float32_window, gradients, l1_weight);
-    at::Tensor grad1 = key.grad1 ? at::empty_like(img1) : at::empty({0}, img1.options());
-    at::Tensor grad2 = key.grad2 ? at::empty_like(img2) : at::empty({0}, img2.options());
-    if (!key.grad1 && !key.grad2) return std::make_tuple(grad1, grad2);
-    CacheEntry& e = entry_for(cache, key, place, img1);
+    const LockedCall call(img1, window_size, sigma, k1, k2, data_range, same_padding, float32_window, gradients,
+                          l1_weight);
+    at::Tensor grad1 = call.key.grad1 ? at::empty_like(img1) : at::empty({0}, img1.options());
+    at::Tensor grad2 = call.key.grad2 ? at::empty_like(img2) : at::empty({0}, img2.options());
+    if (!call.key.grad1 && !call.key.grad2) return std::make_tuple(grad1, grad2);
+    CacheEntry& e = entry_for(call.cache, call.key, call.place, img1);
     std::optional<at::Tensor> copy1, copy2;
     const Strided x = strided(img1, copy1), y = strided(img2, copy2);
     const void* upstream = nullptr;  // per image: 1, then each image's gradient scaled below
@@ -308,9 +313,9 @@ std::tuple<at::Tensor, at::Tensor> backward_op(const at::Tensor& grad, const at:
         upstream = e.upstream.const_data_ptr<double>();
       }
     }
-    OnHomeStream on_home(e.home_stream, place.stream, e.events);
+    OnHomeStream on_home(e.home_stream, call.place.stream, e.events);
     if (!(e.img1.matches(img1) && e.img2.matches(img2))) {  // the partials are not of these inputs
-      cache.count_recomputation();
+      call.cache.count_recomputation();
       e.img1 = e.img2 = InputStamp();
       e.workspace->forward(x, y, nullptr, false);
       remember_inputs(e, img1, img2, copy1 || copy2);
@@ -322,8 +327,8 @@ std::tuple<at::Tensor, at::Tensor> backward_op(const at::Tensor& grad, const at:
       std::vector<std::int64_t> shape(img1.dim(), 1);
       shape[0] = img1.size(0);
       const at::Tensor scale = (grad * double(img1.size(0))).reshape(shape);
-      if (key.grad1) grad1.mul_(scale);
-      if (key.grad2) grad2.mul_(scale);
+      if (call.key.grad1) grad1.mul_(scale);
+      if (call.key.grad2) grad2.mul_(scale);
     }
     return std::make_tuple(grad1, grad2);
   });

@@ -9,7 +9,7 @@
 
 #include <kssim/L1Ssim.hpp>
 #include <kssim/SSIM.hpp>
-#include <kssim/impl/Launch.hpp>
+#include <kssim/impl/core/Launch.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
@@ -42,7 +42,7 @@ Kokkos::View<ArrayOf<T, Rank>, Kokkos::LayoutStride, Mem, Kokkos::MemoryTraits<K
 
 // The result of a forward() in the images' dtype T, where the caller wants it: the mean, or per image the
 // mean of its C slice sums (in order). Each value is rounded once from double (16-bit types through float,
-// as PyTorch's conversion of a double). Pointers and PODs only (impl/KernelArrays.hpp's rule).
+// as PyTorch's conversion of a double). Pointers and PODs only (impl/core/KernelArrays.hpp's rule).
 template <class T>
 struct WriteResult {
   const double* mean = nullptr;

@@ -5,8 +5,8 @@
 // neighbours send back to their owner. One kernel serves every case; buffers are rank-5 arrays too.
 // Kernels hold only ImageArrays (raw pointers, extents, strides) and PODs (KernelArrays.hpp).
 
-#include <kssim/impl/KernelArrays.hpp>
-#include <kssim/impl/Launch.hpp>
+#include <kssim/impl/core/KernelArrays.hpp>
+#include <kssim/impl/core/Launch.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <array>

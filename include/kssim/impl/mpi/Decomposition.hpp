@@ -15,7 +15,7 @@
 // (valid padding, a block inside the border's r cells) has an empty extended box.
 
 #include <kssim/Options.hpp>
-#include <kssim/impl/Geometry.hpp>
+#include <kssim/impl/core/Geometry.hpp>
 #include <kssim/impl/mpi/BoxCopy.hpp>
 
 #include <mpi.h>

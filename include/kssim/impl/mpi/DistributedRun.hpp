@@ -5,9 +5,9 @@
 // pixels still takes part in the exchanges and the reduction. Buffers come from Scratch (kept between calls).
 
 #include <kssim/Options.hpp>
-#include <kssim/impl/KernelArrays.hpp>
-#include <kssim/impl/PlanCache.hpp>
-#include <kssim/impl/Slabs.hpp>
+#include <kssim/impl/core/KernelArrays.hpp>
+#include <kssim/impl/ssim/PlanCache.hpp>
+#include <kssim/impl/ssim/Slabs.hpp>
 #include <kssim/impl/mpi/Decomposition.hpp>
 #include <kssim/impl/mpi/HaloExchange.hpp>
 #include <kssim/impl/mpi/Scratch.hpp>

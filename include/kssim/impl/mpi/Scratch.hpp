@@ -6,7 +6,7 @@
 // kssim::free_workspaces() and before Kokkos::finalize(). Calls hold the lock for their whole duration
 // (they are collective and end with a fence, so no kernel outlives it).
 
-#include <kssim/impl/PlanCache.hpp>
+#include <kssim/impl/ssim/PlanCache.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <array>

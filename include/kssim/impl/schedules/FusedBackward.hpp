@@ -13,10 +13,10 @@
 // Images of a 16-bit storage type S are converted to T as they are read, gradients rounded to their type O
 // as they are stored (Storage.hpp); on GPUs four 16-bit pixels per load and store (Packed16.hpp).
 
-#include <kssim/impl/AxisTile.hpp>
-#include <kssim/impl/GradientStore.hpp>
-#include <kssim/impl/L1Term.hpp>
-#include <kssim/impl/Packed16.hpp>
+#include <kssim/impl/stages/AxisTile.hpp>
+#include <kssim/impl/stages/GradientStore.hpp>
+#include <kssim/impl/stages/L1Term.hpp>
+#include <kssim/impl/core/Packed16.hpp>
 #include <kssim/impl/schedules/FusedForward.hpp>
 
 #include <Kokkos_Core.hpp>

@@ -18,19 +18,19 @@
 // Images of a 16-bit storage type S are converted to the compute type T as they are staged (on GPUs four
 // pixels per load, Packed16.hpp), the map is rounded to its type O as it is stored (Storage.hpp).
 
-#include <kssim/impl/AxisTile.hpp>
-#include <kssim/impl/FixedTaps.hpp>
-#include <kssim/impl/GaussianWindow.hpp>
-#include <kssim/impl/Geometry.hpp>
-#include <kssim/impl/KernelArrays.hpp>
-#include <kssim/impl/L1Term.hpp>
-#include <kssim/impl/Launch.hpp>
-#include <kssim/impl/LocalMoments.hpp>
-#include <kssim/impl/MapBlock.hpp>
-#include <kssim/impl/Packed16.hpp>
-#include <kssim/impl/Reduction.hpp>
-#include <kssim/impl/Storage.hpp>
-#include <kssim/impl/Tiles.hpp>
+#include <kssim/impl/stages/AxisTile.hpp>
+#include <kssim/impl/core/FixedTaps.hpp>
+#include <kssim/impl/core/GaussianWindow.hpp>
+#include <kssim/impl/core/Geometry.hpp>
+#include <kssim/impl/core/KernelArrays.hpp>
+#include <kssim/impl/stages/L1Term.hpp>
+#include <kssim/impl/core/Launch.hpp>
+#include <kssim/impl/stages/LocalMoments.hpp>
+#include <kssim/impl/stages/MapBlock.hpp>
+#include <kssim/impl/core/Packed16.hpp>
+#include <kssim/impl/stages/Reduction.hpp>
+#include <kssim/impl/core/Storage.hpp>
+#include <kssim/impl/core/Tiles.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <cstddef>

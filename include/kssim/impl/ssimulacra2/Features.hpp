@@ -6,7 +6,7 @@
 // per image); the work is a few thousand additions per feature.
 // (Functors hold raw pointers and PODs only: see Planes.hpp.)
 
-#include <kssim/impl/Launch.hpp>
+#include <kssim/impl/core/Launch.hpp>
 #include <kssim/impl/ssimulacra2/Constants.hpp>
 
 #include <Kokkos_Core.hpp>

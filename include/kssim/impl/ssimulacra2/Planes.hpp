@@ -9,9 +9,9 @@
 // kernel that captured one silently did nothing. Views are turned into pointers before dispatch.
 
 #include <kssim/Options.hpp>
-#include <kssim/impl/Launch.hpp>
-#include <kssim/impl/Tiles.hpp>
-#include <kssim/impl/Vectorize.hpp>
+#include <kssim/impl/core/Launch.hpp>
+#include <kssim/impl/core/Tiles.hpp>
+#include <kssim/impl/core/Vectorize.hpp>
 #include <kssim/impl/ssimulacra2/Constants.hpp>
 
 #include <Kokkos_Core.hpp>

@@ -11,9 +11,9 @@
 // (Functors hold raw pointers and PODs only: see Planes.hpp.)
 
 #include <kssim/Options.hpp>
-#include <kssim/impl/Launch.hpp>
-#include <kssim/impl/Tiles.hpp>
-#include <kssim/impl/Vectorize.hpp>
+#include <kssim/impl/core/Launch.hpp>
+#include <kssim/impl/core/Tiles.hpp>
+#include <kssim/impl/core/Vectorize.hpp>
 #include <kssim/impl/ssimulacra2/Constants.hpp>
 #include <kssim/impl/ssimulacra2/Planes.hpp>
 

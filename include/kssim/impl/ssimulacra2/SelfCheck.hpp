@@ -1,11 +1,11 @@
 #pragma once
 // The first-use check of the SSIMULACRA2 kernels: before an execution space computes its first score in a
-// process, every functor type of the pipeline is launched inside a layout probe (impl/SelfCheck.hpp), and a
+// process, every functor type of the pipeline is launched inside a layout probe (impl/ssim/SelfCheck.hpp), and a
 // functor that the device compiler lays out differently from the host compiler (the mdspan View under nvcc:
 // KernelArrays.hpp) makes it throw std::runtime_error naming the kernel, instead of scores computed from
 // misread pointers. Less than a millisecond, once per process and execution space.
 
-#include <kssim/impl/SelfCheck.hpp>
+#include <kssim/impl/ssim/SelfCheck.hpp>
 #include <kssim/impl/ssimulacra2/Downscale.hpp>
 #include <kssim/impl/ssimulacra2/ErrorMaps.hpp>
 #include <kssim/impl/ssimulacra2/Features.hpp>

@@ -1,0 +1,208 @@
+#pragma once
+// Forward stage 2 of masked SSIM: ColumnBlur.hpp's strided-axis pass for masks.
+//  - MaskMode::Normalized, ColumnOutput::Statistics: the H pass of a volume, five planes in and out
+//    (MaskedMoments.hpp).
+//  - ColumnOutput::Map (both modes): the last forward pass. It combines the planes (four of SSIM's own
+//    statistics, or five normalized ones), evaluates the SSIM map, and weighs every map pixel by the mask at
+//    its window's centre, w. It writes the map (SSIM's values, unweighted), the partial derivatives of the
+//    weighted sum (w times the map's, and for normalized statistics also over B(m), the window's mask
+//    weight, which the statistics were divided by: d mu / dx = k m / B(m)), and per team the sums of w * map
+//    and of w, summed later in a fixed order (Reduction.hpp).
+// Map pixels of weight 0 contribute exactly nothing (selects: their map values may be NaN where masked data
+// is). With normalized statistics a window without any pixel of weight > 0 has the map value 0 (its centre
+// has weight 0, so it never counts).
+
+#include <kssim/Options.hpp>
+#include <kssim/impl/stages/AxisTile.hpp>
+#include <kssim/impl/stages/ColumnBlur.hpp>
+#include <kssim/impl/core/GaussianWindow.hpp>
+#include <kssim/impl/core/Geometry.hpp>
+#include <kssim/impl/core/KernelArrays.hpp>
+#include <kssim/impl/core/Launch.hpp>
+#include <kssim/impl/stages/LocalMoments.hpp>
+#include <kssim/impl/stages/MapFormula.hpp>
+#include <kssim/impl/masked/MaskedMoments.hpp>
+#include <kssim/impl/stages/Reduction.hpp>
+
+#include <Kokkos_Core.hpp>
+
+namespace kssim::impl {
+
+// The two sums a team of the masked map pass reduces.
+struct WeightedSum {
+  double value = 0, weight = 0;
+  KOKKOS_INLINE_FUNCTION WeightedSum& operator+=(const WeightedSum& o) {
+    value += o.value;
+    weight += o.weight;
+    return *this;
+  }
+};
+
+}  // namespace kssim::impl
+
+namespace Kokkos {
+template <>
+struct reduction_identity<kssim::impl::WeightedSum> {
+  KOKKOS_FORCEINLINE_FUNCTION static kssim::impl::WeightedSum sum() { return {}; }
+};
+}  // namespace Kokkos
+
+namespace kssim::impl {
+
+template <class ExecSpace, class T, MaskMode Mode, ColumnOutput Output>
+struct MaskedColumnBlur {
+  static_assert(Mode == MaskMode::Normalized || Output == ColumnOutput::Map,
+                "with map weights the statistics are SSIM's own: ColumnBlur<Statistics>");
+  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using Scratch = typename AxisScratch<ExecSpace, T>::Scratch;
+  static constexpr int tile_inner = Tiles<ExecSpace, T>::axis_inner;
+  static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
+  static constexpr int chunk = Tiles<ExecSpace, T>::axis_chunk;
+  static constexpr int rows = Tiles<ExecSpace, T>::axis_rows;
+  static constexpr bool normalized = Mode == MaskMode::Normalized;
+  static constexpr int planes = normalized ? masked_planes : moment_planes;
+
+  // Only pointers, extents and PODs (KernelArrays.hpp).
+  PlaneArray<T> in;            // `planes` planes
+  PlaneArray<T> out_stats;     // Statistics: five planes
+  OutputArray<T> map;          // Map: optional (null data to skip)
+  PlaneArray<T> partials;      // Map: optional, see PartialPlanes
+  PartialPlanes wanted;
+  MapSums sums, weights;       // Map: one partial sum of w * map, and of w, per team
+  InputArray<T> mask;          // Map: (N, C, D, H, W), channels possibly broadcast
+  const T* shifts = nullptr;   // (NC, 2), Recentring.hpp
+  GaussianWindow<T> window;
+  AxisPass a;
+  Geometry g;
+  T c1 = 0, c2 = 0;
+
+  KOKKOS_INLINE_FUNCTION int halo_len() const { return a.tile_len + window.size - 1; }
+  std::size_t scratch_bytes() const { return AxisScratch<ExecSpace, T>::bytes(planes, halo_len()); }
+
+  template <int Taps>  // see FixedTaps.hpp
+  KOKKOS_FUNCTION void run(const Team& team) const {
+    const AxisTilePosition p = axis_tile_position(a, team.league_rank(), a.tile_len, tile_inner);
+    const int nc = p.outer / a.outer_per_image;
+    const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
+    T fill[planes] = {};  // outside the image (the last plane, normalized statistics: weight 0)
+    fill[0] = -s1;
+    fill[1] = -s2;
+    const Scratch tile = AxisScratch<ExecSpace, T>::allocate(team, planes, halo_len());
+    stage_axis_tile<planes, tile_inner>(team, tile, in, a, p, halo_len(), fill);
+    team.team_barrier();
+
+    if constexpr (Output == ColumnOutput::Statistics) {
+      compute_and_store_axis_tile<masked_planes, rows, chunk, T>(
+          team, a, p, a.tile_len, tile_inner, out_stats, [&](int j0, int i0, T(&m)[masked_planes][rows][chunk]) {
+            combine_masked_axis_tile<rows, chunk, Taps>(tile, window, j0, i0, m);
+          });
+    } else {
+      constexpr int lanes = tile_inner / chunk;
+      WeightedSum team_sum;
+      Kokkos::parallel_reduce(
+          Kokkos::TeamVectorRange(team, a.tile_len / rows * lanes),
+          [&](int e, WeightedSum& sum) {
+            const int j0 = e / lanes * rows, i0 = e % lanes * chunk;
+            if (p.l0 + j0 >= a.len_out || p.i0 + i0 >= a.inner) return;
+            sum += evaluate<Taps>(tile, p, j0, i0, s1, s2);
+          },
+          Kokkos::Sum<WeightedSum>(team_sum));
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        sums.tile_sums[team.league_rank()] = team_sum.value;
+        weights.tile_sums[team.league_rank()] = team_sum.weight;
+        if (team.league_rank() == 0) {  // until sum_map writes them (Reduction.hpp)
+          sums.invalidate_results();
+          weights.invalidate_results();
+        }
+      });
+    }
+  }
+
+  // The mask weight of the map pixel at (outer, l, i) of this pass: the mask at its window's centre.
+  KOKKOS_INLINE_FUNCTION T centre_weight(int outer, int l, int i) const {
+    // map pixel -> input pixel at its window's centre, along each axis
+    const int off_d = window.size / 2 - g.pad_d, off_h = window.size / 2 - g.pad_h, off_w = window.size / 2 - g.pad_w;
+    if (g.volumetric) return mask(outer / g.c, outer % g.c, l + off_d, i / g.ow + off_h, i % g.ow + off_w);
+    return mask(outer / g.c, outer % g.c, 0, l + off_h, i + off_w);  // 2D: outer = n C + c (D = 1)
+  }
+
+  template <int Taps>
+  KOKKOS_FORCEINLINE_FUNCTION WeightedSum evaluate(const Scratch& tile, const AxisTilePosition& p, int j0, int i0,
+                                                   T s1, T s2) const {
+    T acc[planes][rows][chunk];
+    if constexpr (normalized)
+      combine_masked_axis_tile<rows, chunk, Taps>(tile, window, j0, i0, acc);
+    else
+      combine_axis_tile<rows, chunk, Taps>(tile, window, j0, i0, acc);
+    const int nu = p.i0 + i0 + chunk <= a.inner ? chunk : a.inner - p.i0 - i0;
+    WeightedSum sum;
+    for (int q = 0; q < rows; ++q) {
+      const int l = p.l0 + j0 + q;
+      if (l >= a.len_out) continue;
+      const std::size_t idx = a.out_index(p.outer, l, p.i0 + i0);
+      T value[chunk], w[chunk];
+      for (int u = 0; u < chunk; ++u) w[u] = u < nu ? centre_weight(p.outer, l, p.i0 + i0 + u) : T(0);
+      if (wanted.any()) {
+        T d_var[chunk], d_cov[chunk], d_m1[chunk], d_m2[chunk];
+        for (int u = 0; u < chunk; ++u) {
+          const MapAndPartials<T> r =
+              ssim_map_and_partials(acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u], s1, s2, c1, c2);
+          value[u] = empty_window(acc, q, u) ? T(0) : r.map;
+          // d (w * map) / d (statistics), and through the normalisation by B(m); 0 where w is 0.
+          const T f = !(w[u] > T(0)) || empty_window(acc, q, u) ? T(0) : normalized ? w[u] / acc[planes - 1][q][u] : w[u];
+          d_var[u] = f == T(0) ? T(0) : f * r.d_var;
+          d_cov[u] = f == T(0) ? T(0) : f * r.d_cov;
+          d_m1[u] = f == T(0) ? T(0) : f * r.d_m1;
+          d_m2[u] = f == T(0) ? T(0) : f * r.d_m2;
+        }
+        store_chunk<chunk>(&partials(0, idx), d_var, nu);
+        store_chunk<chunk>(&partials(1, idx), d_cov, nu);
+        if (wanted.image1) store_chunk<chunk>(&partials(2, idx), d_m1, nu);
+        if (wanted.image2) store_chunk<chunk>(&partials(wanted.image1 ? 3 : 2, idx), d_m2, nu);
+      } else {
+        for (int u = 0; u < chunk; ++u)
+          value[u] = empty_window(acc, q, u)
+                         ? T(0)
+                         : ssim_map_value(acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u], s1, s2, c1, c2);
+      }
+      if (map.data() != nullptr) store_map(p.outer, std::size_t(l) * a.inner + p.i0 + i0, value, nu);
+      for (int u = 0; u < chunk; ++u) {
+        if (u >= nu) continue;
+        sum.value += w[u] > T(0) ? double(w[u]) * double(value[u]) : 0.0;
+        sum.weight += double(w[u]);
+      }
+    }
+    return sum;
+  }
+
+  // Normalized statistics: a window whose pixels all have weight 0.
+  KOKKOS_FORCEINLINE_FUNCTION static bool empty_window(const T (&acc)[planes][rows][chunk], int q, int u) {
+    if constexpr (normalized)
+      return !(acc[planes - 1][q][u] > T(0));
+    else
+      return false;
+  }
+
+  // `pos` is the flat position inside the (Do, Ho, Wo) map of slice `nc` of the first of n values.
+  KOKKOS_FORCEINLINE_FUNCTION void store_map(int nc, std::size_t pos, const T (&value)[chunk], int n) const {
+    for (int u = 0; u < chunk; ++u) {
+      if (u >= n) continue;
+      const int ow = int((pos + u) % g.ow), rest = int((pos + u) / g.ow);
+      map(nc / g.c, nc % g.c, rest / g.oh, rest % g.oh, ow) = value[u];
+    }
+  }
+};
+
+template <class ExecSpace, class T, MaskMode Mode, ColumnOutput Output>
+void masked_column_blur(const ExecSpace& exec, const Options& opts, const MaskedColumnBlur<ExecSpace, T, Mode, Output>& k) {
+  using K = MaskedColumnBlur<ExecSpace, T, Mode, Output>;
+  constexpr int min_teams = Output == ColumnOutput::Map ? int(16 / sizeof(T)) : 1;  // as column_blur
+  with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
+    auto policy = make_team_policy<min_teams>(exec, k.a.league_size(), k.a.tile_len, K::tile_inner, K::scratch_level,
+                                              k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});
+    launch(Output == ColumnOutput::Map ? "kssim::masked_column_blur_map" : "kssim::masked_column_blur_stats", policy,
+           kernel);
+  });
+}
+
+}  // namespace kssim::impl

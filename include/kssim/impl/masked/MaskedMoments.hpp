@@ -1,0 +1,156 @@
+#pragma once
+// The moments of masked windows (normalized convolution, MaskMode::Normalized): every sample carries the
+// mask's weight m in [0, 1] besides the window's, so a window's moments are those of the weights k m / B(m),
+// B(m) = sum k m. The passes hand on the four moment planes of LocalMoments.hpp plus a fifth, the window's
+// mask weight B(m), which the next pass needs to combine its rows: the parallel-axis theorem of
+// LocalMoments.hpp with row weights k_s B_s(m) instead of k_s, normalised by their sum.
+//
+// Each window's deviations are taken from its own weighted means (a first pass over the window): the
+// window's centre sample, which the unmasked passes use, may be masked out, and deviations from a far
+// value would make the variances cancel (E[d^2] - E[d]^2 with |d| ~ 1 in float: errors of 1e-7, against
+// C2 = 9e-4). A window of weight 0 keeps its centre sample.
+//
+// Samples of weight 0 never enter (the staging replaces their values by 0, since missing data may be NaN),
+// nor do positions outside the image (weight 0: with Padding::Same a border window is the normalized
+// convolution of the pixels it covers, not of zeros). A window of weight 0 has the moments of its centre
+// (m1 = c1, m2 = c2, variances 0) and weight 0, which the next pass ignores. Identical images keep their
+// exact map of 1: the difference terms B, Q stay exactly 0 as in LocalMoments.hpp.
+
+#include <kssim/impl/core/FixedTaps.hpp>
+#include <kssim/impl/stages/LocalMoments.hpp>
+#include <kssim/impl/core/Vectorize.hpp>
+
+#include <Kokkos_Core.hpp>
+
+namespace kssim::impl {
+
+inline constexpr int masked_planes = moment_planes + 1;  // m1, m2, vs, cov, then the mask weight B(m)
+inline constexpr int weight_plane = moment_planes;
+
+// Moments from the weighted sums A, B, P, Q of LocalMoments.hpp and their total weight.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION void finish_masked_moments(T c1, T c2, T a, T b, T p, T q, T weight,
+                                                       T (&out)[masked_planes]) {
+  const T inv = weight > T(0) ? T(1) / weight : T(0);
+  finish_moments(c1, c2, a * inv, b * inv, p * inv, q * inv, out[0], out[1], out[2], out[3]);
+  out[weight_plane] = weight;
+}
+
+// Row pass: output u correlates the staged recentred samples xs, ys and mask weights ms at u .. u+taps-1.
+// The weighted means of a window (its centre sample where it has no weight) and its weight.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION void masked_centres(T sx, T sy, T w, T x0, T y0, T& c1, T& c2) {
+  c1 = w > T(0) ? sx / w : x0;
+  c2 = w > T(0) ? sy / w : y0;
+}
+
+template <int Chunk, int Taps, class T, class Window>
+KOKKOS_FORCEINLINE_FUNCTION void masked_row_moments(const T* xs, const T* ys, const T* ms, const Window& window,
+                                                    T (&out)[masked_planes][Chunk]) {
+  const int taps = tap_count<Taps>(window);
+  T c1[Chunk], c2[Chunk], a[Chunk], b[Chunk], p[Chunk], q[Chunk], w[Chunk];
+  for (int u = 0; u < Chunk; ++u) a[u] = b[u] = p[u] = q[u] = w[u] = 0;
+  KSSIM_UNROLL
+  for (int tap = 0; tap < taps; ++tap) {  // the centres
+    const T wt = window.weight[tap];
+    KSSIM_VECTORIZE
+    for (int u = 0; u < Chunk; ++u) {
+      const T mw = wt * ms[u + tap];
+      a[u] += mw * xs[u + tap];
+      b[u] += mw * ys[u + tap];
+      w[u] += mw;
+    }
+  }
+  for (int u = 0; u < Chunk; ++u) {
+    masked_centres(a[u], b[u], w[u], xs[u + taps / 2], ys[u + taps / 2], c1[u], c2[u]);
+    a[u] = b[u] = 0;
+  }
+  KSSIM_UNROLL
+  for (int tap = 0; tap < taps; ++tap) {
+    const T wt = window.weight[tap];
+    KSSIM_VECTORIZE
+    for (int u = 0; u < Chunk; ++u) {
+      const T mw = wt * ms[u + tap];
+      T s, t;
+      sum_and_difference(xs[u + tap], ys[u + tap], c1[u], c2[u], s, t);
+      a[u] += mw * s;
+      b[u] += mw * t;
+      p[u] += mw * (s * s);
+      q[u] += mw * (t * t);
+    }
+  }
+  for (int u = 0; u < Chunk; ++u) {
+    T m[masked_planes];
+    finish_masked_moments(c1[u], c2[u], a[u], b[u], p[u], q[u], w[u], m);
+    for (int k = 0; k < masked_planes; ++k) out[k][u] = m[k];
+  }
+}
+
+// Strided-axis pass: combines the five staged planes of a block of Rows x Chunk outputs (tile rows
+// j0 .. j0+Rows-1, columns i0 .. i0+Chunk-1; output q uses staged rows j0+q .. j0+q+taps-1), each output
+// around its own window's weighted means.
+template <int Rows, int Chunk, int Taps, class Scratch, class Window, class T>
+KOKKOS_FORCEINLINE_FUNCTION void combine_masked_axis_tile(const Scratch& tile, const Window& window, int j0, int i0,
+                                                          T (&out)[masked_planes][Rows][Chunk]) {
+  const int taps = tap_count<Taps>(window);
+  T c1[Rows][Chunk], c2[Rows][Chunk], acc[masked_planes][Rows][Chunk];
+  for (int k = 0; k < masked_planes; ++k)
+    for (int q = 0; q < Rows; ++q)
+      for (int u = 0; u < Chunk; ++u) acc[k][q][u] = 0;
+  KSSIM_UNROLL
+  for (int s = 0; s < Rows + taps - 1; ++s) {  // the centres
+    const T* m1 = &tile(0, j0 + s, i0);
+    const T* m2 = &tile(1, j0 + s, i0);
+    const T* wm = &tile(weight_plane, j0 + s, i0);
+    for (int q = 0; q < Rows; ++q) {
+      const int t = s - q;
+      if (t < 0 || t >= taps) continue;
+      const T wt = window.weight[t];
+      KSSIM_VECTORIZE
+      for (int u = 0; u < Chunk; ++u) {
+        const T mw = wt * wm[u];
+        acc[0][q][u] += mw * m1[u];
+        acc[1][q][u] += mw * m2[u];
+        acc[4][q][u] += mw;
+      }
+    }
+  }
+  for (int q = 0; q < Rows; ++q)
+    for (int u = 0; u < Chunk; ++u) {
+      masked_centres(acc[0][q][u], acc[1][q][u], acc[4][q][u], tile(0, j0 + q + taps / 2, i0 + u),
+                     tile(1, j0 + q + taps / 2, i0 + u), c1[q][u], c2[q][u]);
+      acc[0][q][u] = acc[1][q][u] = 0;
+    }
+  KSSIM_UNROLL
+  for (int s = 0; s < Rows + taps - 1; ++s) {
+    const T* m1 = &tile(0, j0 + s, i0);
+    const T* m2 = &tile(1, j0 + s, i0);
+    const T* vs = &tile(2, j0 + s, i0);
+    const T* cv = &tile(3, j0 + s, i0);
+    const T* wm = &tile(weight_plane, j0 + s, i0);
+    for (int q = 0; q < Rows; ++q) {
+      const int t = s - q;  // tap of staged row s for output q
+      if (t < 0 || t >= taps) continue;
+      const T wt = window.weight[t];
+      KSSIM_VECTORIZE
+      for (int u = 0; u < Chunk; ++u) {
+        const T mw = wt * wm[u];
+        T su, tw;
+        sum_and_difference(m1[u], m2[u], c1[q][u], c2[q][u], su, tw);
+        acc[0][q][u] += mw * su;
+        acc[1][q][u] += mw * tw;
+        acc[2][q][u] += mw * ((vs[u] + 2 * cv[u]) + su * su);
+        acc[3][q][u] += mw * ((vs[u] - 2 * cv[u]) + tw * tw);
+      }
+    }
+  }
+  for (int q = 0; q < Rows; ++q)
+    for (int u = 0; u < Chunk; ++u) {
+      T m[masked_planes];
+      finish_masked_moments(c1[q][u], c2[q][u], acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u], acc[4][q][u],
+                            m);
+      for (int k = 0; k < masked_planes; ++k) out[k][q][u] = m[k];
+    }
+}
+
+}  // namespace kssim::impl

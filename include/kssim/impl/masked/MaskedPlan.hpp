@@ -1,0 +1,308 @@
+#pragma once
+// Masked SSIM on the four-stage pipeline: the weighted mean of the SSIM map, each map pixel weighted by
+// the mask at its window's centre,
+//   masked SSIM = sum_p w_p map_p / sum_p w_p   (over every slice, or one image's, or one slice's),
+// with SSIM's own window statistics (MaskMode::Weights: the row and H passes are Plan's) or normalized
+// ones (MaskMode::Normalized: MaskedRowBlur, MaskedColumnBlur). The gradient: the map pass writes the
+// partials of w * map (MaskedColumnBlur.hpp), the adjoint passes are Plan's, and the adjoint row pass
+// scales by 1 / sum w (a device factor) and, for normalized statistics, by the mask at each pixel.
+// Allocates only in its constructor.
+//
+// Definitions where the mean has nothing to average: a total weight of 0 gives the mean NaN and gradients
+// 0; a mask value outside [0, 1] or NaN gives the mean NaN (MaskCheck.hpp).
+
+#include <kssim/Options.hpp>
+#include <kssim/impl/stages/AxisPasses.hpp>
+#include <kssim/impl/masked/MaskCheck.hpp>
+#include <kssim/impl/masked/MaskedColumnBlur.hpp>
+#include <kssim/impl/masked/MaskedRowBlur.hpp>
+#include <kssim/impl/ssim/Plan.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <stdexcept>
+
+namespace kssim::impl {
+
+// The mask as the kernels index it: (N, C, D, H, W) with a single channel repeated (stride 0).
+template <class T>
+InputArray<T> broadcast_channels(InputArray<T> mask, int channels) {
+  if (mask.extent(1) == 1) {
+    mask.ext[1] = channels;
+    mask.str[1] = 0;
+  }
+  return mask;
+}
+
+// Samples of the image where the mask is > 0, NaN elsewhere: the recentring shift (Recentring.hpp) then
+// comes from valid data only.
+template <class T>
+struct MaskedSamples {
+  using non_const_value_type = T;
+  InputArray<T> image, mask;
+  KOKKOS_INLINE_FUNCTION T operator()(int n, int c, int d, int h, int w) const {
+    return mask(n, c, d, h, w) > T(0) ? image(n, c, d, h, w) : Kokkos::Experimental::quiet_NaN_v<T>;
+  }
+};
+
+// compute_shifts (Recentring.hpp) of the pixels where the mask is > 0.
+template <class ExecSpace, class T>
+void compute_masked_shifts(const ExecSpace& exec, const Geometry& g, const InputArray<T>& x, const InputArray<T>& y,
+                           const InputArray<T>& mask, T* shifts) {
+  const MaskedSamples<T> xs{x, mask}, ys{y, mask};
+  launch("kssim::masked_recentring_shifts", Kokkos::RangePolicy<ExecSpace>(exec, 0, 2 * g.images()),
+         KOKKOS_LAMBDA(int k) {
+           const int nc = k / 2;
+           shifts[k] = recentring_sample(k % 2 ? ys : xs, nc / g.c, nc % g.c, g);
+         });
+}
+
+// *value = NaN, on the device.
+template <class ExecSpace>
+void set_nan(const ExecSpace& exec, double* value) {
+  launch("kssim::set_nan", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
+         KOKKOS_LAMBDA(int) { *value = Kokkos::Experimental::quiet_NaN_v<double>; });
+}
+
+// The mean and the backward factor from the two totals. Only pointers (KernelArrays.hpp).
+struct MaskedMean {
+  const double* value_total = nullptr;  // sum of w * map
+  const double* weight_total = nullptr;  // sum of w
+  unsigned* invalid = nullptr;           // MaskCheck's flag; read, reported, and reset
+  unsigned* invalid_seen = nullptr;
+  double* mean = nullptr;
+  double* inverse_weight = nullptr;      // 1 / sum w, or 0 when there is no weight
+
+  KOKKOS_FUNCTION void operator()(int) const {
+    const double w = *weight_total;
+    *mean = *invalid || !(w > 0) ? Kokkos::Experimental::quiet_NaN_v<double> : *value_total / w;
+    *inverse_weight = w > 0 ? 1 / w : 0.0;
+    *invalid_seen = *invalid;
+    *invalid = 0;
+  }
+};
+
+// upstream * 1 / sum w, for the adjoint row pass. Only pointers.
+struct MaskedUpstream {
+  const double* upstream = nullptr;
+  const double* inverse_weight = nullptr;
+  double* factor = nullptr;
+  KOKKOS_FUNCTION void operator()(int) const { *factor = *upstream * *inverse_weight; }
+};
+
+template <class ExecSpace, class T>
+class MaskedPlan {
+ public:
+  using Mem = typename ExecSpace::memory_space;
+
+  MaskedPlan(const ExecSpace& exec, const Geometry& g, const Options& opts, MaskMode mode, PartialPlanes wanted)
+      : g_(row_pitched<ExecSpace, T>(g)), opts_(opts), mode_(mode), wanted_(wanted) {
+    if (!fits_one_call(g_))
+      throw std::invalid_argument("kssim: masked SSIM takes at most 2^30 elements per call (only SSIM splits larger "
+                                  "problems into slabs)");
+    if (opts.window != Window::Exact)
+      throw std::invalid_argument("kssim: masked SSIM takes Window::Exact only (a mask's weights renormalise the "
+                                  "window; Window::Float32 defines SSIM by the raw window's moments)");
+    ensure_self_checked<ExecSpace, T>(exec);
+    window_ = make_gaussian_window<T>(opts.window_size, opts.sigma);
+    reversed_ = window_.reversed();
+    c1_ = T((opts.k1 * opts.data_range) * (opts.k1 * opts.data_range));
+    c2_ = T((opts.k2 * opts.data_range) * (opts.k2 * opts.data_range));
+    const int planes = normalized() ? masked_planes : moment_planes;
+    passes_ = make_axis_passes<ExecSpace, T>(exec, g_, planes);
+    const AxisPass& last = g.volumetric ? passes_.depth : passes_.column;
+
+    shifts_ = Kokkos::View<T* [2], Mem>(Kokkos::view_alloc(exec, "kssim::shifts"), g.images());
+    row_stats_ = PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::row_stats"), planes,
+                                    g_.row_plane_size());
+    if (g.volumetric)
+      column_stats_ = PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::column_stats"),
+                                         planes, g.column_plane_size());
+    if (wanted.any())
+      partials_ = PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::partials"),
+                                     wanted.count(), g.volumetric ? g.map_size() : g_.padded_map_size());
+    const int tiles = last.tiles_per_outer() * last.outer_per_image;
+    sums_ = MapSumStore<Mem>(exec, g.images(), tiles, 1.0);
+    weights_ = MapSumStore<Mem>(exec, g.images(), tiles, 1.0);
+    invalid_ = Kokkos::View<unsigned, Mem>(Kokkos::view_alloc(exec, "kssim::mask_invalid"));
+    invalid_seen_ = Kokkos::View<unsigned, Mem>(Kokkos::view_alloc(exec, "kssim::mask_invalid_seen"));
+    mean_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::masked_mean"));
+    inverse_weight_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::masked_inverse_weight"));
+    factor_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::masked_factor"));
+    set_nan(exec, mean_.data());  // until a forward pass writes it (Reduction.hpp's rule)
+  }
+
+  const Geometry& geometry() const { return g_; }
+  MaskMode mode() const { return mode_; }
+  PartialPlanes wanted() const { return wanted_; }
+  // From the last forward(): the masked mean; per (n, c) slice the sums of w * map and of w; and 1 when the
+  // mask had a value outside [0, 1] or NaN.
+  Kokkos::View<const double, Mem> mean() const { return mean_; }
+  Kokkos::View<const double*, Mem> value_sums() const { return sums_.image_sums; }
+  Kokkos::View<const double*, Mem> weight_sums() const { return weights_.image_sums; }
+  Kokkos::View<const unsigned, Mem> mask_invalid() const { return invalid_seen_; }
+
+  // `mask` is (N, 1 or C, D, H, W) of the images' spatial extents (checked by the caller); `map` may be empty.
+  void forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const InputArray<T>& mask,
+               const OutputArray<T>& map) const;
+
+  // d(upstream * masked mean)/dx and /dy from the partials of the last forward(); `scale` is a host factor,
+  // `upstream` an optional device factor. grad1 / grad2 may be empty; `accumulate` adds to them.
+  void backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const InputArray<T>& mask,
+                const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale, const double* upstream,
+                bool accumulate) const;
+
+ private:
+  bool normalized() const { return mode_ == MaskMode::Normalized; }
+
+  template <class Pass>
+  Pass statistics_pass() const {
+    Pass k{};
+    k.in = plane_array(row_stats_);
+    k.out_stats = plane_array(column_stats_);
+    k.shifts = shifts_.data();
+    k.window = window_;
+    k.a = passes_.column;
+    k.g = g_;
+    return k;
+  }
+
+  template <MaskMode Mode>
+  MaskedColumnBlur<ExecSpace, T, Mode, ColumnOutput::Map> map_pass(const PlaneArray<T>& in, const InputArray<T>& mask,
+                                                                   const OutputArray<T>& map) const {
+    MaskedColumnBlur<ExecSpace, T, Mode, ColumnOutput::Map> k{};
+    k.in = in;
+    k.map = map;
+    k.partials = plane_array(partials_);
+    k.wanted = wanted_;
+    k.sums = sums_.arrays;
+    k.weights = weights_.arrays;
+    k.mask = mask;
+    k.shifts = shifts_.data();
+    k.window = window_;
+    k.a = g_.volumetric ? passes_.depth : passes_.column;
+    k.g = g_;
+    k.c1 = c1_;
+    k.c2 = c2_;
+    return k;
+  }
+
+  template <int K>
+  void backward_planes(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const InputArray<T>& m,
+                       const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale, const double* factor,
+                       bool accumulate) const {
+    PlaneArray<T> column_side = plane_array(partials_);
+    if (g_.volumetric) {
+      adjoint_column(exec, opts_,
+                     AdjointColumn<ExecSpace, T, K>{column_side, plane_array(column_stats_), reversed_,
+                                                    passes_.adjoint_depth});
+      column_side = plane_array(column_stats_);
+    }
+    adjoint_column(exec, opts_,
+                   AdjointColumn<ExecSpace, T, K>{column_side, plane_array(row_stats_), reversed_,
+                                                  passes_.adjoint_column});
+    if (normalized())
+      adjoint_row(exec, opts_, adjoint_row_pass<K, true>(x, y, m, grad1, grad2, scale, factor, accumulate));
+    else
+      adjoint_row(exec, opts_, adjoint_row_pass<K, false>(x, y, m, grad1, grad2, scale, factor, accumulate));
+  }
+
+  template <int K, bool PixelWeights>
+  AdjointRow<ExecSpace, T, K, PixelWeights> adjoint_row_pass(const InputArray<T>& x, const InputArray<T>& y,
+                                                            const InputArray<T>& m, const OutputArray<T>& grad1,
+                                                            const OutputArray<T>& grad2, double scale,
+                                                            const double* factor, bool accumulate) const {
+    AdjointRow<ExecSpace, T, K, PixelWeights> k{};
+    k.in = plane_array(row_stats_);
+    k.wanted = wanted_;
+    k.x = x;
+    k.y = y;
+    k.grad1 = grad1;
+    k.grad2 = grad2;
+    k.shifts = shifts_.data();
+    k.upstream = factor;
+    if constexpr (PixelWeights) k.pixel_weights = m;
+    k.scale = scale;
+    k.accumulate = accumulate;
+    k.window = reversed_;
+    k.g = g_;
+    return k;
+  }
+
+  Geometry g_;
+  Options opts_;
+  MaskMode mode_;
+  PartialPlanes wanted_;
+  GaussianWindow<T> window_{}, reversed_{};
+  T c1_ = 0, c2_ = 0;
+  AxisPasses passes_;
+  Kokkos::View<T* [2], Mem> shifts_;
+  PlaneStore<T, Mem> row_stats_, column_stats_, partials_;
+  MapSumStore<Mem> sums_, weights_;       // sum of w * map, and of w
+  Kokkos::View<unsigned, Mem> invalid_, invalid_seen_;  // MaskCheck's flag, and its value at the last forward()
+  Kokkos::View<double, Mem> mean_, inverse_weight_, factor_;  // factor_: upstream / sum w
+};
+
+// Defined outside the class so that kssim/Instantiate.hpp can compile them (and their kernels) once.
+template <class ExecSpace, class T>
+void MaskedPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
+                                       const InputArray<T>& mask, const OutputArray<T>& map) const {
+  check_mask_values(exec, MaskCheck<ExecSpace, T>{mask, invalid_.data()});
+  const InputArray<T> m = broadcast_channels(mask, g_.c);
+  if (normalized())
+    compute_masked_shifts<ExecSpace>(exec, g_, x, y, m, shifts_.data());
+  else
+    compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
+  if (normalized()) {
+    MaskedRowBlur<ExecSpace, T> k{};
+    k.x = x;
+    k.y = y;
+    k.mask = m;
+    k.shifts = shifts_.data();
+    k.stats = plane_array(row_stats_);
+    k.window = window_;
+    k.g = g_;
+    masked_row_blur(exec, opts_, k);
+  } else {
+    row_blur(exec, opts_, RowBlur<ExecSpace, T>{x, y, shifts_.data(), plane_array(row_stats_), window_, g_});
+  }
+  PlaneArray<T> map_input = plane_array(row_stats_);
+  if (g_.volumetric) {
+    if (normalized())
+      masked_column_blur(exec, opts_, statistics_pass<MaskedColumnBlur<ExecSpace, T, MaskMode::Normalized, ColumnOutput::Statistics>>());
+    else
+      column_blur(exec, opts_, statistics_pass<ColumnBlur<ExecSpace, T, ColumnOutput::Statistics>>());
+    map_input = plane_array(column_stats_);
+  }
+  if (normalized())
+    masked_column_blur(exec, opts_, map_pass<MaskMode::Normalized>(map_input, m, map));
+  else
+    masked_column_blur(exec, opts_, map_pass<MaskMode::Weights>(map_input, m, map));
+  sum_map(exec, sums_.arrays);
+  sum_map(exec, weights_.arrays);
+  launch("kssim::masked_mean", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
+         MaskedMean{sums_.arrays.total, weights_.arrays.total, invalid_.data(), invalid_seen_.data(), mean_.data(),
+                    inverse_weight_.data()});
+}
+
+template <class ExecSpace, class T>
+void MaskedPlan<ExecSpace, T>::backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
+                                        const InputArray<T>& mask, const OutputArray<T>& grad1,
+                                        const OutputArray<T>& grad2, double scale, const double* upstream,
+                                        bool accumulate) const {
+  const bool want1 = grad1.data() != nullptr, want2 = grad2.data() != nullptr;
+  if (!want1 && !want2) return;
+  if ((want1 && !wanted_.image1) || (want2 && !wanted_.image2))
+    throw std::invalid_argument("kssim: backward asked for a gradient this object was not set up to compute");
+  const double* factor = inverse_weight_.data();  // 1 / sum w
+  if (upstream) {
+    launch("kssim::masked_upstream", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
+           MaskedUpstream{upstream, inverse_weight_.data(), factor_.data()});
+    factor = factor_.data();
+  }
+  if (wanted_.count() == 4)
+    backward_planes<4>(exec, x, y, broadcast_channels(mask, g_.c), grad1, grad2, scale, factor, accumulate);
+  else
+    backward_planes<3>(exec, x, y, broadcast_channels(mask, g_.c), grad1, grad2, scale, factor, accumulate);
+}
+
+}  // namespace kssim::impl

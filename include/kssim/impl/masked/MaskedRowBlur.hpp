@@ -1,0 +1,100 @@
+#pragma once
+// Forward stage 1 of masked SSIM with normalized statistics (MaskMode::Normalized): RowBlur.hpp's row pass
+// with the mask's weight on every sample, writing the five planes of MaskedMoments.hpp. Each team stages a
+// tile of rows plus the window's halo: the recentred pixels of both images (0 where the mask is 0: missing
+// data may be NaN) and the mask (0 outside the image).
+
+#include <kssim/impl/stages/AxisTile.hpp>
+#include <kssim/impl/core/FixedTaps.hpp>
+#include <kssim/impl/core/GaussianWindow.hpp>
+#include <kssim/impl/core/Geometry.hpp>
+#include <kssim/impl/core/KernelArrays.hpp>
+#include <kssim/impl/core/Launch.hpp>
+#include <kssim/impl/masked/MaskedMoments.hpp>
+#include <kssim/impl/core/Tiles.hpp>
+
+#include <Kokkos_Core.hpp>
+
+namespace kssim::impl {
+
+template <class ExecSpace, class T>
+struct MaskedRowBlur {
+  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using Scratch = typename RowScratch<ExecSpace, T>::Scratch;
+  static constexpr int tile_rows = Tiles<ExecSpace, T>::row_rows;
+  static constexpr int tile_cols = Tiles<ExecSpace, T>::row_cols;
+  static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
+  static constexpr int chunk = Tiles<ExecSpace, T>::row_chunk;
+
+  // Only pointers, extents and PODs (KernelArrays.hpp).
+  InputArray<T> x, y;
+  InputArray<T> mask;          // (N, C, D, H, W), channels possibly broadcast (stride 0)
+  const T* shifts = nullptr;   // (NC, 2), Recentring.hpp
+  PlaneArray<T> stats;         // (5, NC*D*H*Wo), MaskedMoments.hpp
+  GaussianWindow<T> window;
+  Geometry g;
+  int col_tiles = 0;
+  std::ptrdiff_t x_rows = -1, y_rows = -1, mask_rows = -1;  // nested_row_stride (KernelArrays.hpp)
+
+  KOKKOS_INLINE_FUNCTION int rows() const { return g.images() * g.d * g.h; }
+  KOKKOS_INLINE_FUNCTION int halo_cols() const { return tile_cols + window.size - 1; }
+  int league_size() const { return ceil_div(rows(), tile_rows) * col_tiles; }
+  std::size_t scratch_bytes() const { return RowScratch<ExecSpace, T>::bytes(3, tile_rows, halo_cols()); }
+
+  template <int Taps>  // see FixedTaps.hpp
+  KOKKOS_FUNCTION void run(const Team& team) const {
+    const int row0 = (team.league_rank() / col_tiles) * tile_rows;
+    const int col0 = (team.league_rank() % col_tiles) * tile_cols;
+    const int nrows = rows(), halo = halo_cols(), slice_rows = g.d * g.h;
+    const Scratch tile = RowScratch<ExecSpace, T>::allocate(team, 3, tile_rows, halo);
+
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_rows), [&](int i) {
+      const int r = row0 + i;
+      if (r >= nrows) return;
+      const int nc = r / slice_rows;
+      const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
+      const T* xrow = row_pointer(x, x_rows, r);
+      const T* yrow = row_pointer(y, y_rows, r);
+      const T* mrow = row_pointer(mask, mask_rows, r);
+      const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4), ms = mask.stride(4);
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, int(tile.extent(2))), [&](int j) {
+        const int col = col0 - g.pad_w + j;
+        const T m = col >= 0 && col < g.w ? mrow[col * ms] : T(0);
+        const bool valid = m > T(0);
+        tile(0, i, j) = valid ? xrow[col * xs] - s1 : T(0);
+        tile(1, i, j) = valid ? yrow[col * ys] - s2 : T(0);
+        tile(2, i, j) = m;
+      });
+    });
+    team.team_barrier();
+
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_rows), [&](int i) {
+      const int r = row0 + i;
+      if (r >= nrows) return;
+      const std::size_t base = std::size_t(r) * g.row_pitch;
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_cols / chunk), [&](int jc) {
+        const int j0 = jc * chunk;
+        if (col0 + j0 >= g.ow) return;
+        T m[masked_planes][chunk];
+        masked_row_moments<chunk, Taps>(&tile(0, i, j0), &tile(1, i, j0), &tile(2, i, j0), window, m);
+        const int nu = col0 + j0 + chunk <= g.ow ? chunk : g.ow - col0 - j0;
+        for (int k = 0; k < masked_planes; ++k) store_chunk<chunk>(&stats(k, base + col0 + j0), m[k], nu);
+      });
+    });
+  }
+};
+
+template <class ExecSpace, class T>
+void masked_row_blur(const ExecSpace& exec, const Options& opts, MaskedRowBlur<ExecSpace, T> k) {
+  k.col_tiles = ceil_div(k.g.ow, k.tile_cols);
+  k.x_rows = nested_row_stride(k.x);
+  k.y_rows = nested_row_stride(k.y);
+  k.mask_rows = nested_row_stride(k.mask);
+  with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
+    auto policy = make_team_policy(exec, k.league_size(), k.tile_rows, k.tile_cols, k.scratch_level,
+                                   k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});
+    launch("kssim::masked_row_blur", policy, kernel);
+  });
+}
+
+}  // namespace kssim::impl

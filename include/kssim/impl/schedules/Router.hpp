@@ -1,0 +1,59 @@
+#pragma once
+// The one place that decides which schedule runs a problem (Options::schedule == Auto), and that checks a
+// forced choice. The candidates:
+//   - the stage schedule (Plan.hpp: row blur, column blur [, depth blur]; adjoint passes): any problem;
+//   - the fused forward and fused backward schedules (schedules/): 2D images whose tile, with the window's
+//     halo, fits the backend's team scratch.
+// The measurements behind the choices are in perf_tests/RESULTS.md ("Schedules and the router").
+
+#include <kssim/Options.hpp>
+#include <kssim/impl/core/Geometry.hpp>
+#include <kssim/impl/stages/MapBlock.hpp>
+#include <kssim/impl/schedules/FusedBackward.hpp>
+#include <kssim/impl/schedules/FusedForward.hpp>
+
+#include <stdexcept>
+#include <string>
+
+namespace kssim::impl {
+
+struct ScheduleChoice {
+  int fused_forward_rows = 0;   // > 0: the fused forward schedule with tiles of this height
+  int fused_backward_rows = 0;  // > 0: the fused backward schedule with tiles of this height
+  int fused_forward_chain = 1;  // tiles per team of the fused forward (fused_forward_chain)
+  bool fused_forward() const { return fused_forward_rows > 0; }
+  bool fused_backward() const { return fused_backward_rows > 0; }
+};
+
+template <class ExecSpace, class T>
+ScheduleChoice choose_schedule(const ExecSpace& exec, const Geometry& g, const Options& opts, PartialPlanes wanted) {
+  ScheduleChoice choice;
+  if (opts.schedule == Schedule::Stages) return choice;
+  const int forward_rows = g.volumetric ? 0 : fused_forward_rows<ExecSpace, T>(exec, g.window);
+  const int backward_rows = g.volumetric || !wanted.any() ? 0
+                            : wanted.count() == 4         ? fused_backward_rows<ExecSpace, T, 4>(exec, g.window)
+                                                          : fused_backward_rows<ExecSpace, T, 3>(exec, g.window);
+  if (opts.schedule == Schedule::Fused) {
+    if (forward_rows == 0 || (wanted.any() && backward_rows == 0))
+      throw std::invalid_argument(std::string("kssim: the fused schedule cannot run this problem (") +
+                                  (g.volumetric ? "volumes use the stage schedule"
+                                                : "its tile for window_size " + std::to_string(g.window) +
+                                                      " exceeds this backend's team scratch") +
+                                  "); use Schedule::Auto or Schedule::Stages");
+    return {forward_rows, backward_rows, fused_forward_chain<ExecSpace, T>(exec, g, forward_rows)};
+  }
+  // Auto, from the measurements in perf_tests/RESULTS.md ("Schedules and the router"):
+  //  - tiles shorter than their halo (double on GPUs, wide windows) repeat the row blur of the halo rows
+  //    more than once over: never;
+  //  - with gradients, fused forward and backward (H200, float: 0.88-0.97x the stage schedule's fwd+bwd
+  //    time on every shape and padding; 2 host cores, 1080p: 0.89-0.98x);
+  //  - forward only: fused too (hosts 0.80-0.90x the stages' time; on GPUs, since the fused forward carries
+  //    its halo rows down a chain of tiles, see fused_forward_chain, perf_tests/RESULTS.md).
+  const auto worth = [&](int rows) { return rows > 0 && rows >= g.window - 1; };
+  choice.fused_forward_rows = worth(forward_rows) ? forward_rows : 0;
+  choice.fused_backward_rows = worth(backward_rows) ? backward_rows : 0;
+  if (choice.fused_forward()) choice.fused_forward_chain = fused_forward_chain<ExecSpace, T>(exec, g, forward_rows);
+  return choice;
+}
+
+}  // namespace kssim::impl

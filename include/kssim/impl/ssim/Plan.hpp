@@ -1,0 +1,359 @@
+#pragma once
+// One SSIM problem shape with its workspace: runs the forward and backward passes on unified rank-5
+// arrays with the schedules the router chose (Router.hpp): the stage schedule (row blur, column blur, and
+// for volumes the depth blur; adjoint depth, adjoint column, adjoint row: one kernel each) or the fused
+// schedules (schedules/: one kernel per pass). Allocates only in its constructor. The map evaluates `Term`
+// (MapTerms.hpp): the SSIM map, or MS-SSIM's contrast-structure term (MsSsimPlan.hpp). A plan made
+// WithL1::Yes also computes the fused L1 + SSIM loss inside the same kernels (L1Term.hpp). The images are
+// stored as S, the map and the gradients as O, the kernels compute in T (Storage.hpp: S and O are T, or
+// 16-bit types converted where the kernels load and store them).
+
+#include <kssim/Options.hpp>
+#include <kssim/impl/stages/AdjointColumn.hpp>
+#include <kssim/impl/stages/AdjointRow.hpp>
+#include <kssim/impl/stages/AxisPasses.hpp>
+#include <kssim/impl/stages/ColumnBlur.hpp>
+#include <kssim/impl/core/GaussianWindow.hpp>
+#include <kssim/impl/core/Geometry.hpp>
+#include <kssim/impl/stages/Recentring.hpp>
+#include <kssim/impl/stages/Reduction.hpp>
+#include <kssim/impl/schedules/Router.hpp>
+#include <kssim/impl/stages/RowBlur.hpp>
+#include <kssim/impl/core/Storage.hpp>
+#include <kssim/impl/core/KernelArrays.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace kssim::impl {
+
+// The geometry with the row-pass planes' rows padded to a whole number of row chunks, and of quads, so
+// that every chunk of a row pass starts aligned (vector stores on GPUs) and the axis passes can stage
+// whole rows with 128-bit loads (AxisTile.hpp).
+template <class ExecSpace, class T>
+Geometry row_pitched(Geometry g) {
+  constexpr int chunk = Tiles<ExecSpace, T>::row_chunk < 4 ? 4 : Tiles<ExecSpace, T>::row_chunk;
+  g.row_pitch = ceil_div(g.ow, chunk) * chunk;
+  return g;
+}
+
+// Defined in SelfCheck.hpp (included at the end of this file): the first-use check of the pipeline.
+template <class ExecSpace, class T>
+void ensure_self_checked(const ExecSpace& exec);
+
+// Whether a plan computes the L1 term of the fused L1 + SSIM loss (kssim/L1Ssim.hpp) beside SSIM.
+enum class WithL1 { No, Yes };
+
+// The large workspace arrays of a plan. Plans that run one after the other on one execution space instance
+// and keep nothing between calls (the slabs of a large problem, Slabs.hpp) can share them: a plan made with
+// another's buffers uses each one that is large enough instead of allocating its own.
+template <class T, class Mem>
+struct PlanBuffers {
+  PlaneStore<T, Mem> row_stats, column_stats, partials;
+};
+
+// Whether a problem fits one pass of the kernels, whose flat indices are 32-bit (ints): at most 2^30
+// elements per image array and per row-pass plane array. Larger problems run in slabs (Slabs.hpp).
+inline constexpr std::size_t max_elements_per_call = std::size_t(1) << 30;
+inline bool fits_one_call(const Geometry& g) {
+  const std::size_t pitched_row_planes = std::size_t(g.images()) * g.d * g.h * (std::size_t(g.ow) + 64);
+  return g.input_size() <= max_elements_per_call && pitched_row_planes <= max_elements_per_call;
+}
+
+// Defined in SelfCheck.hpp: the first-use layout check of the kernels of 16-bit images and outputs.
+template <class ExecSpace, class T, class S, class O>
+void ensure_storage_self_checked(const ExecSpace& exec);
+
+template <class ExecSpace, class T, class Term = SsimTerm, class S = T, class O = S>
+class Plan {
+ public:
+  using Mem = typename ExecSpace::memory_space;
+
+  // `self_check` is false only for the self-check's own plan.
+  // `reuse`: another plan's buffers, used where large enough (PlanBuffers).
+  Plan(const ExecSpace& exec, const Geometry& g, const Options& opts, PartialPlanes wanted, bool self_check = true,
+       WithL1 l1 = WithL1::No, const PlanBuffers<T, Mem>* reuse = nullptr)
+      : g_(row_pitched<ExecSpace, T>(g)), opts_(opts), wanted_(wanted) {
+    if (!fits_one_call(g_))
+      throw std::invalid_argument(
+          "kssim: more than 2^30 elements in one call: only SSIM (kssim::ssim*, kssim::SSIM) splits larger "
+          "problems into slabs");
+    if (self_check) {
+      ensure_self_checked<ExecSpace, T>(exec);
+      if constexpr (!std::is_same_v<S, T> || !std::is_same_v<O, T>) ensure_storage_self_checked<ExecSpace, T, S, O>(exec);
+    }
+    if (opts.window != Window::Exact && !std::is_same_v<Term, SsimTerm>)
+      throw std::invalid_argument("kssim: MS-SSIM takes Window::Exact only (Window::Float32 is SSIM's)");
+    schedule_ = choose_schedule<ExecSpace, T>(exec, g_, opts, wanted);
+    window_ = make_gaussian_window<T>(opts.window_size, opts.sigma, opts.window, g.volumetric ? 3 : 2);
+    reversed_ = window_.reversed();
+    c1_ = T((opts.k1 * opts.data_range) * (opts.k1 * opts.data_range));
+    c2_ = T((opts.k2 * opts.data_range) * (opts.k2 * opts.data_range));
+    const AxisPasses passes = make_axis_passes<ExecSpace, T>(exec, g_, moment_planes);
+    column_ = passes.column;
+    adjoint_column_ = passes.adjoint_column;
+    depth_ = passes.depth;
+    adjoint_depth_ = passes.adjoint_depth;
+    const AxisPass& last = g.volumetric ? depth_ : column_;
+
+    shifts_ = Kokkos::View<T* [2], Mem>(Kokkos::view_alloc(exec, "kssim::shifts"), g.images());
+    const BufferSizes sizes = buffer_sizes(g_, schedule_, wanted);
+    const auto take = [&](const PlaneStore<T, Mem>* shared, const char* name, int planes, std::size_t size) {
+      if (size == 0) return PlaneStore<T, Mem>{};
+      if (shared && int(shared->extent(0)) == planes && shared->extent(1) >= size) return *shared;
+      return PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(name)), planes, size);
+    };
+    row_stats_ = take(reuse ? &reuse->row_stats : nullptr, "kssim::row_stats", moment_planes, sizes.row_stats);
+    column_stats_ =
+        take(reuse ? &reuse->column_stats : nullptr, "kssim::column_stats", moment_planes, sizes.column_stats);
+    partials_ = take(reuse ? &reuse->partials : nullptr, "kssim::partials", wanted.count(), sizes.partials);
+    const int map_teams_per_image =
+        schedule_.fused_forward()
+            ? FusedForward<ExecSpace, T>::teams_per_image(g, schedule_.fused_forward_rows, schedule_.fused_forward_chain)
+            : last.tiles_per_outer() * last.outer_per_image;
+    // The L1 sums: one per team of the fused forward, or per (row, column tile) of the row blur.
+    const int l1_tiles_per_image = l1 == WithL1::No           ? 0
+                                   : schedule_.fused_forward() ? map_teams_per_image
+                                                               : g.d * g.h * ceil_div(g.ow, RowBlur<ExecSpace, T>::tile_cols);
+    sums_ = MapSumStore<Mem>(exec, g.images(), map_teams_per_image, double(g.map_size()), l1_tiles_per_image,
+                             double(g.input_size()));
+  }
+
+  // Elements per plane of the three workspace arrays (0: not needed) of a problem `g` (row-pitched).
+  struct BufferSizes {
+    std::size_t row_stats = 0, column_stats = 0, partials = 0;
+  };
+  static BufferSizes buffer_sizes(const Geometry& g, const ScheduleChoice& schedule, PartialPlanes wanted) {
+    BufferSizes b;
+    // The row planes: the stage schedule's forward output, and its adjoint column pass's output.
+    if (!schedule.fused_forward() || (wanted.any() && !schedule.fused_backward())) b.row_stats = g.row_plane_size();
+    if (g.volumetric) b.column_stats = g.column_plane_size();
+    if (wanted.any()) b.partials = g.volumetric ? g.map_size() : g.padded_map_size();
+    return b;
+  }
+  // Bytes a plan for `g` allocates, before it is made (the slab planner's budget, Slabs.hpp).
+  static std::size_t workspace_bytes(const ExecSpace& exec, const Geometry& g, const Options& opts,
+                                     PartialPlanes wanted) {
+    const Geometry pitched = row_pitched<ExecSpace, T>(g);
+    const BufferSizes b = buffer_sizes(pitched, choose_schedule<ExecSpace, T>(exec, pitched, opts, wanted), wanted);
+    const std::size_t small = std::size_t(pitched.images()) * (2 * sizeof(T) + 4 * sizeof(double)) + 4096 +
+                              std::size_t(pitched.map_size()) / 64 * sizeof(double);  // shifts, sums, tile sums
+    return (moment_planes * (b.row_stats + b.column_stats) + wanted.count() * b.partials) * sizeof(T) + small;
+  }
+  PlanBuffers<T, Mem> buffers() const { return {row_stats_, column_stats_, partials_}; }
+
+  const Geometry& geometry() const { return g_; }
+  const ScheduleChoice& schedule() const { return schedule_; }
+  PartialPlanes wanted() const { return wanted_; }
+  // Sum of the map over all slices, and per (n, c) slice, from the last forward().
+  Kokkos::View<const double, Mem> total() const { return sums_.total; }
+  Kokkos::View<const double, Mem> mean() const { return sums_.mean; }  // total / map pixels
+  Kokkos::View<const double*, Mem> image_sums() const { return sums_.image_sums; }
+  // Plans WithL1::Yes: the loss of the last forward(), and its sum of |x - y| over every pixel.
+  bool with_l1() const { return sums_.arrays.l1.tile_sums != nullptr; }
+  Kokkos::View<const double, Mem> loss() const { return sums_.loss; }
+  Kokkos::View<const double, Mem> l1_total() const { return sums_.l1_total; }
+
+  // Forward stages. `map` may be empty. Partial derivatives are written when the plan wants gradients.
+  // `l1_weight`: the weight of the L1 term in loss() (plans WithL1::Yes). `shifts`: the recentring shifts
+  // to use (device, (images, 2)), as the slabs of a larger problem take their slices' (Slabs.hpp); null:
+  // this problem's own (Recentring.hpp).
+  void forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map,
+               double l1_weight = 0, const T* shifts = nullptr) const;
+
+  // Whether the map is of the raw window's moments (Window::Float32, RawWindow.hpp).
+  bool raw_window() const { return window_.raw_deficit != T(0); }
+
+  // Backward stages: d(upstream * mean)/dx and /dy from the partials of the last forward(). `scale` is a host
+  // factor, `upstream` an optional device factor, `slice_factors` optional device factors per (n, c) slice
+  // (MS-SSIM's chain rule through its product); grad1 / grad2 may be empty. `l1_scale` adds
+  // d(l1_scale * upstream * mean|x - y|)/dx and /dy (the fused loss's L1 term; it needs no partials).
+  // `map_count`: the map pixels the mean is over (0: this problem's; a slab's is its whole problem's).
+  void backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& grad1,
+                const OutputArray<O>& grad2, double scale, const double* upstream, bool accumulate,
+                const double* slice_factors = nullptr, double l1_scale = 0, double map_count = 0) const;
+
+ private:
+  // forward() with the map's term MapTerm: Term, or RawWindowTerm<Term> for Window::Float32.
+  template <class MapTerm>
+  void forward_with(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map,
+                    double l1_weight, const T* shifts) const;
+
+  template <int K, bool L1>
+  void backward_planes(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
+                       const OutputArray<O>& grad1, const OutputArray<O>& grad2, double scale, const double* upstream,
+                       bool accumulate, const double* slice_factors, double l1_scale, double count) const;
+
+  Geometry g_;
+  Options opts_;
+  PartialPlanes wanted_;
+  ScheduleChoice schedule_;
+  GaussianWindow<T> window_{}, reversed_{};
+  T c1_ = 0, c2_ = 0;
+  AxisPass column_, adjoint_column_, depth_, adjoint_depth_;
+  Kokkos::View<T* [2], Mem> shifts_;  // (NC, 2): LayoutRight, so shifts_.data()[2 nc + k]
+  PlaneStore<T, Mem> row_stats_, column_stats_, partials_;
+  MapSumStore<Mem> sums_;
+};
+
+// The stage sequences, defined outside the class so that kssim/Instantiate.hpp can compile them (and every
+// kernel) once per (execution space, value type) in a program with many translation units.
+template <class ExecSpace, class T, class Term, class S, class O>
+void Plan<ExecSpace, T, Term, S, O>::forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
+                                             const OutputArray<O>& map, double l1_weight, const T* shifts) const {
+  if constexpr (std::is_same_v<Term, SsimTerm>)  // only SSIM's plans have Window::Float32 (constructor)
+    if (raw_window()) return forward_with<RawWindowTerm<Term>>(exec, x, y, map, l1_weight, shifts);
+  forward_with<Term>(exec, x, y, map, l1_weight, shifts);
+}
+
+template <class ExecSpace, class T, class Term, class S, class O>
+template <class MapTerm>
+void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const InputArray<S>& x,
+                                                  const InputArray<S>& y, const OutputArray<O>& map, double l1_weight,
+                                                  const T* shifts) const {
+  if (shifts)
+    copy_shifts(exec, shifts, shifts_.data(), 2 * g_.images());
+  else
+    compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
+  MapSums sums = sums_.arrays;
+  sums.l1.weight = l1_weight;
+  if (schedule_.fused_forward()) {
+    FusedForward<ExecSpace, T, MapTerm, S, O> k{};
+    k.x = x;
+    k.y = y;
+    k.map = map;
+    k.partials = plane_array(partials_);
+    k.wanted = wanted_;
+    k.sums = sums;
+    k.shifts = shifts_.data();
+    k.window = window_;
+    k.g = g_;
+    k.c1 = c1_;
+    k.c2 = c2_;
+    k.rows = schedule_.fused_forward_rows;
+    k.chain = schedule_.fused_forward_chain;
+    fused_forward(exec, opts_, k);
+    sum_map(exec, sums);
+    return;
+  }
+  RowBlur<ExecSpace, T, S> rows{x, y, shifts_.data(), plane_array(row_stats_), window_, g_};
+  rows.l1_tile_sums = sums.l1.tile_sums;
+  row_blur(exec, opts_, rows);
+  using MapPass = ColumnBlur<ExecSpace, T, ColumnOutput::Map, MapTerm, O>;
+  MapPass last{};
+  if (g_.volumetric) {
+    ColumnBlur<ExecSpace, T, ColumnOutput::Statistics> k{};
+    k.in = plane_array(row_stats_);
+    k.out_stats = plane_array(column_stats_);
+    k.shifts = shifts_.data();
+    k.window = window_;
+    k.a = column_;
+    k.g = g_;
+    column_blur(exec, opts_, k);
+    last.in = plane_array(column_stats_);
+    last.a = depth_;
+  } else {
+    last.in = plane_array(row_stats_);
+    last.a = column_;
+  }
+  last.map = map;
+  last.partials = plane_array(partials_);
+  last.wanted = wanted_;
+  last.sums = sums;
+  last.shifts = shifts_.data();
+  last.window = window_;
+  last.g = g_;
+  last.c1 = c1_;
+  last.c2 = c2_;
+  column_blur(exec, opts_, last);
+  sum_map(exec, sums);
+}
+
+template <class ExecSpace, class T, class Term, class S, class O>
+void Plan<ExecSpace, T, Term, S, O>::backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
+                                        const OutputArray<O>& grad1, const OutputArray<O>& grad2, double scale,
+                                        const double* upstream, bool accumulate,
+                                        const double* slice_factors, double l1_scale, double map_count) const {
+  const double count = map_count != 0 ? map_count : double(g_.map_size());
+  const bool want1 = grad1.data() != nullptr, want2 = grad2.data() != nullptr;
+  if (!want1 && !want2) return;
+  if ((want1 && !wanted_.image1) || (want2 && !wanted_.image2))
+    throw std::invalid_argument("kssim: backward asked for a gradient this object was not set up to compute");
+  // The L1 term's kernels are separate instances (AdjointRow.hpp), compiled for SSIM's plans only.
+  constexpr bool l1_capable = std::is_same_v<Term, SsimTerm>;
+  if (l1_scale != 0 && !l1_capable) throw std::logic_error("kssim: the L1 term needs an SSIM plan");
+  const bool l1 = l1_capable && l1_scale != 0;
+  if (wanted_.count() == 4) {
+    if (l1)
+      backward_planes<4, l1_capable>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, l1_scale,
+                                     count);
+    else
+      backward_planes<4, false>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, 0, count);
+  } else {
+    if (l1)
+      backward_planes<3, l1_capable>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, l1_scale,
+                                     count);
+    else
+      backward_planes<3, false>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, 0, count);
+  }
+}
+
+template <class ExecSpace, class T, class Term, class S, class O>
+template <int K, bool L1>
+void Plan<ExecSpace, T, Term, S, O>::backward_planes(const ExecSpace& exec, const InputArray<S>& x,
+                                                     const InputArray<S>& y, const OutputArray<O>& grad1,
+                                                     const OutputArray<O>& grad2, double scale,
+                                               const double* upstream, bool accumulate,
+                                               const double* slice_factors, double l1_scale,
+                                               double count) const {
+  if (schedule_.fused_backward()) {
+    FusedBackward<ExecSpace, T, K, L1, S, O> k{};
+    k.partials = plane_array(partials_);
+    k.x = x;
+    k.y = y;
+    k.grad1 = grad1;
+    k.grad2 = grad2;
+    k.shifts = shifts_.data();
+    k.upstream = upstream;
+    k.slice_factors = slice_factors;
+    k.scale = scale / count;
+    k.l1_scale = l1_scale / double(g_.input_size());
+    k.accumulate = accumulate;
+    k.window = reversed_;
+    k.g = g_;
+    k.rows = schedule_.fused_backward_rows;
+    fused_backward(exec, opts_, k);
+    return;
+  }
+  // The adjoint passes reuse the forward statistics planes as their outputs.
+  PlaneArray<T> column_side = plane_array(partials_);
+  if (g_.volumetric) {
+    adjoint_column(exec, opts_,
+                   AdjointColumn<ExecSpace, T, K>{column_side, plane_array(column_stats_), reversed_, adjoint_depth_});
+    column_side = plane_array(column_stats_);
+  }
+  adjoint_column(exec, opts_,
+                 AdjointColumn<ExecSpace, T, K>{column_side, plane_array(row_stats_), reversed_, adjoint_column_});
+  AdjointRow<ExecSpace, T, K, false, L1, S, O> k{};
+  k.in = plane_array(row_stats_);
+  k.wanted = wanted_;
+  k.x = x;
+  k.y = y;
+  k.grad1 = grad1;
+  k.grad2 = grad2;
+  k.shifts = shifts_.data();
+  k.upstream = upstream;
+  k.slice_factors = slice_factors;
+  k.scale = scale / count;
+  k.l1_scale = l1_scale / double(g_.input_size());
+  k.accumulate = accumulate;
+  k.window = reversed_;
+  k.g = g_;
+  adjoint_row(exec, opts_, k);
+}
+
+}  // namespace kssim::impl
+
+#include <kssim/impl/ssim/SelfCheck.hpp>  // defines ensure_self_checked (it builds Plans itself)

@@ -1,0 +1,56 @@
+#pragma once
+// Backward stage 1, the adjoint column (and, for volumes, adjoint depth) pass. The adjoint of a
+// correlation over the valid (or zero-padded) extent is a full correlation with the reversed window:
+// every input position gathers the map positions whose windows covered it, so no two threads write the
+// same element and no atomics are needed. K planes of partial derivatives go in, K planes come out on
+// the longer axis.
+
+#include <kssim/impl/stages/AxisTile.hpp>
+#include <kssim/impl/core/GaussianWindow.hpp>
+#include <kssim/impl/core/KernelArrays.hpp>
+#include <kssim/impl/core/Launch.hpp>
+
+#include <Kokkos_Core.hpp>
+
+namespace kssim::impl {
+
+template <class ExecSpace, class T, int K>
+struct AdjointColumn {
+  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using Scratch = typename AxisScratch<ExecSpace, T>::Scratch;
+  static constexpr int tile_inner = Tiles<ExecSpace, T>::axis_inner;
+  static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
+  static constexpr int chunk = Tiles<ExecSpace, T>::axis_chunk;
+  static constexpr int rows = Tiles<ExecSpace, T>::axis_rows;
+
+  // Only pointers, extents and PODs (KernelArrays.hpp).
+  PlaneArray<T> in;   // K planes on the map side of the forward pass
+  PlaneArray<T> out;  // K planes on the input side of the forward pass
+  GaussianWindow<T> window;  // already reversed
+  AxisPass a;                // already the adjoint pass
+
+  KOKKOS_INLINE_FUNCTION int halo_len() const { return a.tile_len + window.size - 1; }
+  std::size_t scratch_bytes() const { return AxisScratch<ExecSpace, T>::bytes(K, halo_len()); }
+
+  template <int Taps>  // see FixedTaps.hpp
+  KOKKOS_FUNCTION void run(const Team& team) const {
+    const AxisTilePosition p = axis_tile_position(a, team.league_rank(), a.tile_len, tile_inner);
+    const T zero[K] = {};  // partial derivatives vanish outside the map
+    const Scratch tile = AxisScratch<ExecSpace, T>::allocate(team, K, halo_len());
+    stage_axis_tile<K, tile_inner>(team, tile, in, a, p, halo_len(), zero);
+    team.team_barrier();
+    correlate_and_store_axis_tile<K, rows, chunk, Taps, T>(team, tile, window, a, p, a.tile_len, tile_inner, out);
+  }
+};
+
+template <class ExecSpace, class T, int K>
+void adjoint_column(const ExecSpace& exec, const Options& opts, const AdjointColumn<ExecSpace, T, K>& k) {
+  using A = AdjointColumn<ExecSpace, T, K>;
+  with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
+    auto policy = make_team_policy(exec, k.a.league_size(), k.a.tile_len, A::tile_inner, A::scratch_level,
+                                   k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});
+    launch("kssim::adjoint_column", policy, kernel);
+  });
+}
+
+}  // namespace kssim::impl

@@ -1,0 +1,139 @@
+#pragma once
+// Forward stage 2, the column blur (and, for volumes, the depth blur): combine the four moment planes
+// along a strided axis (LocalMoments.hpp). The last forward pass evaluates the SSIM map there and writes
+// what the backward pass needs: the map's partial derivatives (MapFormula.hpp) and one partial sum of the
+// map per team, summed later in a fixed order (Reduction.hpp) so the mean is bitwise reproducible. The map
+// pass evaluates a Term (MapTerms.hpp): SSIM, or MS-SSIM's contrast-structure term, and stores the map in
+// its type O (the compute type T, or a 16-bit type it is rounded to: Storage.hpp).
+
+#include <kssim/impl/stages/AxisTile.hpp>
+#include <kssim/impl/core/GaussianWindow.hpp>
+#include <kssim/impl/core/Geometry.hpp>
+#include <kssim/impl/stages/LocalMoments.hpp>
+#include <kssim/impl/stages/MapBlock.hpp>
+#include <kssim/impl/stages/MapTerms.hpp>
+#include <kssim/impl/stages/Reduction.hpp>
+#include <kssim/impl/core/Storage.hpp>
+#include <kssim/impl/core/KernelArrays.hpp>
+#include <kssim/impl/core/Launch.hpp>
+
+#include <Kokkos_Core.hpp>
+
+namespace kssim::impl {
+
+enum class ColumnOutput {
+  Statistics,  // four moment planes (the H pass of a volume)
+  Map          // map, partial derivatives and per-team sums (the last forward pass)
+};
+
+template <class ExecSpace, class T, ColumnOutput Output, class Term = SsimTerm, class O = T>
+struct ColumnBlur {
+  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using Scratch = typename AxisScratch<ExecSpace, T>::Scratch;
+  static constexpr int tile_inner = Tiles<ExecSpace, T>::axis_inner;
+  static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
+  static constexpr int chunk = Tiles<ExecSpace, T>::axis_chunk;
+  static constexpr int rows = Tiles<ExecSpace, T>::axis_rows;
+
+  // Only pointers, extents and PODs (KernelArrays.hpp).
+  PlaneArray<T> in;                          // four moment planes
+  PlaneArray<T> out_stats;                   // Statistics: four moment planes
+  OutputArray<O> map;                        // Map: optional (null data to skip)
+  PlaneArray<T> partials;                    // Map: optional, see PartialPlanes
+  PartialPlanes wanted;
+  MapSums sums;                              // Map: tile_sums gets one partial sum per team
+  const T* shifts = nullptr;                         // (NC, 2), Recentring.hpp
+  GaussianWindow<T> window;
+  AxisPass a;
+  Geometry g;
+  T c1 = 0, c2 = 0;
+
+  KOKKOS_INLINE_FUNCTION int halo_len() const { return a.tile_len + window.size - 1; }
+  std::size_t scratch_bytes() const { return AxisScratch<ExecSpace, T>::bytes(moment_planes, halo_len()); }
+
+  template <int Taps>  // see FixedTaps.hpp
+  KOKKOS_FUNCTION void run(const Team& team) const {
+    const AxisTilePosition p = axis_tile_position(a, team.league_rank(), a.tile_len, tile_inner);
+    const int nc = p.outer / a.outer_per_image;
+    const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
+    const OutsideMoments<T> fill(s1, s2);
+    const Scratch tile = AxisScratch<ExecSpace, T>::allocate(team, moment_planes, halo_len());
+    stage_axis_tile<moment_planes, tile_inner>(team, tile, in, a, p, halo_len(), fill.values);
+    team.team_barrier();
+
+    if constexpr (Output == ColumnOutput::Statistics) {
+      compute_and_store_axis_tile<moment_planes, rows, chunk, T>(
+          team, a, p, a.tile_len, tile_inner, out_stats, [&](int j0, int i0, T(&moments)[moment_planes][rows][chunk]) {
+            combine_axis_tile<rows, chunk, Taps>(tile, window, j0, i0, moments);
+          });
+    } else {
+      // One flat range over (block of rows, chunk of columns), consecutive indices on consecutive lanes:
+      // every thread and lane keeps its own running sum and the team reduces once (a nested thread /
+      // lane reduction reduced the lanes once per block of rows).
+      constexpr int lanes = tile_inner / chunk;
+      double team_sum = 0;
+      Kokkos::parallel_reduce(
+          Kokkos::TeamVectorRange(team, a.tile_len / rows * lanes),
+          [&](int e, double& sum) {
+            const int j0 = e / lanes * rows, i0 = e % lanes * chunk;
+            if (p.l0 + j0 >= a.len_out || p.i0 + i0 >= a.inner) return;
+            sum += evaluate<Taps>(tile, p, j0, i0, s1, s2);
+          },
+          team_sum);
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        sums.tile_sums[team.league_rank()] = team_sum;
+        if (team.league_rank() == 0) sums.invalidate_results();  // until sum_map writes them (Reduction.hpp)
+      });
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION int valid_in_chunk(const AxisTilePosition& p, int i0) const {
+    return p.i0 + i0 + chunk <= a.inner ? chunk : a.inner - p.i0 - i0;
+  }
+
+  // Map values of one block of outputs (tile rows j0.., tile columns i0..): MapBlock.hpp.
+  template <int Taps>
+  KOKKOS_FORCEINLINE_FUNCTION double evaluate(const Scratch& tile, const AxisTilePosition& p, int j0, int i0, T s1,
+                                              T s2) const {
+    T acc[moment_planes][rows][chunk];
+    combine_axis_tile<rows, chunk, Taps>(tile, window, j0, i0, acc);
+    const int nu = valid_in_chunk(p, i0), l0 = p.l0 + j0;
+    return evaluate_map_block<rows, chunk, Term>(
+        acc, a.len_out - l0, nu, s1, s2, c1, c2, window, wanted, partials,
+        [&](int q) { return a.out_index(p.outer, l0 + q, p.i0 + i0); },
+        [&](int q, const T(&value)[chunk]) {
+          if (map.data() != nullptr) store_map(p.outer, std::size_t(l0 + q) * a.inner + p.i0 + i0, value, nu);
+        });
+  }
+
+  // `pos` is the flat position inside the (Do, Ho, Wo) map of slice `nc` of the first of n values. The
+  // position is decoded once per chunk, then stepped along W (wrapping to the next row, for volumes): integer
+  // divisions per value took a third of the map pass on hosts.
+  KOKKOS_FORCEINLINE_FUNCTION void store_map(int nc, std::size_t pos, const T (&value)[chunk], int n) const {
+    const int in = nc / g.c, ic = nc % g.c, rest = int(pos / std::size_t(g.ow));
+    int ow = int(pos % std::size_t(g.ow)), oh = rest % g.oh, od = rest / g.oh;
+    for (int u = 0; u < chunk; ++u) {
+      if (u >= n) continue;
+      map(in, ic, od, oh, ow) = to_storage<O>(value[u]);
+      if (++ow == g.ow) {
+        ow = 0;
+        if (++oh == g.oh) oh = 0, ++od;
+      }
+    }
+  }
+};
+
+template <class ExecSpace, class T, ColumnOutput Output, class Term, class O>
+void column_blur(const ExecSpace& exec, const Options& opts, ColumnBlur<ExecSpace, T, Output, Term, O> k) {
+  using K = ColumnBlur<ExecSpace, T, Output, Term, O>;
+  // The map pass holds the statistics of several outputs and the map formula's temporaries: ask for four
+  // teams per multiprocessor (64 registers per float thread) rather than the compiler's two.
+  constexpr int min_teams = Output == ColumnOutput::Map ? int(16 / sizeof(T)) : 1;
+  with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
+    auto policy = make_team_policy<min_teams>(exec, k.a.league_size(), k.a.tile_len, K::tile_inner, K::scratch_level,
+                                              k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});
+    launch(Output == ColumnOutput::Map ? Term::kernel_name : "kssim::column_blur_stats", policy, kernel);
+  });
+}
+
+}  // namespace kssim::impl

@@ -1,0 +1,96 @@
+#pragma once
+// The last step of every forward schedule: the SSIM map of a block of Rows x Chunk outputs from their
+// window moments (LocalMoments.hpp), with the partial derivatives the backward pass needs (MapFormula.hpp).
+// The formula runs branch-free over whole chunks (vectorised on hosts); only the stores stop at the edge.
+
+#include <kssim/impl/stages/AxisTile.hpp>
+#include <kssim/impl/core/GaussianWindow.hpp>
+#include <kssim/impl/core/KernelArrays.hpp>
+#include <kssim/impl/stages/LocalMoments.hpp>
+#include <kssim/impl/stages/MapTerms.hpp>
+#include <kssim/impl/stages/RawWindow.hpp>
+#include <kssim/impl/core/Tiles.hpp>
+#include <kssim/impl/core/Vectorize.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <cstddef>
+
+namespace kssim::impl {
+
+// Which partial-derivative planes a forward pass writes, in this order: d_var, d_cov, then d_m1 and/or
+// d_m2 when the gradient of image 1 and/or image 2 is wanted.
+struct PartialPlanes {
+  bool image1 = false, image2 = false;
+  KOKKOS_INLINE_FUNCTION int count() const { return 2 + int(image1) + int(image2); }
+  KOKKOS_INLINE_FUNCTION bool any() const { return image1 || image2; }
+};
+
+// Evaluates the map (Term: SSIM's, or MS-SSIM's contrast-structure term, MapTerms.hpp) of the block whose
+// moments are m (rows_valid rows and nu columns of it inside the map), stores the partial derivatives of row
+// q at partials(k, first_partial(q) + u) when any are wanted, hands each row's values to store_map(q, values),
+// and returns the sum of the map over the valid outputs. Raw: the moments are turned into the raw window's
+// first (Window::Float32, RawWindow.hpp). Only RawWindowTerm's kernels contain that code: in the same
+// kernel it made the register allocator spill in Window::Exact's fused forward too (sm_90, ptxas -v).
+template <int Rows, int Chunk, class Term, bool Raw, class T, class FirstPartial, class StoreMap>
+KOKKOS_FORCEINLINE_FUNCTION double evaluate_map_block_as(const T (&m)[moment_planes][Rows][Chunk], int rows_valid,
+                                                         int nu, T s1, T s2, T c1, T c2, const RawWindow<T>& raw,
+                                                         const PartialPlanes& wanted, const PlaneArray<T>& partials,
+                                                         const FirstPartial& first_partial, const StoreMap& store_map) {
+  double sum = 0;
+  for (int q = 0; q < Rows; ++q) {
+    if (q >= rows_valid) continue;
+    // The moments the term is evaluated on: the blur's, or once turned into the raw window's (then with
+    // shift 0), the same for the map alone and the map with partials.
+    T mm[moment_planes][Chunk];
+    KSSIM_VECTORIZE
+    for (int u = 0; u < Chunk; ++u) {
+      for (int k = 0; k < moment_planes; ++k) mm[k][u] = m[k][q][u];
+      if constexpr (Raw) raw.to_raw(mm[0][u], mm[1][u], mm[2][u], mm[3][u], s1, s2);
+    }
+    const T t1 = Raw ? T(0) : s1, t2 = Raw ? T(0) : s2;
+    T value[Chunk];
+    if (wanted.any()) {
+      T d_var[Chunk], d_cov[Chunk], d_m1[Chunk], d_m2[Chunk];
+      KSSIM_VECTORIZE
+      for (int u = 0; u < Chunk; ++u) {
+        MapAndPartials<T> r = Term::value_and_partials(mm[0][u], mm[1][u], mm[2][u], mm[3][u], t1, t2, c1, c2);
+        if constexpr (Raw) r = raw.from_raw(r, s1, s2);
+        value[u] = r.map;
+        d_var[u] = r.d_var;
+        d_cov[u] = r.d_cov;
+        d_m1[u] = r.d_m1;
+        d_m2[u] = r.d_m2;
+      }
+      const std::size_t idx = first_partial(q);
+      store_chunk<Chunk>(&partials(0, idx), d_var, nu);
+      store_chunk<Chunk>(&partials(1, idx), d_cov, nu);
+      if (wanted.image1) store_chunk<Chunk>(&partials(2, idx), d_m1, nu);
+      if (wanted.image2) store_chunk<Chunk>(&partials(wanted.image1 ? 3 : 2, idx), d_m2, nu);
+    } else {
+      KSSIM_VECTORIZE
+      for (int u = 0; u < Chunk; ++u) value[u] = Term::value(mm[0][u], mm[1][u], mm[2][u], mm[3][u], t1, t2, c1, c2);
+    }
+    store_map(q, value);
+    for (int u = 0; u < Chunk; ++u)
+      if (u < nu) sum += value[u];
+  }
+  return sum;
+}
+
+// The map of a block: Term's, or for RawWindowTerm<Term> (Window::Float32) Term's of the raw window's
+// moments, whose total weight is `window`'s raw_scale.
+template <int Rows, int Chunk, class Term = SsimTerm, class T, class FirstPartial, class StoreMap>
+KOKKOS_FORCEINLINE_FUNCTION double evaluate_map_block(const T (&m)[moment_planes][Rows][Chunk], int rows_valid, int nu,
+                                                      T s1, T s2, T c1, T c2, const GaussianWindow<T>& window,
+                                                      const PartialPlanes& wanted, const PlaneArray<T>& partials,
+                                                      const FirstPartial& first_partial, const StoreMap& store_map) {
+  const RawWindow<T> raw{window.raw_scale, window.raw_deficit};
+  if constexpr (is_raw_window_term_v<Term>)
+    return evaluate_map_block_as<Rows, Chunk, typename Term::base, true>(m, rows_valid, nu, s1, s2, c1, c2, raw,
+                                                                         wanted, partials, first_partial, store_map);
+  else
+    return evaluate_map_block_as<Rows, Chunk, Term, false>(m, rows_valid, nu, s1, s2, c1, c2, raw, wanted, partials,
+                                                           first_partial, store_map);
+}
+
+}  // namespace kssim::impl

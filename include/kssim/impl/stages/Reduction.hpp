@@ -1,0 +1,183 @@
+#pragma once
+// The mean of the map, bitwise reproducible: every team of the map pass leaves the sum of its map values
+// in tile_sums; then one kernel with a team per (n, c) slice sums each slice's tile sums, and the team
+// that finishes last (an atomic counter) sums the slices and writes the total and the mean. Which team
+// that is depends on timing, but every sum runs in a fixed order (indices and team shape), so the result
+// does not. The counter returns to zero for the next call. The fused L1 + SSIM loss (L1Term.hpp) adds a
+// second set of tile sums, of |x - y|, summed alongside in the same fixed order, and the loss.
+// (One team for everything cost 10 us at 1920x1080 and 38 us at 3840x2160 on an H200: its threads walk
+// the slices one after the other. Counting in the map pass itself, to save this kernel's launch, made
+// every map-pass team wait for a memory fence and an atomic: 13 us more in the map pass at 1920x1080.)
+
+#include <kssim/impl/core/Launch.hpp>
+#include <kssim/impl/core/Tiles.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <cstddef>
+
+namespace kssim::impl {
+
+// The L1 sums of the fused L1 + SSIM loss (null tile_sums: none): one double per team of the kernel that
+// reads the images, slice by slice, like MapSums'. Then loss = weight * l1_total / count + (1 - weight) *
+// (1 - mean).
+struct L1Sums {
+  double* tile_sums = nullptr;
+  double* image_sums = nullptr;  // per (n, c) slice
+  double* total = nullptr;
+  double* loss = nullptr;
+  int tiles_per_image = 0;
+  double count = 1;   // input pixels, for the mean
+  double weight = 0;  // of the L1 term (set per forward call)
+};
+
+// The arrays of the mean, as kernels see them (plain pointers: KernelArrays.hpp's rule).
+// "Never a plausible number from work that did not happen": tile sums read NaN until a map pass writes
+// them (sum_map sets them back to NaN once summed), and the map pass sets the total, mean and slice sums to
+// NaN before sum_map overwrites them. So if the map pass did not run, or sum_map did not, the mean reads
+// NaN instead of 0 or a previous call's value.
+struct MapSums {
+  double* tile_sums = nullptr;   // one per team of the map pass, slice by slice
+  unsigned* done = nullptr;      // slices summed so far; zero between calls
+  double* image_sums = nullptr;  // per (n, c) slice
+  double* total = nullptr;
+  double* mean = nullptr;
+  int images = 0;
+  int tiles_per_image = 1;
+  double map_size = 1;  // map pixels, for the mean
+  L1Sums l1;
+
+  // Called by one thread of the map pass before any sum_map of this call.
+  KOKKOS_INLINE_FUNCTION void invalidate_results() const {
+    const double nan = Kokkos::Experimental::quiet_NaN_v<double>;
+    *total = nan;
+    *mean = nan;
+    for (int i = 0; i < images; ++i) image_sums[i] = nan;
+    if (l1.tile_sums) {
+      *l1.total = nan;
+      *l1.loss = nan;
+      for (int i = 0; i < images; ++i) l1.image_sums[i] = nan;
+    }
+  }
+};
+
+// Every array of s to NaN, with a kssim kernel: Kokkos' own deep_copy(view, value) dispatches a functor
+// that holds a View, and with the mdspan-based View under nvcc that one wrote out of bounds (KernelArrays.hpp).
+template <class ExecSpace>
+void invalidate_all(const ExecSpace& exec, const MapSums& s) {
+  const int l1_tiles = s.l1.tile_sums ? s.images * s.l1.tiles_per_image : 0;
+  const int count = Kokkos::max(Kokkos::max(s.images * s.tiles_per_image, s.images), l1_tiles);
+  launch("kssim::invalidate_sums", Kokkos::RangePolicy<ExecSpace>(exec, 0, count), KOKKOS_LAMBDA(const int i) {
+    if (i < s.images * s.tiles_per_image) s.tile_sums[i] = Kokkos::Experimental::quiet_NaN_v<double>;
+    if (i < l1_tiles) s.l1.tile_sums[i] = Kokkos::Experimental::quiet_NaN_v<double>;
+    if (i == 0) s.invalidate_results();
+  });
+}
+
+// The memory behind MapSums. l1_tiles_per_image > 0 adds the L1 sums of the fused loss over l1_count pixels.
+template <class Mem>
+struct MapSumStore {
+  Kokkos::View<double*, Mem> tile_sums;
+  Kokkos::View<unsigned*, Mem> done;
+  Kokkos::View<double*, Mem> image_sums;
+  Kokkos::View<double, Mem> total, mean;
+  Kokkos::View<double*, Mem> l1_tile_sums, l1_image_sums;
+  Kokkos::View<double, Mem> l1_total, loss;
+  MapSums arrays;
+
+  template <class ExecSpace>
+  MapSumStore(const ExecSpace& exec, int images, int tiles_per_image, double map_size, int l1_tiles_per_image = 0,
+              double l1_count = 1)
+      : tile_sums(Kokkos::view_alloc(exec, "kssim::tile_sums"), std::size_t(images) * tiles_per_image),
+        done(Kokkos::view_alloc(exec, "kssim::done"), 1),
+        image_sums(Kokkos::view_alloc(exec, "kssim::image_sums"), images),
+        total(Kokkos::view_alloc(exec, "kssim::total")),
+        mean(Kokkos::view_alloc(exec, "kssim::mean")),
+        arrays{tile_sums.data(), done.data(), image_sums.data(), total.data(), mean.data(), images, tiles_per_image,
+               map_size} {
+    if (l1_tiles_per_image > 0) {
+      l1_tile_sums = Kokkos::View<double*, Mem>(Kokkos::view_alloc(exec, "kssim::l1_tile_sums"),
+                                                std::size_t(images) * l1_tiles_per_image);
+      l1_image_sums = Kokkos::View<double*, Mem>(Kokkos::view_alloc(exec, "kssim::l1_image_sums"), images);
+      l1_total = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::l1_total"));
+      loss = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::loss"));
+      arrays.l1 = L1Sums{l1_tile_sums.data(), l1_image_sums.data(), l1_total.data(), loss.data(), l1_tiles_per_image,
+                         l1_count, 0.0};
+    }
+    invalidate_all(exec, arrays);
+  }
+  MapSumStore() = default;
+};
+
+// Sum of one slice's `tiles` consecutive tile sums by a team: each thread and lane adds groups of 4
+// consecutive sums (GPUs: 4 loads in flight per iteration; the reduction loop is not unrolled, and one
+// dependent load per iteration made 8 slow). Fixed order for a fixed team shape.
+inline constexpr int tile_sum_group = 4;
+template <class Team>
+KOKKOS_INLINE_FUNCTION double sum_slice_tiles(const Team& team, const double* first, int tiles) {
+  constexpr int group = tile_sum_group;
+  double slice = 0;
+  Kokkos::parallel_reduce(
+      Kokkos::TeamVectorRange(team, (tiles + group - 1) / group),
+      [&](int q, double& acc) {
+        double v[group];
+        for (int u = 0; u < group; ++u) v[u] = group * q + u < tiles ? first[group * q + u] : 0.0;
+        acc += ((v[0] + v[1]) + v[2]) + v[3];
+      },
+      slice);
+  return slice;
+}
+
+// Sums the tile sums of the last map pass into image_sums, total and mean (and the L1 sums into the loss).
+template <class ExecSpace>
+void sum_map(const ExecSpace& exec, const MapSums& s) {
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  using Team = typename Policy::member_type;
+  const int images = s.images, tiles = s.tiles_per_image;
+  const int l1_tiles = s.l1.tile_sums ? s.l1.tiles_per_image : 0;
+  // GPUs: up to 1024 threads per slice (sum_slice_tiles).
+  constexpr int group = tile_sum_group;
+  const int vector = gpu_code_paths_v<ExecSpace> ? Kokkos::min(32, Policy::vector_length_max()) : 1;
+  const auto body = KOKKOS_LAMBDA(const Team& team) {
+    const int nc = team.league_rank();
+    double* first = s.tile_sums + std::size_t(nc) * tiles;
+    double* l1_first = l1_tiles ? s.l1.tile_sums + std::size_t(nc) * l1_tiles : nullptr;
+    const double slice = sum_slice_tiles(team, first, tiles);
+    const double l1_slice = l1_tiles ? sum_slice_tiles(team, l1_first, l1_tiles) : 0.0;
+    team.team_barrier();  // every thread has read its sums: mark them consumed (see MapSums)
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, tiles),
+                         [&](int t) { first[t] = Kokkos::Experimental::quiet_NaN_v<double>; });
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, l1_tiles),
+                         [&](int t) { l1_first[t] = Kokkos::Experimental::quiet_NaN_v<double>; });
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      s.image_sums[nc] = slice;
+      if (l1_tiles) s.l1.image_sums[nc] = l1_slice;
+      Kokkos::memory_fence();  // this slice's sum is visible before the slice counts itself done
+      if (Kokkos::atomic_fetch_add(s.done, 1u) != unsigned(images - 1)) return;
+      Kokkos::memory_fence();  // every other slice's sum is visible now
+      // Volatile loads read other teams' sums from memory, past this multiprocessor's cache (atomic
+      // loads of doubles go through Kokkos' lock table on some backends: 0.5 us each on an H200).
+      const volatile double* sums = s.image_sums;
+      double sum = 0;
+      for (int i = 0; i < images; ++i) sum += sums[i];
+      *s.total = sum;
+      *s.mean = sum / s.map_size;
+      if (l1_tiles) {
+        const volatile double* l1_sums = s.l1.image_sums;
+        double l1 = 0;
+        for (int i = 0; i < images; ++i) l1 += l1_sums[i];
+        *s.l1.total = l1;
+        *s.l1.loss = s.l1.weight * (l1 / s.l1.count) + (1 - s.l1.weight) * (1 - sum / s.map_size);
+      }
+      *s.done = 0;
+    });
+  };
+  int threads = 1;
+  if constexpr (gpu_code_paths_v<ExecSpace>) {
+    const int wanted = Kokkos::max(1, Kokkos::min(1024, (Kokkos::max(tiles, l1_tiles) + group - 1) / group) / vector);
+    threads = Kokkos::min(wanted, Policy(exec, images, 1, vector).team_size_max(body, Kokkos::ParallelForTag()));
+  }
+  threads = Kokkos::min(threads, Policy(exec, images, 1, vector).team_size_max(body, Kokkos::ParallelForTag()));
+  launch("kssim::sum_map", Policy(exec, images, threads, vector), body);
+}
+
+}  // namespace kssim::impl
