@@ -38,16 +38,17 @@ if [ "${KSSIM_GPU_EXTRA_SWEEPS:-0}" = 1 ]; then
     --benchmark_out="$out/stages_fwd.json" --benchmark_out_format=json
 fi
 # A variant of the kernels (KSSIM_GPU_VARIANT="name: -DMACRO=... ..."): kssim_perf_tests built again in
-# WORK/build-variant with those definitions (in the background, while the steps that time nothing run), then
-# the fused forward and fwd+bwd of both builds back to back in one step: variant_<name>.json, baseline.json.
+# WORK/build-variant with those definitions and the main build's source, compiler, Kokkos and prefix (in the
+# background, while the steps that time nothing run), then the fused forward and fwd+bwd of both builds
+# back to back, twice, in one step: baseline_{1,2}.json, variant_<name>_{1,2}.json.
+cached() { sed -n "s/^$1:[A-Z]*=//p" "$KSSIM_GPU_BUILD/CMakeCache.txt"; }  # a value of the main build's cache
 variant_pid=""
 if [ -n "${KSSIM_GPU_VARIANT:-}" ]; then
   vname=${KSSIM_GPU_VARIANT%%:*} vflags=${KSSIM_GPU_VARIANT#*:}
   vbuild=$work/build-variant
-  ( cmake -S "$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$KSSIM_GPU_BUILD/CMakeCache.txt")" -B "$vbuild" $(command -v ninja > /dev/null && echo -G Ninja) -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_CXX_COMPILER="$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$KSSIM_GPU_BUILD/CMakeCache.txt")" \
-      -DKokkos_ROOT="$(sed -n 's/^Kokkos_ROOT:[A-Z]*=//p' "$KSSIM_GPU_BUILD/CMakeCache.txt")" \
-      -DCMAKE_PREFIX_PATH="$(sed -n 's/^CMAKE_PREFIX_PATH:[A-Z]*=//p' "$KSSIM_GPU_BUILD/CMakeCache.txt")" \
+  ( cmake -S "$(cached CMAKE_HOME_DIRECTORY)" -B "$vbuild" $(command -v ninja > /dev/null && echo -G Ninja) \
+      -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$(cached CMAKE_CXX_COMPILER)" \
+      -DKokkos_ROOT="$(cached Kokkos_ROOT)" -DCMAKE_PREFIX_PATH="$(cached CMAKE_PREFIX_PATH)" \
       -DKSSIM_ENABLE_NATIVE_ARCH=OFF -DKSSIM_ENABLE_CLI=OFF -DKSSIM_ENABLE_MPI=OFF -DKSSIM_ENABLE_TORCH=OFF \
       -DKSSIM_ENABLE_TESTS=OFF -DKSSIM_SPLIT_KERNEL_INSTANCES=ON -DCMAKE_CXX_FLAGS="$vflags" &&
     NVCC_APPEND_FLAGS=${NVCC_APPEND_FLAGS:--split-compile=4} cmake --build "$vbuild" -j "$(nproc)" --target kssim_perf_tests
