@@ -61,6 +61,26 @@ KOKKOS_FORCEINLINE_FUNCTION void load_packed4(const S* row, int a, int off, T* v
   for (int u = 0; u < 4; ++u) v[u] = to_compute<T>(Kokkos::bit_cast<S>(h[u]));
 }
 
+// Four consecutive pixels [a, a + 4) of a row of n pixels with element stride `stride`, for any storage
+// type S, in two steps like the two above: quad_offset (address arithmetic: -1 where the caller's element
+// loop must run: a non-unit stride, the row's ends), then load_quad: 16-bit pixels by packed loads, other
+// types by four loads at constant offsets.
+template <class S>
+KOKKOS_FORCEINLINE_FUNCTION int quad_offset(const S* row, std::ptrdiff_t stride, int a, int n) {
+  if (stride != 1) return -1;
+  if constexpr (sizeof(S) == 2)
+    return packed_offset(row, a, n);
+  else
+    return a >= 0 && a + 4 <= n ? 0 : -1;
+}
+template <class T, class S>
+KOKKOS_FORCEINLINE_FUNCTION void load_quad(const S* row, int a, int off, T* v) {
+  if constexpr (sizeof(S) == 2)
+    load_packed4(row, a, off, v);
+  else
+    for (int u = 0; u < 4; ++u) v[u] = to_compute<T>(row[a + u]);
+}
+
 // Whether p[0 .. 4) is one aligned 64-bit word (store_packed4).
 template <class S>
 KOKKOS_FORCEINLINE_FUNCTION bool packed_aligned(const S* p) {

@@ -9,8 +9,9 @@
 //      scratch), so only Rows rows are staged and row-blurred;
 //   3. runs the column blur of those planes (combine_axis_tile: the column-blur stage's arithmetic) and the
 //      map formula (MapBlock.hpp), and writes only what leaves the tile: one partial sum of the map per
-//      team, the map's partial derivatives when gradients are wanted, the map when asked;
-//   and for the fused L1 + SSIM loss, one sum of |x - y| over the pixels the team owns (L1Term.hpp).
+//      tile (TileItemSums, Reduction.hpp), the map's partial derivatives when gradients are wanted, the map
+//      when asked;
+//   and for the fused L1 + SSIM loss, one sum of |x - y| over the pixels the tile owns (L1Term.hpp).
 // Bytes per map pixel (float, valid, DRAM): 8 in (halo re-reads hit the caches), 0 out for the mean alone,
 // 12-16 out with the partial derivatives. The stage schedule moves the four row planes out and back in on
 // top: 32 bytes more. The price is the row blur over the halo rows: (chain Rows + window - 1) / (chain Rows)
@@ -109,7 +110,7 @@ struct FusedForward {
   OutputArray<O> map;       // optional (null data to skip)
   PlaneArray<T> partials;   // optional: (K, NC * Ho * row_pitch), PartialPlanes order
   PartialPlanes wanted;
-  MapSums sums;             // tile_sums (and l1.tile_sums, if any) get one partial sum per team, slice by slice
+  MapSums sums;             // tile_sums (and l1.tile_sums, if any) get one partial sum per tile, slice by slice
   const T* shifts = nullptr;  // (NC, 2), Recentring.hpp
   GaussianWindow<T> window;
   Geometry g;
@@ -122,13 +123,16 @@ struct FusedForward {
   static std::size_t scratch_bytes(int rows, int window) {
     const int halo = rows + window - 1;
     return RowScratch<ExecSpace, T>::bytes(2, halo, cols + window - 1) +
-           RowScratch<ExecSpace, T>::bytes(moment_planes, halo, cols);
+           RowScratch<ExecSpace, T>::bytes(moment_planes, halo, cols) +
+           TileItemSums::bytes(rows / col_rows * (cols / col_chunk));
   }
   // Teams per (n, c) slice: one per column of tiles and chain of `chain` tiles down it.
   static int teams_per_image(const Geometry& g, int rows, int chain) {
     return ceil_div(g.ow, cols) * ceil_div(ceil_div(g.oh, rows), chain);
   }
   int league_size() const { return g.images() * teams_per_image(g, rows, chain); }
+  // Tiles per (n, c) slice: each leaves one map sum (MapSums::tile_sums).
+  static int tiles_per_image(const Geometry& g, int rows) { return ceil_div(g.ow, cols) * ceil_div(g.oh, rows); }
 
   template <int Taps>  // see FixedTaps.hpp
   KOKKOS_FUNCTION void run(const Team& team) const {
@@ -144,14 +148,24 @@ struct FusedForward {
     // tile's rows 0 .. halo - 1 are this tile's rows `rows` .. rows + halo - 1: they are carried over
     // (copied down in scratch) instead of staged and row-blurred again, and a chain of c tiles does the
     // row blur of its halo rows once instead of c times (fused_forward_chain needs rows >= halo).
-    double team_sum = 0, l1_sum = 0;
-    for (int k = 0; k < chain; ++k) {
+    // Each tile leaves its own map sum (and L1 sum) in tile_sums, so the mean does not depend on the chain;
+    // a tile's sum is finished during the next tile's staging and row blur (TileItemSums).
+    constexpr int col_lanes = cols / col_chunk;
+    const TileItemSums item_sums = TileItemSums::allocate(team, Tile::scratch_level, items_per_tile());
+    const int tile_x = rank % tiles_x;
+    const std::size_t first_sum = std::size_t(nc) * tiles_x * tiles_y + std::size_t(first_tile) * tiles_x + tile_x;
+    int k = 0;
+    for (; k < chain; ++k) {
       const int oy0 = (first_tile + k) * rows;
       if (oy0 >= g.oh) break;  // the same for the whole team
       const int fresh = k == 0 ? 0 : halo;  // the first row this tile stages and row-blurs
       if (k > 0) carry_halo_rows<Taps>(team, moments);
       stage_images<Taps>(team, images, nc, oy0 - g.pad_h, ox0 - g.pad_w, s1, s2, fresh);
-      if (sums.l1.tile_sums) l1_sum += l1_sum_of_tile(team, nc, oy0, ox0);
+      if (k > 0) item_sums.sum_groups(team);  // of tile k - 1
+      if (sums.l1.tile_sums) {
+        const double l1 = l1_sum_of_tile(team, nc, oy0, ox0);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { sums.l1.tile_sums[first_sum + std::size_t(k) * tiles_x] = l1; });
+      }
       team.team_barrier();
 
       // Row blur of the staged rows into the moment planes.
@@ -169,40 +183,45 @@ struct FusedForward {
             store_chunk<row_chunk>(dst, m[p], row_chunk);
         }
       });
+      if (k > 0)
+        Kokkos::single(Kokkos::PerTeam(team),
+                       [&]() { sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total(); });
       team.team_barrier();
 
       // Column blur and map, one block of col_rows x col_chunk outputs per thread and lane (ColumnBlur's map
-      // pass).
-      constexpr int col_lanes = cols / col_chunk;
-      double tile_sum = 0;
-      Kokkos::parallel_reduce(
-          Kokkos::TeamVectorRange(team, rows / col_rows * col_lanes),
-          [&](int e, double& sum) {
-            const int j0 = e / col_lanes * col_rows, i0 = e % col_lanes * col_chunk;
-            const int oy = oy0 + j0, ox = ox0 + i0;
-            if (oy >= g.oh || ox >= g.ow) return;
-            T acc[moment_planes][col_rows][col_chunk];
-            combine_axis_tile<col_rows, col_chunk, Taps, MomentForm::SumDifference>(moments, window, j0, i0, acc);
-            const int nu = ox + col_chunk <= g.ow ? col_chunk : g.ow - ox;
-            sum += evaluate_map_block<col_rows, col_chunk, Term>(
-                acc, g.oh - oy, nu, s1, s2, c1, c2, window, wanted, partials,
-                [&](int q) { return (std::size_t(nc) * g.oh + oy + q) * g.row_pitch + ox; },
-                [&](int q, const T(&value)[col_chunk]) {
-                  if (map.data() == nullptr) return;
-                  for (int u = 0; u < col_chunk; ++u)
-                    if (u < nu) map(nc / g.c, nc % g.c, 0, oy + q, ox + u) = to_storage<O>(value[u]);
-                });
-          },
-          tile_sum);
-      team_sum += tile_sum;
-      if (k + 1 < chain) team.team_barrier();  // the next tile overwrites the planes this one read
+      // pass); each block's sum goes to its slot of item_sums.
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows / col_rows * col_lanes), [&](int e) {
+        const int j0 = e / col_lanes * col_rows, i0 = e % col_lanes * col_chunk;
+        const int oy = oy0 + j0, ox = ox0 + i0;
+        double sum = 0;
+        if (oy < g.oh && ox < g.ow) {
+          T acc[moment_planes][col_rows][col_chunk];
+          combine_axis_tile<col_rows, col_chunk, Taps, MomentForm::SumDifference>(moments, window, j0, i0, acc);
+          const int nu = ox + col_chunk <= g.ow ? col_chunk : g.ow - ox;
+          sum = evaluate_map_block<col_rows, col_chunk, Term>(
+              acc, g.oh - oy, nu, s1, s2, c1, c2, window, wanted, partials,
+              [&](int q) { return (std::size_t(nc) * g.oh + oy + q) * g.row_pitch + ox; },
+              [&](int q, const T(&value)[col_chunk]) {
+                if (map.data() == nullptr) return;
+                for (int u = 0; u < col_chunk; ++u)
+                  if (u < nu) map(nc / g.c, nc % g.c, 0, oy + q, ox + u) = to_storage<O>(value[u]);
+              });
+        }
+        item_sums.items[e] = sum;
+      });
+      team.team_barrier();  // the next tile overwrites the planes this one read; its item sums are complete
     }
+    // The last tile's sum.
+    item_sums.sum_groups(team);
+    team.team_barrier();
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      sums.tile_sums[rank] = team_sum;
-      if (sums.l1.tile_sums) sums.l1.tile_sums[rank] = l1_sum;
+      sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total();
       if (rank == 0) sums.invalidate_results();  // until sum_map writes them (Reduction.hpp)
     });
   }
+
+  // Work items of the column pass per tile: its map blocks.
+  KOKKOS_INLINE_FUNCTION int items_per_tile() const { return rows / col_rows * (cols / col_chunk); }
 
   // Moment rows rows .. rows + halo - 1 of the tile just done become rows 0 .. halo - 1 of the next. On GPUs
   // one flat range, four elements per lane (128-bit scratch accesses; the rows hold whole, aligned chunks),
@@ -267,65 +286,33 @@ struct FusedForward {
     constexpr int fixed_pitch = Taps > 0 ? RowScratch<ExecSpace, T>::pitch(cols + Taps - 1) : 0;
     const int halo_rows = int(images.extent(1)), pitch = fixed_pitch > 0 ? fixed_pitch : int(images.extent(2));
     const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4);
-    if constexpr (Tile::gpu && !std::is_same_v<S, T> && row_chunk % 4 == 0) {
-      // 16-bit images: four consecutive pixels per lane, packed loads (Packed16.hpp) and 128-bit scratch
-      // stores (the rows are padded to whole chunks): a quarter of the element loop's iterations, each a
-      // load round trip, and ~40% fewer instructions per pixel (sm_90 SASS, 11 taps).
-      const int quads = pitch / 4;
+    if constexpr (Tile::gpu && row_chunk % 4 == 0) {
+      // Four consecutive pixels per lane: the row's address arithmetic once for four pixels, their loads
+      // issued together (16-bit images: packed loads, Packed16.hpp), and two 128-bit scratch stores (the
+      // rows hold whole, aligned chunks). An element loop cost ~60 instructions per staged pixel (sm_90 SASS,
+      // 11 taps: 64-bit addressing, bounds, scalar stores), a fifth of the forward's; this one ~15.
+      constexpr int fixed_quads = fixed_pitch / 4;
+      const int quads = fixed_quads > 0 ? fixed_quads : pitch / 4;
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, (halo_rows - fresh) * quads), [&](int e) {
         const int i = fresh + e / quads, j = e % quads * 4, iy = iy0 + i, ix = ix0 + j;
         const bool row_inside = unsigned(iy) < unsigned(g.h);
         const S* xr = row_inside ? row_pointer(x, x_rows, nc * g.h + iy) : nullptr;
         const S* yr = row_inside ? row_pointer(y, y_rows, nc * g.h + iy) : nullptr;
-        const int xo = row_inside && xs == 1 ? packed_offset(xr, ix, g.w) : -1;
-        const int yo = row_inside && ys == 1 ? packed_offset(yr, ix, g.w) : -1;
+        const int xo = row_inside ? quad_offset(xr, xs, ix, g.w) : -1;
+        const int yo = row_inside ? quad_offset(yr, ys, ix, g.w) : -1;
         T a[4], b[4];
-        if (xo >= 0 && yo >= 0) {
-          load_packed4(xr, ix, xo, a);
-          load_packed4(yr, ix, yo, b);
+        if (xo >= 0 && yo >= 0) {  // inside, contiguous
+          load_quad(xr, ix, xo, a);
+          load_quad(yr, ix, yo, b);
           for (int u = 0; u < 4; ++u) {
             a[u] -= s1;
             b[u] -= s2;
           }
-        } else {  // the tile's edges, strided rows: the element loop below
+        } else {  // the image's edges, strided rows
           for (int u = 0; u < 4; ++u) {
             const bool inside = row_inside && unsigned(ix + u) < unsigned(g.w);
             a[u] = inside ? to_compute<T>(xr[(ix + u) * xs]) - s1 : -s1;
             b[u] = inside ? to_compute<T>(yr[(ix + u) * ys]) - s2 : -s2;
-          }
-        }
-        store_quads(&images(0, i, j), a);
-        store_quads(&images(1, i, j), b);
-      });
-    } else if constexpr (Tile::gpu && row_chunk % 4 == 0) {
-      // Four consecutive pixels per lane: the row's address arithmetic once for four pixels, their loads
-      // issued together, and two 128-bit scratch stores (the rows hold whole, aligned chunks). The element
-      // loop below cost ~60 instructions per staged pixel (sm_90 SASS, 11 taps: 64-bit addressing, bounds,
-      // scalar stores), a fifth of the forward's; this one ~15.
-      constexpr int fixed_quads = fixed_pitch / 4;
-      const int quads = fixed_quads > 0 ? fixed_quads : pitch / 4;
-      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, (halo_rows - fresh) * quads), [&](int e) {
-        const int i = fresh + e / quads, j = e % quads * 4, iy = iy0 + i, ix = ix0 + j;
-        T a[4], b[4];
-        for (int u = 0; u < 4; ++u) {
-          a[u] = -s1;
-          b[u] = -s2;
-        }
-        if (unsigned(iy) < unsigned(g.h)) {
-          const int r = nc * g.h + iy;
-          const S* xr = row_pointer(x, x_rows, r);
-          const S* yr = row_pointer(y, y_rows, r);
-          if (xs == 1 && ys == 1 && ix >= 0 && ix + 4 <= g.w) {  // inside, contiguous: constant offsets
-            for (int u = 0; u < 4; ++u) {
-              a[u] += to_compute<T>(xr[ix + u]);
-              b[u] += to_compute<T>(yr[ix + u]);
-            }
-          } else {  // the image's edges, strided rows
-            for (int u = 0; u < 4; ++u)
-              if (unsigned(ix + u) < unsigned(g.w)) {
-                a[u] += to_compute<T>(xr[(ix + u) * xs]);
-                b[u] += to_compute<T>(yr[(ix + u) * ys]);
-              }
           }
         }
         store_quads(&images(0, i, j), a);

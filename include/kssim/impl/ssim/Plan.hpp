@@ -109,15 +109,14 @@ class Plan {
     column_stats_ =
         take(reuse ? &reuse->column_stats : nullptr, "kssim::column_stats", moment_planes, sizes.column_stats);
     partials_ = take(reuse ? &reuse->partials : nullptr, "kssim::partials", wanted.count(), sizes.partials);
-    const int map_teams_per_image =
-        schedule_.fused_forward()
-            ? FusedForward<ExecSpace, T>::teams_per_image(g, schedule_.fused_forward_rows, schedule_.fused_forward_chain)
-            : last.tiles_per_outer() * last.outer_per_image;
-    // The L1 sums: one per team of the fused forward, or per (row, column tile) of the row blur.
+    const int map_sums_per_image = schedule_.fused_forward()
+                                       ? FusedForward<ExecSpace, T>::tiles_per_image(g, schedule_.fused_forward_rows)
+                                       : last.tiles_per_outer() * last.outer_per_image;
+    // The L1 sums: one per tile of the fused forward, or per (row, column tile) of the row blur.
     const int l1_tiles_per_image = l1 == WithL1::No           ? 0
-                                   : schedule_.fused_forward() ? map_teams_per_image
+                                   : schedule_.fused_forward() ? map_sums_per_image
                                                                : g.d * g.h * ceil_div(g.ow, RowBlur<ExecSpace, T>::tile_cols);
-    sums_ = MapSumStore<Mem>(exec, g.images(), map_teams_per_image, double(g.map_size()), l1_tiles_per_image,
+    sums_ = MapSumStore<Mem>(exec, g.images(), map_sums_per_image, double(g.map_size()), l1_tiles_per_image,
                              double(g.input_size()));
   }
 
