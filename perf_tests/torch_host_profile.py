@@ -134,7 +134,10 @@ def main():
             results.append(row)
             gpu_text = f"  gpu {gpu:8.1f} us" if gpu is not None else ""
             print(f"{row['shape']:>14s} {padding:5s} {name:20s} host {host:8.1f} us{gpu_text}", flush=True)
-        for name, fn in [("fused_ssim.fwd", fwd), ("fused_ssim.fwd+bwd", fwd_bwd)]:
+        counted = [("fused_ssim.fwd", fwd), ("fused_ssim.fwd+bwd", fwd_bwd)]
+        if peer is not None and device == "cuda":  # the peer's calls, for comparison
+            counted += [("peer.fwd", peer_fwd), ("peer.fwd+bwd", peer_fwd_bwd)]
+        for name, fn in counted:
             per_step = calls_per_step(fn, args.profile_steps)
             counts["x".join(map(str, shape)) + " " + name] = per_step
             ops_text = ", ".join(f"{k} {v:g}" for k, v in sorted(per_step.items()) if k.startswith(("aten::", "kssim::")))
