@@ -29,7 +29,6 @@
 #include <kssim/impl/stages/LocalMoments.hpp>
 #include <kssim/impl/stages/MapBlock.hpp>
 #include <kssim/impl/core/Packed16.hpp>
-#include <kssim/impl/stages/Recentring.hpp>
 #include <kssim/impl/stages/Reduction.hpp>
 #include <kssim/impl/core/Storage.hpp>
 #include <kssim/impl/core/Tiles.hpp>
@@ -112,8 +111,10 @@ struct FusedForward {
   PlaneArray<T> partials;   // optional: (K, NC * Ho * row_pitch), PartialPlanes order
   PartialPlanes wanted;
   MapSums sums;             // tile_sums (and l1.tile_sums, if any) get one partial sum per tile, slice by slice
-  T* shifts = nullptr;        // (NC, 2), Recentring.hpp: read, or written when compute_shifts
-  bool compute_shifts = false;  // each team computes its slice's shifts (no kernel of their own before this one)
+  // (NC, 2), Recentring.hpp, from compute_shifts' kernel. Sampled in each team instead (tried 2026-12-03, to
+  // save that launch), every team waited at a barrier for the samples' global loads: the wait drew 23% of
+  // the kernel's warp-stall samples and the forward took 109 instead of ~90 us at 1x3x1080x1920 (H200, ncu).
+  const T* shifts = nullptr;
   GaussianWindow<T> window;
   Geometry g;
   T c1 = 0, c2 = 0;
@@ -141,14 +142,10 @@ struct FusedForward {
     const int chains_y = (tiles_y + chain - 1) / chain, per_image = tiles_x * chains_y;
     const int rank = team.league_rank(), nc = rank / per_image;
     const int first_tile = rank % per_image / tiles_x * chain, ox0 = rank % tiles_x * cols;
+    const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
     const int halo = tap_count<Taps>(window) - 1, halo_rows = rows + halo;
     const Scratch images = RowScratch<ExecSpace, T>::allocate(team, 2, halo_rows, cols + halo);
     const Scratch moments = RowScratch<ExecSpace, T>::allocate(team, moment_planes, halo_rows, cols);
-    constexpr int col_lanes = cols / col_chunk;
-    static_assert(col_lanes >= 2, "the item sums' first two slots carry the shifts (below)");
-    const TileItemSums item_sums = TileItemSums::allocate(team, Tile::scratch_level, items_per_tile());
-    const Kokkos::pair<T, T> shift = slice_shifts(team, nc, rank % per_image == 0, item_sums.items);
-    const T s1 = shift.first, s2 = shift.second;
 
     // The team's tiles, top to bottom. Moment row i of a tile is input row oy0 - pad_h + i, so the next
     // tile's rows 0 .. halo - 1 are this tile's rows `rows` .. rows + halo - 1: they are carried over
@@ -156,6 +153,8 @@ struct FusedForward {
     // row blur of its halo rows once instead of c times (fused_forward_chain needs rows >= halo).
     // Each tile leaves its own map sum (and L1 sum) in tile_sums, so the mean does not depend on the chain;
     // a tile's sum is finished during the next tile's staging and row blur (TileItemSums).
+    constexpr int col_lanes = cols / col_chunk;
+    const TileItemSums item_sums = TileItemSums::allocate(team, Tile::scratch_level, items_per_tile());
     const int tile_x = rank % tiles_x;
     const std::size_t first_sum = std::size_t(nc) * tiles_x * tiles_y + std::size_t(first_tile) * tiles_x + tile_x;
     int k = 0;
@@ -222,22 +221,6 @@ struct FusedForward {
       sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total();
       if (rank == 0) sums.invalidate_results();  // until sum_map writes them (Reduction.hpp)
     });
-  }
-
-  // The recentring shifts (s1, s2) of slice nc. With compute_shifts, two lanes compute them (Recentring.hpp:
-  // the same values as compute_shifts' kernel, whose launch this saves) and pass them to the team through
-  // `slots` (scratch, free until the first map pass); the slice's first team also writes them out for the
-  // backward pass.
-  KOKKOS_INLINE_FUNCTION Kokkos::pair<T, T> slice_shifts(const Team& team, int nc, bool first_of_slice,
-                                                         double* slots) const {
-    if (!compute_shifts) return {shifts[2 * nc], shifts[2 * nc + 1]};
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, 2), [&](int k) {
-      const T s = recentring_sample<InputArray<S>, T>(k ? y : x, nc / g.c, nc % g.c, g);
-      slots[k] = double(s);  // exact
-      if (first_of_slice) shifts[2 * nc + k] = s;
-    });
-    team.team_barrier();
-    return {T(slots[0]), T(slots[1])};
   }
 
   // Work items of the column pass per tile: its map blocks.

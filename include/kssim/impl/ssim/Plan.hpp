@@ -212,11 +212,9 @@ template <class MapTerm>
 void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const InputArray<S>& x,
                                                   const InputArray<S>& y, const OutputArray<O>& map, double l1_weight,
                                                   const T* shifts) const {
-  // The fused forward computes the shifts itself when nobody hands them in (a slab gets its slices').
-  const bool shifts_in_kernel = schedule_.fused_forward() && shifts == nullptr;
   if (shifts)
     copy_shifts(exec, shifts, shifts_.data(), 2 * g_.images());
-  else if (!shifts_in_kernel)
+  else
     compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
   MapSums sums = sums_.arrays;
   sums.l1.weight = l1_weight;
@@ -229,7 +227,6 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
     k.wanted = wanted_;
     k.sums = sums;
     k.shifts = shifts_.data();
-    k.compute_shifts = shifts_in_kernel;
     k.window = window_;
     k.g = g_;
     k.c1 = c1_;
