@@ -128,8 +128,9 @@ TYPED_TEST(Masked, MatchesReferenceInBothModesAndPaddings) {
           ReferenceOptions ro;
           ro.same = same;
           const auto x = random_image(s, seed++);
-          expect_masked_matches_reference<TypeParam, 4>(s, ro, mode, x, noisy_copy(x, seed++, 0.1),
-                                                        region_mask(s, mask_channels, seed++), mask_channels);
+          const auto y = noisy_copy(x, seed++, 0.1);  // one seed each, in this order (arguments: any order)
+          const auto m = region_mask(s, mask_channels, seed++);
+          expect_masked_matches_reference<TypeParam, 4>(s, ro, mode, x, y, m, mask_channels);
         }
 }
 
@@ -146,8 +147,9 @@ TYPED_TEST(Masked, MatchesReferenceForOtherWindowsAndRanges) {
     for (MaskMode mode : {MaskMode::Weights, MaskMode::Normalized}) {
       const ReferenceOptions ro{.window = c.window, .sigma = c.sigma, .data_range = c.range, .same = c.same};
       const auto x = random_image(s, seed++, 0, c.range);
-      expect_masked_matches_reference<TypeParam, 4>(s, ro, mode, x, noisy_copy(x, seed++, 0.15 * c.range),
-                                                    region_mask(s, 1, seed++), 1);
+      const auto y = noisy_copy(x, seed++, 0.15 * c.range);
+      const auto m = region_mask(s, 1, seed++);
+      expect_masked_matches_reference<TypeParam, 4>(s, ro, mode, x, y, m, 1);
     }
 }
 
@@ -162,8 +164,9 @@ TYPED_TEST(Masked, MatchesReferenceForVolumes) {
       ro.sigma = 1.0;
       ro.same = same;
       const auto x = random_image(s, seed++);
-      expect_masked_matches_reference<TypeParam, 5>(s, ro, mode, x, noisy_copy(x, seed++, 0.1),
-                                                    region_mask(s, 1, seed++), 1);
+      const auto y = noisy_copy(x, seed++, 0.1);
+      const auto m = region_mask(s, 1, seed++);
+      expect_masked_matches_reference<TypeParam, 5>(s, ro, mode, x, y, m, 1);
     }
 }
 

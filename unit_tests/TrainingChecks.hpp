@@ -101,8 +101,12 @@ void expect_training_object_matches_one_call_function(const Shape& s, const Make
     forward(loss);
     loss.backward(want1 ? g1 : decltype(g1){}, want2 ? g2 : decltype(g2){});
     EXPECT_EQ(loss.value_on_host(), expected);
-    if (want1) EXPECT_EQ(from_view(g1, s), from_view(r1, s));
-    if (want2) EXPECT_EQ(from_view(g2, s), from_view(r2, s));
+    if (want1) {  // braces: EXPECT_* is an if-else of its own (-Wdangling-else)
+      EXPECT_EQ(from_view(g1, s), from_view(r1, s));
+    }
+    if (want2) {
+      EXPECT_EQ(from_view(g2, s), from_view(r2, s));
+    }
   }
 }
 

@@ -307,9 +307,8 @@ void Plan<ExecSpace, T, Term, S, O>::backward_planes(const ExecSpace& exec, cons
                                                const double* upstream, bool accumulate,
                                                const double* slice_factors, double l1_scale,
                                                double count) const {
-  if (schedule_.fused_backward()) {
-    FusedBackward<ExecSpace, T, K, L1, S, O> k{};
-    k.partials = plane_array(partials_);
+  // What both schedules' last kernel reads: the images, the gradients it writes and their factors.
+  const auto set_gradient_inputs = [&](auto& k) {
     k.x = x;
     k.y = y;
     k.grad1 = grad1;
@@ -322,6 +321,11 @@ void Plan<ExecSpace, T, Term, S, O>::backward_planes(const ExecSpace& exec, cons
     k.accumulate = accumulate;
     k.window = reversed_;
     k.g = g_;
+  };
+  if (schedule_.fused_backward()) {
+    FusedBackward<ExecSpace, T, K, L1, S, O> k{};
+    k.partials = plane_array(partials_);
+    set_gradient_inputs(k);
     k.rows = schedule_.fused_backward_rows;
     fused_backward(exec, opts_, k);
     return;
@@ -338,18 +342,7 @@ void Plan<ExecSpace, T, Term, S, O>::backward_planes(const ExecSpace& exec, cons
   AdjointRow<ExecSpace, T, K, false, L1, S, O> k{};
   k.in = plane_array(row_stats_);
   k.wanted = wanted_;
-  k.x = x;
-  k.y = y;
-  k.grad1 = grad1;
-  k.grad2 = grad2;
-  k.shifts = shifts_.data();
-  k.upstream = upstream;
-  k.slice_factors = slice_factors;
-  k.scale = scale / count;
-  k.l1_scale = l1_scale / double(g_.input_size());
-  k.accumulate = accumulate;
-  k.window = reversed_;
-  k.g = g_;
+  set_gradient_inputs(k);
   adjoint_row(exec, opts_, k);
 }
 

@@ -131,7 +131,7 @@ struct MapSumStore {
         total(Kokkos::view_alloc(exec, "kssim::total")),
         mean(Kokkos::view_alloc(exec, "kssim::mean")),
         arrays{tile_sums.data(), done.data(), image_sums.data(), total.data(), mean.data(), images, tiles_per_image,
-               map_size} {
+               map_size, L1Sums{}} {
     if (l1_tiles_per_image > 0) {
       l1_tile_sums = Kokkos::View<double*, Mem>(Kokkos::view_alloc(exec, "kssim::l1_tile_sums"),
                                                 std::size_t(images) * l1_tiles_per_image);
