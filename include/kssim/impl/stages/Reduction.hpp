@@ -64,8 +64,8 @@ struct MapSums {
 // fixed order whatever the team's shape: each work item of the map pass leaves its sum in a scratch slot;
 // then groups of `group` consecutive slots are summed (sum_groups), then the groups in order (total). The
 // two steps run in phases of the next tile that are separated by barriers the kernel has anyway, so a
-// tile's sum costs no barrier of its own. (A Kokkos team reduction per tile cost ~70 of the fused
-// forward's 372 SASS instructions per map pixel, sm_90.)
+// tile's sum costs no barrier of its own. (It replaced a Kokkos team reduction per tile: the fused forward
+// went from 370 to 322 instructions per map pixel, 98 to 88 us at 1x3x1080x1920, H200, ncu.)
 struct TileItemSums {
   static constexpr int group = 8;
   double* items = nullptr;   // one per work item of the map pass
