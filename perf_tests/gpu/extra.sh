@@ -4,7 +4,7 @@
 #   host_profile_caller        torch_host_profile.py: the binding's host time per layer
 #   training_steps             time_training_step.py: a 3DGS training step, kssim against fused-ssim
 #   chain_<n>.json             with KSSIM_GPU_EXTRA_SWEEPS=1: the fused schedule's fwd and fwd+bwd with
-#                              KSSIM_TUNE_FUSED_FORWARD_CHAIN=n (n = 1, 2, 4, 8 tiles per forward team; the
+#                              KSSIM_TUNE_FUSED_FORWARD_CHAIN=n (n = 1 to 6 and 8 tiles per forward team; the
 #                              router's rule is in schedules/FusedForward.hpp, fused_forward_chain), and
 #                              stages_fwd.json (the stage schedule's forward)
 #   ncu/                       ncu_counts.sh: Nsight Compute's counts of kssim's fused kernels and fused-ssim's
@@ -26,9 +26,9 @@ step() {  # step NAME COMMAND...
   echo "$name,$rc,$((SECONDS - t0))" >> "$out/extra_steps.csv"
   echo "-- $name: exit $rc in $((SECONDS - t0)) s"; tail -3 "$out/$name.txt"
 }
-# The router's sweeps (1 min; their results are in RESULTS.md): with KSSIM_GPU_EXTRA_SWEEPS=1 only.
+# The router's sweeps (2 min; their results are in RESULTS.md): with KSSIM_GPU_EXTRA_SWEEPS=1 only.
 if [ "${KSSIM_GPU_EXTRA_SWEEPS:-0}" = 1 ]; then
-  for chain in 1 2 4 8; do
+  for chain in 1 2 3 4 5 6 8; do
     step "chain_$chain" env KSSIM_TUNE_FUSED_FORWARD_CHAIN=$chain "$KSSIM_GPU_BUILD/bin/kssim_perf_tests" \
       --benchmark_filter='^ssim2d@fused/(fwd|fwd\+bwd)/float/(valid|same)/.*/Cuda/' --benchmark_min_time=0.2s \
       --benchmark_out="$out/chain_$chain.json" --benchmark_out_format=json

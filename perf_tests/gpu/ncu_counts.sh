@@ -28,6 +28,23 @@ timeout 120 ncu --section SourceCounters --page source --print-source sass --csv
   --kernel-name 'regex:FixedTaps<[(]int[)]11, kssim::impl::FusedForward' --launch-skip 8 --launch-count 1 \
   "$bin/kssim_perf_tests" --benchmark_filter='^ssim2d@fused/fwd/float/same/1x3x1080x1920/Cuda/' \
   --benchmark_min_time=6x > "$out/ncu_sass_forward.csv" 2> "$out/ncu_sass_forward.log"
+# The small-image forward (64x1x128x128 same), every kernel of a few forwards (shifts, fused forward, sum), for
+# where its time goes; fused-ssim's forward at the same shape below.
+timeout 120 ncu --clock-control none --kernel-name-base demangled --kernel-name regex:kssim --launch-skip 60 \
+  --launch-count 9 --csv --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size \
+  "$bin/kssim_perf_tests" --benchmark_filter='^ssim2d@fused/fwd/float/same/64x1x128x128/Cuda/' \
+  --benchmark_min_time=40x > "$out/ncu_kssim_small_forward.csv" 2> "$out/ncu_kssim_small_forward.log"
+if python3 -c 'import fused_ssim' 2> /dev/null; then
+  timeout 120 ncu --clock-control none --kernel-name regex:fusedssim --launch-skip 5 --launch-count 3 --csv \
+    --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size python3 -c '
+import torch
+from fused_ssim import fused_ssim
+a = torch.rand(64, 1, 128, 128, device="cuda"); b = torch.rand(64, 1, 128, 128, device="cuda")
+with torch.no_grad():
+    for _ in range(8):
+        fused_ssim(a, b, padding="same", train=False)
+torch.cuda.synchronize()' > "$out/ncu_fused_ssim_small_forward.csv" 2> "$out/ncu_fused_ssim_small_forward.log"
+fi
 if python3 -c 'import fused_ssim' 2> /dev/null; then
   # Launches: same fwd, same fwd+bwd (2), valid fwd, valid fwd+bwd (2); the first two are a warm-up.
   timeout 120 ncu --clock-control none --kernel-name regex:fusedssim --launch-skip 3 --launch-count 6 --csv \
