@@ -302,15 +302,19 @@ struct FusedForward {
       // bounds or stride tests per quad. The general loop below cost 88 instructions per quad (sm_90, ncu's
       // SASS counts of 1x3x1080x1920): a third of them row pointers and edge tests that these tiles never need.
       if constexpr (sizeof(S) >= 4) {
+        // 32-bit offsets from the tile's first row (64-bit index arithmetic cost ~10 instructions per quad).
+        constexpr std::ptrdiff_t max_offset = 0x7fffffff;
         const bool inside = xs == 1 && ys == 1 && x_rows >= 0 && y_rows >= 0 && iy0 + fresh >= 0 &&
-                            iy0 + halo_rows <= g.h && ix0 >= 0 && ix0 + pitch <= g.w;  // the same for the team
+                            iy0 + halo_rows <= g.h && ix0 >= 0 && ix0 + pitch <= g.w &&
+                            halo_rows * Kokkos::max(x_rows, y_rows) <= max_offset;  // the same for the team
         if (inside) {
           const S* xb = x.data() + std::ptrdiff_t(nc * g.h + iy0) * x_rows + ix0;
           const S* yb = y.data() + std::ptrdiff_t(nc * g.h + iy0) * y_rows + ix0;
+          const int xr = int(x_rows), yr = int(y_rows);
           Kokkos::parallel_for(Kokkos::TeamVectorRange(team, (halo_rows - fresh) * quads), [&](int e) {
             const int i = fresh + e / quads, j = e % quads * 4;
-            const S* xp = xb + std::ptrdiff_t(i) * x_rows + j;
-            const S* yp = yb + std::ptrdiff_t(i) * y_rows + j;
+            const S* xp = xb + (i * xr + j);
+            const S* yp = yb + (i * yr + j);
             T a[4], b[4];
             for (int u = 0; u < 4; ++u) {
               a[u] = to_compute<T>(xp[u]) - s1;
