@@ -39,11 +39,17 @@ auto parse_or_refuse(const std::uint8_t* data, std::size_t size, const Parse& pa
   }
 }
 
-// A decoded image passes check_image and converts to a (1, C, H, W) array.
-inline void check_decoded_image(const kssim::io::Image& im) {
-  kssim::io::check_image(im);  // must not throw for a decoded image
-  const kssim::io::Array a = kssim::io::image_to_array(im);
-  KSSIM_FUZZ_CHECK(a.size() == std::size_t(im.width) * im.height * im.color_channels());
+// An image reader's properties: decode(bytes) decodes the input or refuses it; a decoded image passes
+// check_image, converts to a (1, C, H, W) array, and passes check(image), the format's own properties.
+template <class Decode, class Check>
+int check_image_reader(const std::uint8_t* data, std::size_t size, const Decode& decode, const Check& check) {
+  const auto im = parse_or_refuse(data, size, decode);
+  if (!im) return 0;
+  kssim::io::check_image(*im);  // must not throw for a decoded image
+  const kssim::io::Array a = kssim::io::image_to_array(*im);
+  KSSIM_FUZZ_CHECK(a.size() == std::size_t(im->width) * im->height * im->color_channels());
+  check(*im);
+  return 0;
 }
 
 // An image that went through encode -> decode came back unchanged.

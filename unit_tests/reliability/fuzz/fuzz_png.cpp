@@ -5,10 +5,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace kssim::io;
-  const auto im = kssim_fuzz::parse_or_refuse(data, size, [](auto b) { return decode_png(b); });
-  if (!im) return 0;
-  kssim_fuzz::check_decoded_image(*im);
-  KSSIM_FUZZ_CHECK(im->max_value == 255 || im->max_value == 65535);
-  kssim_fuzz::check_same_image(decode_png(encode_png(*im)), *im);
-  return 0;
+  return kssim_fuzz::check_image_reader(data, size, [](auto b) { return decode_png(b); }, [](const Image& im) {
+    KSSIM_FUZZ_CHECK(im.max_value == 255 || im.max_value == 65535);
+    kssim_fuzz::check_same_image(decode_png(encode_png(im)), im);
+  });
 }
