@@ -197,12 +197,10 @@ TYPED_TEST_SUITE(Half, HalfConfigs, HalfNames);
 TYPED_TEST(Half, ImagesMatchReferenceOnRoundedInputs) {
   const Shape s{2, 2, 1, 41, 150};
   unsigned seed = 900;
-  for (bool same : {false, true}) {
-    ReferenceOptions ro;
-    ro.same = same;
+  for_both_paddings([&](const ReferenceOptions& ro) {
     check_problem<TypeParam, 4>(s, ro, seed);
     seed += 2;
-  }
+  });
 }
 
 TYPED_TEST(Half, VolumesMatchReferenceOnRoundedInputs) {

@@ -11,12 +11,10 @@ TYPED_TEST(SSIM2D, MatchesReferenceOnNoisyRandomImages) {
   const Shape shapes[] = {{2, 3, 1, 37, 53}, {1, 1, 1, 11, 11}, {1, 7, 1, 16, 40}, {3, 1, 1, 23, 12}};
   unsigned seed = 1;
   for (const Shape& s : shapes)
-    for (bool same : {false, true}) {
-      ReferenceOptions ro;
-      ro.same = same;
+    for_both_paddings([&](const ReferenceOptions& ro) {
       const auto [x, y] = next_noisy_pair(s, seed, 1, 0.1);
       expect_forward_matches_reference<TypeParam, 4>(s, ro, x, y, to_options(ro));
-    }
+    });
 }
 
 TYPED_TEST(SSIM2D, WindowsAndSigmas) {

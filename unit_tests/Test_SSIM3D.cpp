@@ -21,24 +21,19 @@ TYPED_TEST(SSIM3D, MinimalValidVolume) {
 TYPED_TEST(SSIM3D, OddDistinctExtentsBothPaddings) {
   const Shape s = volume(1, 2, 13, 15, 17);
   unsigned seed = 210;
-  for (bool same : {false, true}) {
-    ReferenceOptions ro;
-    ro.same = same;
-    expect_noisy_pair_matches_reference<TypeParam, 5>(s, ro, seed, 0.15);
-  }
+  for_both_paddings(
+      [&](const ReferenceOptions& ro) { expect_noisy_pair_matches_reference<TypeParam, 5>(s, ro, seed, 0.15); });
 }
 
 TYPED_TEST(SSIM3D, BatchesChannelsAndSmallWindows) {
   const Shape s = volume(2, 3, 9, 12, 10);
   unsigned seed = 220;
-  for (bool same : {false, true}) {
-    ReferenceOptions ro;
-    ro.window = 5;
-    ro.sigma = 1.0;
-    ro.same = same;
-    ro.data_range = 255;
-    expect_noisy_pair_matches_reference<TypeParam, 5>(s, ro, seed, 20, 255);
-  }
+  ReferenceOptions base;
+  base.window = 5;
+  base.sigma = 1.0;
+  base.data_range = 255;
+  for_both_paddings(
+      [&](const ReferenceOptions& ro) { expect_noisy_pair_matches_reference<TypeParam, 5>(s, ro, seed, 20, 255); }, base);
 }
 
 TYPED_TEST(SSIM3D, TrainingObjectMatchesOneCallFunctions) {

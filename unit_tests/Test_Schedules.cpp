@@ -18,11 +18,8 @@ TYPED_TEST_SUITE(Schedules, AllConfigs, ConfigNames);
 TYPED_TEST(Schedules, EveryScheduleMatchesReferenceAcrossTiles) {
   const Shape s{1, 2, 1, 150, 141};
   unsigned seed = 500;
-  for (bool same : {false, true}) {
-    ReferenceOptions ro;
-    ro.same = same;
-    expect_noisy_pair_matches_reference<TypeParam, 4>(s, ro, seed, 0.1);
-  }
+  for_both_paddings(
+      [&](const ReferenceOptions& ro) { expect_noisy_pair_matches_reference<TypeParam, 4>(s, ro, seed, 0.1); });
 }
 
 TYPED_TEST(Schedules, RouterPicksFusedForImagesAndStagesForVolumes) {

@@ -111,6 +111,15 @@ inline std::vector<double> noisy_copy(const std::vector<double>& x, unsigned see
   return y;
 }
 
+// check(ro) in both paddings: `base` with valid padding, then with same padding.
+template <class Check>
+void for_both_paddings(const Check& check, ReferenceOptions base = {}) {
+  for (bool same : {false, true}) {
+    base.same = same;
+    check(base);
+  }
+}
+
 // A random image in [0, range) (seed) and a noisy copy of it (seed + 1, amplitude); seed moves on by 2.
 inline std::pair<std::vector<double>, std::vector<double>> next_noisy_pair(const Shape& s, unsigned& seed,
                                                                            double range, double amplitude) {

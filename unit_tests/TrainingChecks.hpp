@@ -185,6 +185,32 @@ void expect_gradients_match_central_differences(const Shape& s, std::vector<doub
   }
 }
 
+// Both checks of a training object against its one-call function (the two above), as each metric runs them.
+template <class C, class Make, class Forward, class OneCall>
+void expect_training_object_agrees_with_one_call_function(const Shape& s, const Make& make, const Forward& forward,
+                                                          const OneCall& one_call, unsigned seed) {
+  expect_training_object_matches_one_call_function<C>(s, make, forward, one_call);
+  expect_accumulates_with_host_and_device_factors<C>(s, make, forward, one_call, seed);
+}
+
+// The finite-difference test of each metric: x random (from `seed`), y = x + 0.2 noise (seed + 1),
+// grad(a, b, g1, g2) writes the analytic gradients, then expect_gradients_match_central_differences at
+// pixels drawn from `pixel_seed`. In double only: float rounding swamps a central difference; others skip.
+template <class C, class Grad, class Value>
+void expect_finite_differences_in_double(const Shape& s, unsigned seed, const Grad& grad, const Value& value, double h,
+                                         double absolute, int trials, unsigned pixel_seed) {
+  if constexpr (!std::is_same_v<typename C::value_type, double>) {
+    GTEST_SKIP() << "finite differences are checked in double";
+  } else {
+    const auto x = random_image(s, seed);
+    const auto y = noisy_copy(x, seed + 1, 0.2);
+    auto g1 = make_view<C>("g1", s), g2 = make_view<C>("g2", s);
+    grad(to_view<C>("a", s, x), to_view<C>("b", s, y), g1, g2);
+    expect_gradients_match_central_differences<C>(s, x, y, from_view(g1, s), from_view(g2, s), value, h, absolute,
+                                                  trials, pixel_seed);
+  }
+}
+
 // Identical images: the value is exactly `want`, and every pixel of each gradient is 0 within eps.
 template <class... Gradient>
 void expect_identical_images_give(double got, double want, const Shape& s, double eps, const Gradient&... grads) {

@@ -1,19 +1,15 @@
 // libFuzzer target: the .npy reader. Any input either parses or throws kssim::io::Error; a parsed array
 // is consistent (element count matches the shape) and survives encode -> parse unchanged, bit for bit.
 #include "FuzzCommon.hpp"
-#include "io/Error.hpp"
 #include "io/Npy.hpp"
 
 #include <cstring>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace kssim::io;
-  Array a;
-  try {
-    a = parse_npy(kssim_fuzz::bytes(data, size));
-  } catch (const Error&) {
-    return 0;
-  }
+  const auto parsed = kssim_fuzz::parse_or_refuse(data, size, [](auto b) { return parse_npy(b); });
+  if (!parsed) return 0;
+  const Array& a = *parsed;
   KSSIM_FUZZ_CHECK(element_count(a.shape) == a.size());
   KSSIM_FUZZ_CHECK(a.size() * dtype_size(a.dtype()) <= size);  // the data came from the file
   const std::vector<std::byte> encoded = encode_npy(a);

@@ -1,4 +1,6 @@
 #pragma once
+// Not ColumnBlur with a Term: the map pass sums two values per team (w * map and w) and weighs the partials,
+// and normalized statistics combine five planes; the tile names, launch and staging are shared (StageKernel.hpp).
 // Forward stage 2 of masked SSIM: ColumnBlur.hpp's strided-axis pass for masks.
 //  - MaskMode::Normalized, ColumnOutput::Statistics: the H pass of a volume, five planes in and out
 //    (MaskedMoments.hpp).
@@ -23,6 +25,7 @@
 #include <kssim/impl/stages/MapFormula.hpp>
 #include <kssim/impl/masked/MaskedMoments.hpp>
 #include <kssim/impl/stages/Reduction.hpp>
+#include <kssim/impl/stages/StageKernel.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -53,12 +56,7 @@ template <class ExecSpace, class T, MaskMode Mode, ColumnOutput Output>
 struct MaskedColumnBlur {
   static_assert(Mode == MaskMode::Normalized || Output == ColumnOutput::Map,
                 "with map weights the statistics are SSIM's own: ColumnBlur<Statistics>");
-  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  using Scratch = typename AxisScratch<ExecSpace, T>::Scratch;
-  static constexpr int tile_inner = Tiles<ExecSpace, T>::axis_inner;
-  static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
-  static constexpr int chunk = Tiles<ExecSpace, T>::axis_chunk;
-  static constexpr int rows = Tiles<ExecSpace, T>::axis_rows;
+  KSSIM_AXIS_STAGE_TILES(ExecSpace, T);
   static constexpr bool normalized = Mode == MaskMode::Normalized;
   static constexpr int planes = normalized ? masked_planes : moment_planes;
 
@@ -195,14 +193,9 @@ struct MaskedColumnBlur {
 
 template <class ExecSpace, class T, MaskMode Mode, ColumnOutput Output>
 void masked_column_blur(const ExecSpace& exec, const Options& opts, const MaskedColumnBlur<ExecSpace, T, Mode, Output>& k) {
-  using K = MaskedColumnBlur<ExecSpace, T, Mode, Output>;
   constexpr int min_teams = Output == ColumnOutput::Map ? int(16 / sizeof(T)) : 1;  // as column_blur
-  with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
-    auto policy = make_team_policy<min_teams>(exec, k.a.league_size(), k.a.tile_len, K::tile_inner, K::scratch_level,
-                                              k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});
-    launch(Output == ColumnOutput::Map ? "kssim::masked_column_blur_map" : "kssim::masked_column_blur_stats", policy,
-           kernel);
-  });
+  const char* name = Output == ColumnOutput::Map ? "kssim::masked_column_blur_map" : "kssim::masked_column_blur_stats";
+  launch_stage<min_teams>(name, exec, opts, k, k.a.league_size(), k.a.tile_len, k.tile_inner);
 }
 
 }  // namespace kssim::impl

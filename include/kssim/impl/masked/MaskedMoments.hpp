@@ -1,4 +1,6 @@
 #pragma once
+// Not LocalMoments' row_moments with a weight: the mask multiplies every tap and each window is centred on
+// its own weighted means (its centre pixel may be masked out), so the arithmetic itself differs.
 // The moments of masked windows (normalized convolution, MaskMode::Normalized): every sample carries the
 // mask's weight m in [0, 1] besides the window's, so a window's moments are those of the weights k m / B(m),
 // B(m) = sum k m. The passes hand on the four moment planes of LocalMoments.hpp plus a fifth, the window's

@@ -1,4 +1,6 @@
 #pragma once
+// Not Plan with a weight: masks run the stage schedule only, with the mask check, a fifth plane and a sum of
+// weights; the adjoint passes are Plan's own kernels (AdjointRow's PixelWeights instance: a compile-time weight).
 // Masked SSIM on the four-stage pipeline: the weighted mean of the SSIM map, each map pixel weighted by
 // the mask at its window's centre,
 //   masked SSIM = sum_p w_p map_p / sum_p w_p   (over every slice, or one image's, or one slice's),
@@ -211,21 +213,10 @@ class MaskedPlan {
                                                             const InputArray<T>& m, const OutputArray<T>& grad1,
                                                             const OutputArray<T>& grad2, double scale,
                                                             const double* factor, bool accumulate) const {
-    AdjointRow<ExecSpace, T, K, PixelWeights> k{};
-    k.in = plane_array(row_stats_);
-    k.wanted = wanted_;
-    k.x = x;
-    k.y = y;
-    k.grad1 = grad1;
-    k.grad2 = grad2;
-    k.shifts = shifts_.data();
-    k.upstream = factor;
-    if constexpr (PixelWeights) k.pixel_weights = m;
-    k.scale = scale;
-    k.accumulate = accumulate;
-    k.window = reversed_;
-    k.g = g_;
-    return k;
+    // The pixel weights are the mask (normalized statistics: d B(m x) / dx = m B^T); other instances read none.
+    return {.in = plane_array(row_stats_), .wanted = wanted_, .x = x, .y = y, .grad1 = grad1, .grad2 = grad2,
+            .shifts = shifts_.data(), .upstream = factor, .pixel_weights = PixelWeights ? m : InputArray<T>{},
+            .scale = scale, .accumulate = accumulate, .window = reversed_, .g = g_};
   }
 
   Geometry g_;

@@ -1,4 +1,6 @@
 #pragma once
+// Not RowBlur with a weight: every staged sample and tap carries the mask (three staged planes, five outputs,
+// moments around each window's weighted means), and RowBlur's 16-bit and L1 paths do not apply to masks.
 // Forward stage 1 of masked SSIM with normalized statistics (MaskMode::Normalized): RowBlur.hpp's row pass
 // with the mask's weight on every sample, writing the five planes of MaskedMoments.hpp. Each team stages a
 // tile of rows plus the window's halo: the recentred pixels of both images (0 where the mask is 0: missing
@@ -12,6 +14,7 @@
 #include <kssim/impl/core/Launch.hpp>
 #include <kssim/impl/masked/MaskedMoments.hpp>
 #include <kssim/impl/core/Tiles.hpp>
+#include <kssim/impl/stages/StageKernel.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -19,12 +22,7 @@ namespace kssim::impl {
 
 template <class ExecSpace, class T>
 struct MaskedRowBlur {
-  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  using Scratch = typename RowScratch<ExecSpace, T>::Scratch;
-  static constexpr int tile_rows = Tiles<ExecSpace, T>::row_rows;
-  static constexpr int tile_cols = Tiles<ExecSpace, T>::row_cols;
-  static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
-  static constexpr int chunk = Tiles<ExecSpace, T>::row_chunk;
+  KSSIM_ROW_STAGE_TILES(ExecSpace, T);
 
   // Only pointers, extents and PODs (KernelArrays.hpp).
   InputArray<T> x, y;
@@ -48,9 +46,7 @@ struct MaskedRowBlur {
     const int nrows = rows(), halo = halo_cols(), slice_rows = g.d * g.h;
     const Scratch tile = RowScratch<ExecSpace, T>::allocate(team, 3, tile_rows, halo);
 
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_rows), [&](int i) {
-      const int r = row0 + i;
-      if (r >= nrows) return;
+    for_each_tile_row<tile_rows>(team, row0, nrows, [&](int i, int r) {
       const int nc = r / slice_rows;
       const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
       const T* xrow = row_pointer(x, x_rows, r);
@@ -68,13 +64,9 @@ struct MaskedRowBlur {
     });
     team.team_barrier();
 
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_rows), [&](int i) {
-      const int r = row0 + i;
-      if (r >= nrows) return;
+    for_each_tile_row<tile_rows>(team, row0, nrows, [&](int i, int r) {
       const std::size_t base = std::size_t(r) * g.row_pitch;
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_cols / chunk), [&](int jc) {
-        const int j0 = jc * chunk;
-        if (col0 + j0 >= g.ow) return;
+      for_each_output_chunk<tile_cols, chunk>(team, col0, g.ow, [&](int j0) {
         T m[masked_planes][chunk];
         masked_row_moments<chunk, Taps>(&tile(0, i, j0), &tile(1, i, j0), &tile(2, i, j0), window, m);
         const int nu = col0 + j0 + chunk <= g.ow ? chunk : g.ow - col0 - j0;
@@ -90,11 +82,7 @@ void masked_row_blur(const ExecSpace& exec, const Options& opts, MaskedRowBlur<E
   k.x_rows = nested_row_stride(k.x);
   k.y_rows = nested_row_stride(k.y);
   k.mask_rows = nested_row_stride(k.mask);
-  with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
-    auto policy = make_team_policy(exec, k.league_size(), k.tile_rows, k.tile_cols, k.scratch_level,
-                                   k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});
-    launch("kssim::masked_row_blur", policy, kernel);
-  });
+  launch_stage("kssim::masked_row_blur", exec, opts, k, k.league_size(), k.tile_rows, k.tile_cols);
 }
 
 }  // namespace kssim::impl

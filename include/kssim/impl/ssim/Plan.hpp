@@ -218,10 +218,8 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
     compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
   MapSums sums = sums_.arrays;
   sums.l1.weight = l1_weight;
-  if (schedule_.fused_forward()) {
-    FusedForward<ExecSpace, T, MapTerm, S, O> k{};
-    k.x = x;
-    k.y = y;
+  // What both schedules' map kernel writes, and reads besides its input.
+  const auto set_map_outputs = [&](auto& k) {
     k.map = map;
     k.partials = plane_array(partials_);
     k.wanted = wanted_;
@@ -231,6 +229,12 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
     k.g = g_;
     k.c1 = c1_;
     k.c2 = c2_;
+  };
+  if (schedule_.fused_forward()) {
+    FusedForward<ExecSpace, T, MapTerm, S, O> k{};
+    k.x = x;
+    k.y = y;
+    set_map_outputs(k);
     k.rows = schedule_.fused_forward_rows;
     k.chain = schedule_.fused_forward_chain;
     fused_forward(exec, opts_, k);
@@ -257,15 +261,7 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
     last.in = plane_array(row_stats_);
     last.a = column_;
   }
-  last.map = map;
-  last.partials = plane_array(partials_);
-  last.wanted = wanted_;
-  last.sums = sums;
-  last.shifts = shifts_.data();
-  last.window = window_;
-  last.g = g_;
-  last.c1 = c1_;
-  last.c2 = c2_;
+  set_map_outputs(last);
   column_blur(exec, opts_, last);
   sum_map(exec, sums);
 }

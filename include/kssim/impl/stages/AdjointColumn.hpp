@@ -9,6 +9,7 @@
 #include <kssim/impl/core/GaussianWindow.hpp>
 #include <kssim/impl/core/KernelArrays.hpp>
 #include <kssim/impl/core/Launch.hpp>
+#include <kssim/impl/stages/StageKernel.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -16,12 +17,7 @@ namespace kssim::impl {
 
 template <class ExecSpace, class T, int K>
 struct AdjointColumn {
-  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  using Scratch = typename AxisScratch<ExecSpace, T>::Scratch;
-  static constexpr int tile_inner = Tiles<ExecSpace, T>::axis_inner;
-  static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
-  static constexpr int chunk = Tiles<ExecSpace, T>::axis_chunk;
-  static constexpr int rows = Tiles<ExecSpace, T>::axis_rows;
+  KSSIM_AXIS_STAGE_TILES(ExecSpace, T);
 
   // Only pointers, extents and PODs (KernelArrays.hpp).
   PlaneArray<T> in;   // K planes on the map side of the forward pass
@@ -45,12 +41,7 @@ struct AdjointColumn {
 
 template <class ExecSpace, class T, int K>
 void adjoint_column(const ExecSpace& exec, const Options& opts, const AdjointColumn<ExecSpace, T, K>& k) {
-  using A = AdjointColumn<ExecSpace, T, K>;
-  with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
-    auto policy = make_team_policy(exec, k.a.league_size(), k.a.tile_len, A::tile_inner, A::scratch_level,
-                                   k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});
-    launch("kssim::adjoint_column", policy, kernel);
-  });
+  launch_stage("kssim::adjoint_column", exec, opts, k, k.a.league_size(), k.a.tile_len, k.tile_inner);
 }
 
 }  // namespace kssim::impl

@@ -16,19 +16,16 @@
 #include <kssim/impl/core/Tiles.hpp>
 #include <kssim/impl/core/KernelArrays.hpp>
 #include <kssim/impl/core/Launch.hpp>
+#include <kssim/impl/stages/StageKernel.hpp>
 
 #include <Kokkos_Core.hpp>
+#include <type_traits>
 
 namespace kssim::impl {
 
 template <class ExecSpace, class T, int K, bool PixelWeights = false, bool L1 = false, class S = T, class O = T>
 struct AdjointRow {
-  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  using Scratch = typename RowScratch<ExecSpace, T>::Scratch;
-  static constexpr int tile_rows = Tiles<ExecSpace, T>::row_rows;
-  static constexpr int tile_cols = Tiles<ExecSpace, T>::row_cols;
-  static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
-  static constexpr int chunk = Tiles<ExecSpace, T>::row_chunk;
+  KSSIM_ROW_STAGE_TILES(ExecSpace, T);
 
   // K planes of extent (NC, D, H, Wo): d_var, d_cov, then d_m1 and/or d_m2. Plane indices are compile-time
   // constants below (d_m1 is plane 2, d_m2 the last): a runtime index would put the accumulators in local memory.
@@ -69,9 +66,7 @@ struct AdjointRow {
     const Scratch pixels = RowScratch<ExecSpace, T>::allocate(team, 2, tile_rows, tile_cols);
 
     // Stage the K planes with their halo, and the recentred pixels.
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_rows), [&](int i) {
-      const int r = row0 + i;
-      if (r >= nrows) return;
+    for_each_tile_row<tile_rows>(team, row0, nrows, [&](int i, int r) {
       const std::size_t base = std::size_t(r) * g.row_pitch;
       const int nc = r / slice_rows;
       const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
@@ -119,16 +114,12 @@ struct AdjointRow {
     team.team_barrier();
 
     const double team_factor = scale * (upstream ? *upstream : 1.0);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_rows), [&](int i) {
-      const int r = row0 + i;
-      if (r >= nrows) return;
+    for_each_tile_row<tile_rows>(team, row0, nrows, [&](int i, int r) {
       const T factor = T(slice_factors ? team_factor * slice_factors[r / slice_rows] : team_factor);
       const T* const weights_row = PixelWeights ? row_pointer(pixel_weights, weights_rows, r) : nullptr;
       O* const g1row = grad1.data() ? row_pointer(grad1, grad1_rows, r) : nullptr;
       O* const g2row = grad2.data() ? row_pointer(grad2, grad2_rows, r) : nullptr;
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_cols / chunk), [&](int jc) {
-        const int j0 = jc * chunk;
-        if (col0 + j0 >= g.w) return;
+      for_each_output_chunk<tile_cols, chunk>(team, col0, g.w, [&](int j0) {
         T acc[K][chunk], xs[chunk], ys[chunk];
         if constexpr (Tiles<ExecSpace, T>::gpu && Taps > 0 && chunk % 4 == 0) {
           // Staged rows into registers with vector loads (rows aligned to a chunk: RowScratch in Tiles.hpp),
@@ -157,26 +148,20 @@ struct AdjointRow {
         [[maybe_unused]] T weights[chunk];
         if constexpr (PixelWeights)
           load_weights(weights_row + std::ptrdiff_t(col0 + j0) * pixel_weights.stride(4), weights, n_valid);
-        if (grad1.data()) {
+        // One image's gradient (Image: 0 or 1, a compile-time plane index, see `in`).
+        const auto store_image_gradient = [&](auto image, O* grow, const OutputArray<O>& grad) {
+          constexpr int Image = decltype(image)::value;
           T v[chunk];
-          chain_rule<0>(acc, xs, ys, factor, v);
+          chain_rule<Image>(acc, xs, ys, factor, v);
           if constexpr (PixelWeights) apply_weights(weights, v);
-          if constexpr (L1) add_l1_gradient<0>(raw_pixels(x, x_rows, r, col0 + j0), x.stride(4),
-                                                  raw_pixels(y, y_rows, r, col0 + j0), y.stride(4), n_valid,
-                                                  l1_factor(), v);
-          store_gradient<gpu>(g1row + std::ptrdiff_t(col0 + j0) * grad1.stride(4), grad1.stride(4), v, n_valid,
+          if constexpr (L1) add_l1_gradient<Image>(raw_pixels(x, x_rows, r, col0 + j0), x.stride(4),
+                                                      raw_pixels(y, y_rows, r, col0 + j0), y.stride(4), n_valid,
+                                                      l1_factor(), v);
+          store_gradient<gpu>(grow + std::ptrdiff_t(col0 + j0) * grad.stride(4), grad.stride(4), v, n_valid,
                               accumulate);
-        }
-        if (grad2.data()) {
-          T v[chunk];
-          chain_rule<1>(acc, xs, ys, factor, v);
-          if constexpr (PixelWeights) apply_weights(weights, v);
-          if constexpr (L1) add_l1_gradient<1>(raw_pixels(x, x_rows, r, col0 + j0), x.stride(4),
-                                                  raw_pixels(y, y_rows, r, col0 + j0), y.stride(4), n_valid,
-                                                  l1_factor(), v);
-          store_gradient<gpu>(g2row + std::ptrdiff_t(col0 + j0) * grad2.stride(4), grad2.stride(4), v, n_valid,
-                              accumulate);
-        }
+        };
+        if (grad1.data()) store_image_gradient(std::integral_constant<int, 0>{}, g1row, grad1);
+        if (grad2.data()) store_image_gradient(std::integral_constant<int, 1>{}, g2row, grad2);
       });
     });
   }
@@ -208,11 +193,7 @@ void adjoint_row(const ExecSpace& exec, const Options& opts,
   k.grad1_rows = nested_row_stride(k.grad1);
   k.grad2_rows = nested_row_stride(k.grad2);
   k.weights_rows = nested_row_stride(k.pixel_weights);
-  with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
-    auto policy = make_team_policy(exec, k.league_size(), k.tile_rows, k.tile_cols, k.scratch_level,
-                                   k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});
-    launch("kssim::adjoint_row", policy, kernel);
-  });
+  launch_stage("kssim::adjoint_row", exec, opts, k, k.league_size(), k.tile_rows, k.tile_cols);
 }
 
 }  // namespace kssim::impl

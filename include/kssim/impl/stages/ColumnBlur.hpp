@@ -16,6 +16,7 @@
 #include <kssim/impl/core/Storage.hpp>
 #include <kssim/impl/core/KernelArrays.hpp>
 #include <kssim/impl/core/Launch.hpp>
+#include <kssim/impl/stages/StageKernel.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -28,12 +29,7 @@ enum class ColumnOutput {
 
 template <class ExecSpace, class T, ColumnOutput Output, class Term = SsimTerm, class O = T>
 struct ColumnBlur {
-  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  using Scratch = typename AxisScratch<ExecSpace, T>::Scratch;
-  static constexpr int tile_inner = Tiles<ExecSpace, T>::axis_inner;
-  static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
-  static constexpr int chunk = Tiles<ExecSpace, T>::axis_chunk;
-  static constexpr int rows = Tiles<ExecSpace, T>::axis_rows;
+  KSSIM_AXIS_STAGE_TILES(ExecSpace, T);
 
   // Only pointers, extents and PODs (KernelArrays.hpp).
   PlaneArray<T> in;                          // four moment planes
@@ -125,15 +121,11 @@ struct ColumnBlur {
 
 template <class ExecSpace, class T, ColumnOutput Output, class Term, class O>
 void column_blur(const ExecSpace& exec, const Options& opts, ColumnBlur<ExecSpace, T, Output, Term, O> k) {
-  using K = ColumnBlur<ExecSpace, T, Output, Term, O>;
   // The map pass holds the statistics of several outputs and the map formula's temporaries: ask for four
   // teams per multiprocessor (64 registers per float thread) rather than the compiler's two.
   constexpr int min_teams = Output == ColumnOutput::Map ? int(16 / sizeof(T)) : 1;
-  with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
-    auto policy = make_team_policy<min_teams>(exec, k.a.league_size(), k.a.tile_len, K::tile_inner, K::scratch_level,
-                                              k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});
-    launch(Output == ColumnOutput::Map ? Term::kernel_name : "kssim::column_blur_stats", policy, kernel);
-  });
+  launch_stage<min_teams>(Output == ColumnOutput::Map ? Term::kernel_name : "kssim::column_blur_stats", exec, opts, k,
+                          k.a.league_size(), k.a.tile_len, k.tile_inner);
 }
 
 }  // namespace kssim::impl

@@ -17,6 +17,7 @@
 #include <kssim/impl/core/Tiles.hpp>
 #include <kssim/impl/core/KernelArrays.hpp>
 #include <kssim/impl/core/Launch.hpp>
+#include <kssim/impl/stages/StageKernel.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <type_traits>
@@ -25,12 +26,7 @@ namespace kssim::impl {
 
 template <class ExecSpace, class T, class S = T>
 struct RowBlur {
-  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  using Scratch = typename RowScratch<ExecSpace, T>::Scratch;
-  static constexpr int tile_rows = Tiles<ExecSpace, T>::row_rows;
-  static constexpr int tile_cols = Tiles<ExecSpace, T>::row_cols;
-  static constexpr int scratch_level = Tiles<ExecSpace, T>::scratch_level;
-  static constexpr int chunk = Tiles<ExecSpace, T>::row_chunk;
+  KSSIM_ROW_STAGE_TILES(ExecSpace, T);
 
   // Only pointers, extents and PODs (KernelArrays.hpp).
   InputArray<S> x, y;
@@ -55,9 +51,7 @@ struct RowBlur {
     const Scratch tile = RowScratch<ExecSpace, T>::allocate(team, 2, tile_rows, halo);
 
     // Stage recentred pixels; the zero padding outside the image becomes -shift after recentring.
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_rows), [&](int i) {
-      const int r = row0 + i;
-      if (r >= nrows) return;
+    for_each_tile_row<tile_rows>(team, row0, nrows, [&](int i, int r) {
       const int nc = r / slice_rows;
       const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
       const S* xrow = row_pointer(x, x_rows, r);
@@ -144,13 +138,9 @@ struct RowBlur {
     });
     team.team_barrier();
 
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile_rows), [&](int i) {
-      const int r = row0 + i;
-      if (r >= nrows) return;
+    for_each_tile_row<tile_rows>(team, row0, nrows, [&](int i, int r) {
       const std::size_t base = std::size_t(r) * g.row_pitch;
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, tile_cols / chunk), [&](int jc) {
-        const int j0 = jc * chunk;
-        if (col0 + j0 >= g.ow) return;
+      for_each_output_chunk<tile_cols, chunk>(team, col0, g.ow, [&](int j0) {
         T m[moment_planes][chunk];
         // GPUs with a fixed tap count share one centre per chunk; other windows (very narrow Gaussians among
         // them) subtract each output's own centre: see row_moments.
@@ -176,11 +166,7 @@ void row_blur(const ExecSpace& exec, const Options& opts, RowBlur<ExecSpace, T, 
   k.col_tiles = ceil_div(k.g.ow, k.tile_cols);
   k.x_rows = nested_row_stride(k.x);
   k.y_rows = nested_row_stride(k.y);
-  with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
-    auto policy = make_team_policy(exec, k.league_size(), k.tile_rows, k.tile_cols, k.scratch_level,
-                                   k.scratch_bytes(), opts, kernel, Kokkos::ParallelForTag{});
-    launch("kssim::row_blur", policy, kernel);
-  });
+  launch_stage("kssim::row_blur", exec, opts, k, k.league_size(), k.tile_rows, k.tile_cols);
 }
 
 }  // namespace kssim::impl
