@@ -394,11 +394,32 @@ int fused_forward_rows(const ExecSpace& exec, int window) {
       FusedForward<ExecSpace, T>::col_rows);
 }
 
-// Tiles per team down a column of tiles (FusedForward::chain): the longest chain, up to 8 tiles, that still
-// leaves two teams for every team the backend can run at once (GPUs: its threads / 256; hosts: its threads),
-// so that the launch keeps every multiprocessor or core busy. 1 where the tile is shorter than the window's
-// halo (the carried rows would overlap). KSSIM_TUNE_FUSED_FORWARD_CHAIN=n in the environment forces n,
-// for tuning runs only.
+// Teams of the fused forward that a GPU runs at once: its multiprocessors times the teams the kernel's launch
+// bound holds on each (fused_min_teams: the registers allow no more; 660 for float on an H200). 0 where
+// the backend does not say (the callers then use its threads / 256).
+template <class ExecSpace, class T>
+long long fused_resident_teams([[maybe_unused]] const ExecSpace& exec) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>)
+    return 1LL * exec.cuda_device_prop().multiProcessorCount * fused_min_teams<T>;
+#endif
+#if defined(KOKKOS_ENABLE_HIP)
+  if constexpr (std::is_same_v<ExecSpace, Kokkos::HIP>)
+    return 1LL * Kokkos::HIP::hip_device_prop().multiProcessorCount * fused_min_teams<T>;
+#endif
+  return 0;
+}
+
+// Tiles per team down a column of tiles (FusedForward::chain), two regimes (H200 sweep of every chain 1-8,
+// perf_tests/RESULTS.md "Chains"):
+//  - large problems: the longest chain, up to 8 tiles, that still leaves two teams for every 256 threads of
+//    the GPU (hosts: for every thread), so that the launch keeps every multiprocessor or core busy;
+//  - small problems, where even single-tile teams fill fewer than two waves of the GPU's resident teams
+//    (64x1x128x128: 1024 teams, 660 resident): teams run in whole waves, so the chain with the fewest
+//    rounds x tiles per team x row-blur work per tile wins (there: 2 tiles per team, one wave, 2-4% faster
+//    than 1 tile in two waves; 3 tiles would leave 3 + 1 and take 12% longer).
+// 1 where the tile is shorter than the window's halo (the carried rows would overlap).
+// KSSIM_TUNE_FUSED_FORWARD_CHAIN=n in the environment forces n, for tuning runs only.
 template <class ExecSpace, class T>
 int fused_forward_chain(const ExecSpace& exec, const Geometry& g, int rows) {
   if (rows < g.window - 1) return 1;
@@ -406,11 +427,26 @@ int fused_forward_chain(const ExecSpace& exec, const Geometry& g, int rows) {
   const int forced = tune ? std::atoi(tune) : 0;
   const int max_chain = 8;
   if (forced > 0) return forced < max_chain ? forced : max_chain;
+  const auto teams = [&](int c) { return 1LL * g.images() * FusedForward<ExecSpace, T>::teams_per_image(g, rows, c); };
+  const long long resident = fused_resident_teams<ExecSpace, T>(exec);
+  if (resident > 0 && teams(1) < 2 * resident) {
+    const int tiles_y = ceil_div(g.oh, rows), halo = g.window - 1;
+    int best = 1;
+    double best_cost = 0;
+    for (int c = 1; c <= max_chain && c <= tiles_y; ++c) {
+      const int longest = ceil_div(tiles_y, ceil_div(tiles_y, c));  // the longest chain when c splits tiles_y
+      if (longest != c) continue;  // the same teams as a shorter chain
+      const double rounds = double((teams(c) + resident - 1) / resident);  // whole waves
+      const double cost = rounds * c * (double(c) * rows + halo) / (double(c) * rows);
+      if (c == 1 || cost < best_cost) best = c, best_cost = cost;
+    }
+    return best;
+  }
   const long long slots = is_gpu_space_v<ExecSpace> ? exec.concurrency() / max_team_threads : exec.concurrency();
   const long long wanted = 2 * (slots > 0 ? slots : 1);
   int chain = 1;
   for (int c = 2; c <= max_chain; ++c)
-    if (1LL * g.images() * FusedForward<ExecSpace, T>::teams_per_image(g, rows, c) >= wanted) chain = c;
+    if (teams(c) >= wanted) chain = c;
   return chain;
 }
 
