@@ -132,22 +132,15 @@ void register_l1_ssim_for(const Image& e) {
       }
 }
 
-template <class ExecSpace>
-void register_l1_ssim_on() {
-  // The shapes of ssim2d (PerfSSIM2D.cpp).
-  for (const Image& e : {Image{1, 3, 1080, 1920}, Image{1, 3, 2160, 3840}, Image{8, 3, 512, 512},
-                         Image{1, 1, 4096, 4096}, Image{64, 1, 128, 128}}) {
-    register_l1_ssim_for<ExecSpace, float>(e);
-    register_l1_ssim_for<ExecSpace, double>(e);
-  }
-}
-
 }  // namespace
 
 void register_l1_ssim_benchmarks() {
-  register_l1_ssim_on<Kokkos::DefaultExecutionSpace>();
-  if constexpr (!std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>)
-    register_l1_ssim_on<Kokkos::DefaultHostExecutionSpace>();
+  on_default_spaces([](auto space) {
+    // The shapes of ssim2d (PerfSSIM2D.cpp).
+    for (const Image& e : {Image{1, 3, 1080, 1920}, Image{1, 3, 2160, 3840}, Image{8, 3, 512, 512},
+                           Image{1, 1, 4096, 4096}, Image{64, 1, 128, 128}})
+      for_float_and_double([&](auto value) { register_l1_ssim_for<decltype(space), decltype(value)>(e); });
+  });
 }
 
 }  // namespace kssim_perf

@@ -100,20 +100,13 @@ void register_metrics_for(const Image& e) {
   }
 }
 
-template <class ExecSpace>
-void register_metrics_on() {
-  for (const Image& e : {Image{1, 3, 1080, 1920}, Image{8, 3, 512, 512}}) {
-    register_metrics_for<ExecSpace, float>(e);
-    register_metrics_for<ExecSpace, double>(e);
-  }
-}
-
 }  // namespace
 
 void register_metric_benchmarks() {
-  register_metrics_on<Kokkos::DefaultExecutionSpace>();
-  if constexpr (!std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>)
-    register_metrics_on<Kokkos::DefaultHostExecutionSpace>();
+  on_default_spaces([](auto space) {
+    for (const Image& e : {Image{1, 3, 1080, 1920}, Image{8, 3, 512, 512}})
+      for_float_and_double([&](auto value) { register_metrics_for<decltype(space), decltype(value)>(e); });
+  });
 }
 
 }  // namespace kssim_perf

@@ -326,13 +326,27 @@ void register_shape(const char* family, const std::array<int, Rank>& extents) {
   }
 }
 
-// The default execution space, and the default host space when it differs.
+// register_on(space) for the default execution space, and for the default host space when it differs: every
+// benchmark family runs on both.
+template <class RegisterOn>
+void on_default_spaces(const RegisterOn& register_on) {
+  register_on(Kokkos::DefaultExecutionSpace{});
+  if constexpr (!std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>)
+    register_on(Kokkos::DefaultHostExecutionSpace{});
+}
+
+// f(float{}) then f(double{}): the value types of the float-and-double benchmark families.
+template <class F>
+void for_float_and_double(const F& f) {
+  f(float{});
+  f(double{});
+}
+
 template <int Rank>
 void register_shapes(const char* family, const std::vector<std::array<int, Rank>>& shapes) {
-  for (const auto& e : shapes) register_shape<Kokkos::DefaultExecutionSpace, Rank>(family, e);
-  if constexpr (!std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>) {
-    for (const auto& e : shapes) register_shape<Kokkos::DefaultHostExecutionSpace, Rank>(family, e);
-  }
+  on_default_spaces([&](auto space) {
+    for (const auto& e : shapes) register_shape<decltype(space), Rank>(family, e);
+  });
 }
 
 void register_ssim2d_benchmarks();

@@ -147,9 +147,7 @@ void register_space() {
 }  // namespace
 
 void register_stage_benchmarks() {
-  register_space<Kokkos::DefaultExecutionSpace>();
-  if constexpr (!std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>)
-    register_space<Kokkos::DefaultHostExecutionSpace>();
+  on_default_spaces([](auto space) { register_space<decltype(space)>(); });
 }
 
 }  // namespace kssim_perf

@@ -51,15 +51,15 @@ TYPED_TEST(Gradients2D, IdenticalImagesHaveZeroGradient) {
 TYPED_TEST(Gradients2D, MatchFiniteDifferences) {
   const Shape s{1, 2, 1, 15, 17};
   typename TypeParam::execution_space exec;
-  for (bool same : {false, true}) {
-    kssim::Options o;
-    o.window_size = 7;
-    o.padding = same ? kssim::Padding::Same : kssim::Padding::Valid;
-    SCOPED_TRACE(same ? "same" : "valid");
+  ReferenceOptions window7;
+  window7.window = 7;
+  for_both_paddings([&](const ReferenceOptions& ro) {
+    const kssim::Options o = to_options(ro);
+    SCOPED_TRACE(ro.same ? "same" : "valid");
     expect_finite_differences_in_double<TypeParam>(
         s, 60, [&](const auto& a, const auto& b, auto& g1, auto& g2) { kssim::ssim_grad(exec, a, b, g1, g2, o); },
         [&](const auto& a, const auto& b) { return kssim::ssim(exec, a, b, o); }, 1e-5, 1e-10, 12, 62);
-  }
+  }, window7);
 }
 
 TYPED_TEST(Gradients2D, AcceptsStridedSubviews) {

@@ -7,6 +7,7 @@
 #include <array>
 #include <chrono>
 #include <stdexcept>
+#include <type_traits>
 
 namespace kssim::cli {
 
@@ -177,29 +178,27 @@ struct Kernels {
 
     if (r.want_map)
       out.map = map_on_host ? io::Array(to_shape(map_ext), std::move(map_host)) : download(map, map_ext);
-    if (r.want_per_image) {
-      Kokkos::View<double*, Mem> per_image("kssim_cli::per_image", r.extents[0]);
-      if (c.masked)
-        kssim::masked_ssim_per_image(exec, a, b, mask, r.mask_mode, per_image, opts);
-      else if (c.ms_ssim)
-        kssim::ms_ssim_per_image(exec, a, b, per_image, ms_opts);
-      else
-        kssim::ssim_per_image(exec, a, b, per_image, opts);
-      auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), per_image);
-      out.per_image.assign(host.data(), host.data() + host.size());
-    }
-    if (r.want_per_channel) {
-      Kokkos::View<double**, Kokkos::LayoutRight, Mem> per_channel("kssim_cli::per_channel", r.extents[0],
-                                                                    r.extents[1]);
-      if (c.masked)
-        kssim::masked_ssim_per_channel(exec, a, b, mask, r.mask_mode, per_channel, opts);
-      else if (c.ms_ssim)
-        kssim::ms_ssim_per_channel(exec, a, b, per_channel, ms_opts);
-      else
-        kssim::ssim_per_channel(exec, a, b, per_channel, opts);
-      auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), per_channel);
-      out.per_channel.assign(host.data(), host.data() + host.size());
-    }
+    // The per-image (rank-1 `means`) or per-channel (rank-2) means of the chosen metric, on the host.
+    const auto slice_means = [&](const auto& means) {
+      constexpr bool per_image = std::remove_cvref_t<decltype(means)>::rank() == 1;
+      if (c.masked) {
+        if constexpr (per_image) kssim::masked_ssim_per_image(exec, a, b, mask, r.mask_mode, means, opts);
+        else kssim::masked_ssim_per_channel(exec, a, b, mask, r.mask_mode, means, opts);
+      } else if (c.ms_ssim) {
+        if constexpr (per_image) kssim::ms_ssim_per_image(exec, a, b, means, ms_opts);
+        else kssim::ms_ssim_per_channel(exec, a, b, means, ms_opts);
+      } else {
+        if constexpr (per_image) kssim::ssim_per_image(exec, a, b, means, opts);
+        else kssim::ssim_per_channel(exec, a, b, means, opts);
+      }
+      auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), means);
+      return std::vector<double>(host.data(), host.data() + host.size());
+    };
+    if (r.want_per_image)
+      out.per_image = slice_means(Kokkos::View<double*, Mem>("kssim_cli::per_image", r.extents[0]));
+    if (r.want_per_channel)
+      out.per_channel = slice_means(Kokkos::View<double**, Kokkos::LayoutRight, Mem>(
+          "kssim_cli::per_channel", r.extents[0], r.extents[1]));
     if (r.want_grad_a) out.grad_a = download(grad_a, r.extents);
     if (r.want_grad_b) out.grad_b = download(grad_b, r.extents);
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <csetjmp>
 #include <thread>
+#include <type_traits>
 #include <cstring>
 
 // libpng reports errors by longjmp. Every function below that calls into libpng after setjmp holds only
@@ -55,16 +56,25 @@ void on_read(png_structp png, png_bytep out, std::size_t length) {
   src->position += length;
 }
 
-struct Reader {
+// One libpng read (IO = ReadSource) or write (WriteSink): its structs, destroyed with it, its error state and
+// where the bytes come from or go.
+template <class IO>
+struct PngSession {
   png_structp png = nullptr;
   png_infop info = nullptr;
   ErrorState errors;
-  ReadSource source{};
-  Reader() = default;
-  Reader(const Reader&) = delete;
-  Reader& operator=(const Reader&) = delete;
-  ~Reader() { png_destroy_read_struct(&png, info ? &info : nullptr, nullptr); }
+  IO io{};
+  PngSession() = default;
+  PngSession(const PngSession&) = delete;
+  PngSession& operator=(const PngSession&) = delete;
+  ~PngSession() {
+    if constexpr (std::is_same_v<IO, ReadSource>)
+      png_destroy_read_struct(&png, info ? &info : nullptr, nullptr);
+    else
+      png_destroy_write_struct(&png, info ? &info : nullptr);
+  }
 };
+using Reader = PngSession<ReadSource>;
 
 struct Layout {
   png_uint_32 width, height;
@@ -130,16 +140,7 @@ void on_write(png_structp png, png_bytep data, std::size_t length) {
 
 void on_flush(png_structp) {}
 
-struct Writer {
-  png_structp png = nullptr;
-  png_infop info = nullptr;
-  ErrorState errors;
-  WriteSink sink{};
-  Writer() = default;
-  Writer(const Writer&) = delete;
-  Writer& operator=(const Writer&) = delete;
-  ~Writer() { png_destroy_write_struct(&png, info ? &info : nullptr); }
-};
+using Writer = PngSession<WriteSink>;
 
 void set_header(Writer& w, const Image& image, png_textp text, int text_count) {
   static const int color_types[] = {PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
@@ -189,8 +190,8 @@ void open_reader(Reader& r, std::span<const std::byte> bytes, Layout& layout) {
   if (!r.png) throw Error("cannot initialise libpng");
   r.info = png_create_info_struct(r.png);
   if (!r.info) throw Error("cannot initialise libpng");
-  r.source = ReadSource{reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), 0};
-  png_set_read_fn(r.png, &r.source, on_read);
+  r.io = ReadSource{reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), 0};
+  png_set_read_fn(r.png, &r.io, on_read);
   if (!read_header(r, layout) || r.errors.crc_warning) fail(r.errors.message);
 }
 
@@ -281,10 +282,10 @@ std::vector<std::byte> write_png(const PngText& text, const Write& write) {
   if (!w.png) throw Error("cannot initialise libpng");
   w.info = png_create_info_struct(w.png);
   if (!w.info) throw Error("cannot initialise libpng");
-  w.sink = WriteSink{&out, false};
-  png_set_write_fn(w.png, &w.sink, on_write, on_flush);
+  w.io = WriteSink{&out, false};
+  png_set_write_fn(w.png, &w.io, on_write, on_flush);
   if (!write(w, &out, chunks.data(), int(chunks.size()))) throw Error(std::string("cannot encode PNG: ") + w.errors.message);
-  if (w.sink.failed) throw Error("cannot encode PNG: out of memory");
+  if (w.io.failed) throw Error("cannot encode PNG: out of memory");
   return out;
 }
 

@@ -134,6 +134,21 @@ def normalized(shape, dims):
 
 # ------------------------------------------------------------------------------------------------------------
 # values: mean, map and per-image means against NumPy, 2D and 3D, both paddings, both dtypes, option sweeps.
+def check_central_differences(ctx, f, a, b, grad_a, grad_b, g, trials, tag=""):
+    """The CLI's gradients against central differences (step 1e-6) of the reference f(a, b) at `trials`
+    random elements (drawn with the generator g) of both inputs."""
+    h = 1e-6
+    for _ in range(trials):
+        idx = tuple(int(g.integers(0, s)) for s in a.shape)
+        for which, grad in (("a", grad_a), ("b", grad_b)):
+            xp, xm, yp, ym = a.copy(), a.copy(), b.copy(), b.copy()
+            (xp if which == "a" else yp)[idx] += h
+            (xm if which == "a" else ym)[idx] -= h
+            fd = (f(xp, yp) - f(xm, ym)) / (2 * h)
+            ctx.check(abs(grad[idx] - fd) < 1e-8 + 1e-5 * abs(fd),
+                      "%sd/d%s at %s: %r vs finite difference %r" % (tag, which, idx, grad[idx], fd))
+
+
 def group_values(ctx):
     sweeps = [
         dict(window=11, sigma=1.5, k1=0.01, k2=0.03, data_range=1.0),
@@ -199,22 +214,7 @@ def group_grads(ctx):
             return
         f = lambda x, y: ssim_map(x.reshape(normalized(shape, dims)), y.reshape(normalized(shape, dims)),  # noqa
                                   window=window, padding=padding, dims=dims).mean()
-        g = rng(seed + 100)
-        h = 1e-6
-        for _ in range(6):
-            idx = tuple(int(g.integers(0, s)) for s in shape)
-            for which, grad in (("a", grad_a), ("b", grad_b)):
-                xp, xm = a.copy(), a.copy()
-                yp, ym = b.copy(), b.copy()
-                if which == "a":
-                    xp[idx] += h
-                    xm[idx] -= h
-                else:
-                    yp[idx] += h
-                    ym[idx] -= h
-                fd = (f(xp, yp) - f(xm, ym)) / (2 * h)
-                ctx.check(abs(grad[idx] - fd) < 1e-8 + 1e-5 * abs(fd),
-                          "[%s] d/d%s at %s: %r vs finite difference %r" % (tag, which, idx, grad[idx], fd))
+        check_central_differences(ctx, f, a, b, grad_a, grad_b, rng(seed + 100), 6, "[%s] " % tag)
 
     fd_check((2, 2, 16, 15), 2, "valid", 7, 1, "2D valid")
     fd_check((2, 16, 15), 2, "same", 5, 2, "2D same, (C, H, W)")
@@ -1107,16 +1107,7 @@ def group_msssim(ctx):
     j = ctx.ok_json("compare", pa, pb, "--metric", "ms-ssim", "--window", 3, "--grad-a", ga, "--grad-b", gb)
     grad_a, grad_b = np.load(ga), np.load(gb)
     ctx.check(grad_a.shape == a.shape and grad_a.dtype == np.float64, "gradient shape %s" % (grad_a.shape,))
-    f = lambda x, y: ms_ssim(x, y, window=3)  # noqa: E731
-    h = 1e-6
-    for _ in range(6):
-        idx = tuple(int(g.integers(0, s)) for s in a.shape)
-        for which, grad in (("a", grad_a), ("b", grad_b)):
-            xp, xm, yp, ym = a.copy(), a.copy(), b.copy(), b.copy()
-            (xp if which == "a" else yp)[idx] += h
-            (xm if which == "a" else ym)[idx] -= h
-            fd = (f(xp, yp) - f(xm, ym)) / (2 * h)
-            ctx.check(abs(grad[idx] - fd) < 1e-8 + 1e-5 * abs(fd), "d/d%s at %s: %r vs %r" % (which, idx, grad[idx], fd))
+    check_central_differences(ctx, lambda x, y: ms_ssim(x, y, window=3), a, b, grad_a, grad_b, g, 6)
     # Errors: exit 2, one line, nothing written.
     d = ctx.fresh_dir("ms_err")
     small_a, small_b = pair((160, 200), np.float32, seed=204)
@@ -1199,15 +1190,7 @@ def group_masks(ctx):
     ctx.ok("compare", pa2, pb2, "--mask", pm2, "--mask-mode", "normalized", "--window", 7, "--grad-a", ga, "--grad-b", gb)
     grad_a, grad_b = np.load(ga), np.load(gb)
     f = lambda x, y: masked_ssim(x, y, mask2[None, None], mode="normalized", window=7)  # noqa: E731
-    h = 1e-6
-    for _ in range(8):
-        idx = tuple(int(g.integers(0, s)) for s in a2.shape)
-        for which, grad in (("a", grad_a), ("b", grad_b)):
-            xp, xm, yp, ym = a2.copy(), a2.copy(), b2.copy(), b2.copy()
-            (xp if which == "a" else yp)[idx] += h
-            (xm if which == "a" else ym)[idx] -= h
-            fd = (f(xp, yp) - f(xm, ym)) / (2 * h)
-            ctx.check(abs(grad[idx] - fd) < 1e-8 + 1e-5 * abs(fd), "d/d%s at %s: %r vs %r" % (which, idx, grad[idx], fd))
+    check_central_differences(ctx, f, a2, b2, grad_a, grad_b, g, 8)
     # Errors: exit 2, one line, nothing written.
     d = ctx.fresh_dir("mk_err")
     outs = ["--map", os.path.join(d, "m.npy"), "--grad-a", os.path.join(d, "ga.npy")]

@@ -19,6 +19,26 @@ TYPED_TEST_SUITE(NonFinite, AllConfigs, ConfigNames);
 
 namespace {
 
+// Splits `got` by its expected NaN footprint (nan_at[i] != 0: must be NaN): counts the footprint's elements
+// that are not NaN and the others that are not finite, and calls finite(i) for the rest.
+struct FootprintCounts {
+  int missing_nan = 0, wrong_nan = 0;
+};
+template <class Finite>
+FootprintCounts split_by_footprint(const std::vector<double>& got, const std::vector<char>& nan_at,
+                                   const Finite& finite) {
+  FootprintCounts counts;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (nan_at[i])
+      counts.missing_nan += !std::isnan(got[i]);
+    else if (!std::isfinite(got[i]))
+      ++counts.wrong_nan;
+    else
+      finite(i);
+  }
+  return counts;
+}
+
 struct Pixel {
   int n, c, d, h, w;
 };
@@ -136,20 +156,13 @@ void check_scenario(const Scenario& sc) {
   auto map = make_view<C, Rank>("map", m);
   kssim::ssim_map(exec, a, b, map, opts);
   const auto got_map = from_view(map, m);
-  int wrong_nan = 0, missing_nan = 0;
   double err = 0;
-  for (std::size_t i = 0; i < got_map.size(); ++i) {
-    if (map_nan[i]) {
-      missing_nan += !std::isnan(got_map[i]);
-    } else if (!std::isfinite(got_map[i])) {
-      ++wrong_nan;
-    } else {
-      ASSERT_TRUE(std::isfinite(ref.map[i]));
-      err = std::max(err, std::abs(got_map[i] - ref.map[i]));
-    }
-  }
-  EXPECT_EQ(missing_nan, 0) << "map pixels covering a non-finite pixel that are not NaN";
-  EXPECT_EQ(wrong_nan, 0) << "non-finite map pixels outside the footprint";
+  const FootprintCounts map_counts = split_by_footprint(got_map, map_nan, [&](std::size_t i) {
+    ASSERT_TRUE(std::isfinite(ref.map[i]));
+    err = std::max(err, std::abs(got_map[i] - ref.map[i]));
+  });
+  EXPECT_EQ(map_counts.missing_nan, 0) << "map pixels covering a non-finite pixel that are not NaN";
+  EXPECT_EQ(map_counts.wrong_nan, 0) << "non-finite map pixels outside the footprint";
   EXPECT_LE(err, map_tolerance<T>()) << "map error outside the footprint";
 
   // Per-image and per-channel means: NaN for the affected slices only.
@@ -177,19 +190,12 @@ void check_scenario(const Scenario& sc) {
     const auto got = from_view(k == 0 ? g1 : g2, s);
     const auto& want = k == 0 ? ref.grad1 : ref.grad2;
     std::vector<double> got_finite, want_finite;
-    int gwrong = 0, gmissing = 0;
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      if (grad_nan[i]) {
-        gmissing += !std::isnan(got[i]);
-      } else if (!std::isfinite(got[i])) {
-        ++gwrong;
-      } else {
-        got_finite.push_back(got[i]);
-        want_finite.push_back(want[i]);
-      }
-    }
-    EXPECT_EQ(gmissing, 0) << "gradient elements reached by a NaN map pixel that are not NaN";
-    EXPECT_EQ(gwrong, 0) << "non-finite gradient elements away from the footprint";
+    const FootprintCounts counts = split_by_footprint(got, grad_nan, [&](std::size_t i) {
+      got_finite.push_back(got[i]);
+      want_finite.push_back(want[i]);
+    });
+    EXPECT_EQ(counts.missing_nan, 0) << "gradient elements reached by a NaN map pixel that are not NaN";
+    EXPECT_EQ(counts.wrong_nan, 0) << "non-finite gradient elements away from the footprint";
     EXPECT_LE(relative_l2_error(got_finite, want_finite), gradient_tolerance<T>());
     EXPECT_GT(got_finite.size(), got.size() / 2);  // most of the gradient is checked
   }
