@@ -61,19 +61,16 @@ TYPED_TEST(Schedules, ForcingFusedOnAVolumeThrows) {
 
 // The two schedules sum the map in different orders, so their means may differ by rounding, no more.
 TYPED_TEST(Schedules, SchedulesAgreeToRounding) {
-  using C = TypeParam;
-  using Exec = typename C::execution_space;
-  using T = typename C::value_type;
-  const Shape s{2, 3, 1, 70, 97};
-  const auto in = rounded_noisy_views<C>(s, 77, 0.2);
-  kssim::Options o;
-  o.padding = kssim::Padding::Same;
-  o.schedule = kssim::Schedule::Stages;
-  const double stages = kssim::ssim(Exec(), in.a, in.b, o);
-  o.schedule = kssim::Schedule::Fused;
-  const double fused = kssim::ssim(Exec(), in.a, in.b, o);
-  EXPECT_NEAR(stages, fused, sizeof(T) == 4 ? 1e-6 : 1e-13);
-  EXPECT_EQ(fused, kssim::ssim(Exec(), in.a, in.b, o));  // deterministic
+  const auto in = rounded_noisy_views<TypeParam>(Shape{2, 3, 1, 70, 97}, 77, 0.2);
+  const auto mean_with = [&](kssim::Schedule schedule) {
+    kssim::Options o;
+    o.padding = kssim::Padding::Same;
+    o.schedule = schedule;
+    return kssim::ssim(typename TypeParam::execution_space(), in.a, in.b, o);
+  };
+  const double stages = mean_with(kssim::Schedule::Stages), fused = mean_with(kssim::Schedule::Fused);
+  EXPECT_NEAR(stages, fused, sizeof(typename TypeParam::value_type) == 4 ? 1e-6 : 1e-13);
+  EXPECT_EQ(fused, mean_with(kssim::Schedule::Fused));  // deterministic
 }
 
 // Sets an environment variable for one scope (the tuning overrides are read when a plan is made).
