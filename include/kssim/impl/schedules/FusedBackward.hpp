@@ -134,20 +134,17 @@ struct FusedBackward {
           xv[u] = u < n_valid ? to_compute<T>(xrow[(ix + u) * xs]) - s1 : T(0);
           yv[u] = u < n_valid ? to_compute<T>(yrow[(ix + u) * ys]) - s2 : T(0);
         }
-      if (grad1.data()) {
+      // The gradient of image I (0: x, 1: y) by the chain rule, plus the L1 term's, into `grad`.
+      const auto store = [&](auto image, const OutputArray<O>& grad, std::ptrdiff_t grad_rows) {
+        constexpr int I = decltype(image)::value;
         T v[row_chunk];
-        chain_rule<0>(acc, xv, yv, factor, v);
-        if constexpr (L1) add_l1_gradient<0>(xrow + ix * xs, xs, yrow + ix * ys, ys, n_valid, l1_factor(), v);
-        store_gradient<Tile::gpu>(row_pointer(grad1, grad1_rows, r) + std::ptrdiff_t(ix) * grad1.stride(4),
-                                  grad1.stride(4), v, n_valid, accumulate);
-      }
-      if (grad2.data()) {
-        T v[row_chunk];
-        chain_rule<1>(acc, xv, yv, factor, v);
-        if constexpr (L1) add_l1_gradient<1>(xrow + ix * xs, xs, yrow + ix * ys, ys, n_valid, l1_factor(), v);
-        store_gradient<Tile::gpu>(row_pointer(grad2, grad2_rows, r) + std::ptrdiff_t(ix) * grad2.stride(4),
-                                  grad2.stride(4), v, n_valid, accumulate);
-      }
+        chain_rule<I>(acc, xv, yv, factor, v);
+        if constexpr (L1) add_l1_gradient<I>(xrow + ix * xs, xs, yrow + ix * ys, ys, n_valid, l1_factor(), v);
+        store_gradient<Tile::gpu>(row_pointer(grad, grad_rows, r) + std::ptrdiff_t(ix) * grad.stride(4),
+                                  grad.stride(4), v, n_valid, accumulate);
+      };
+      if (grad1.data()) store(std::integral_constant<int, 0>{}, grad1, grad1_rows);
+      if (grad2.data()) store(std::integral_constant<int, 1>{}, grad2, grad2_rows);
     });
   }
 
