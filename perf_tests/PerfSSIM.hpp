@@ -229,7 +229,7 @@ void peer_style_counters(benchmark::State& state, const ExecSpace& exec, const S
 // fenced before and after and timed with Kokkos::Timer (manual time).
 template <class ExecSpace, class T, int Rank>
 void bench_ssim(benchmark::State& state, std::array<int, Rank> extents, kssim::Padding padding, Mode mode,
-                kssim::Schedule schedule) {
+                kssim::Schedule schedule, kssim::Window window = kssim::Window::Exact) {
   using Mem = typename ExecSpace::memory_space;
   using DataType = std::conditional_t<Rank == 4, T****, T*****>;
   // LayoutRight: contiguous along W, as PyTorch's NCHW / NCDHW tensors (the GPU default, LayoutLeft, is not).
@@ -239,6 +239,7 @@ void bench_ssim(benchmark::State& state, std::array<int, Rank> extents, kssim::P
     kssim::Options opts;
     opts.padding = padding;
     opts.schedule = schedule;
+    opts.window = window;
     const auto layout = [&] {
       Kokkos::LayoutRight l;
       for (int i = 0; i < Rank; ++i) l.dimension[i] = std::size_t(extents[i]);
@@ -306,6 +307,23 @@ void register_value_type(const char* family, const std::array<int, Rank>& extent
     }
 }
 
+// fused-ssim's drop-in (kssim.fused_ssim) runs SSIM with Window::Float32 by default: the same kernels are
+// timed here in C++, float, forward and forward + backward, the router's schedule, under "<family>-float32",
+// so that the binding's overhead is the PyTorch time minus the C++ time of the kernels it launches
+// (perf_tests/make_torch_table.py).
+template <class ExecSpace, int Rank>
+void register_float32_window(const char* family, const std::array<int, Rank>& extents) {
+  if (!shape_enabled<ExecSpace>(extents)) return;
+  for (Mode mode : {Mode::Forward, Mode::ForwardBackward})
+    for (kssim::Padding padding : all_paddings) {
+      const std::string name = std::string(family) + "-float32/" + mode_name(mode) + "/float/" +
+                               kssim::to_string(padding) + "/" + shape_name(extents) + "/" + ExecSpace::name();
+      benchmark::RegisterBenchmark(name.c_str(), [extents, padding, mode](benchmark::State& st) {
+        bench_ssim<ExecSpace, float, Rank>(st, extents, padding, mode, kssim::Schedule::Auto, kssim::Window::Float32);
+      })->UseManualTime()->Unit(benchmark::kMicrosecond);
+    }
+}
+
 // A 16-bit type S usable on ExecSpace (void: none in this build).
 template <class ExecSpace, class S>
 inline constexpr bool usable_16bit_v =
@@ -346,6 +364,12 @@ template <int Rank>
 void register_shapes(const char* family, const std::vector<std::array<int, Rank>>& shapes) {
   on_default_spaces([&](auto space) {
     for (const auto& e : shapes) register_shape<decltype(space), Rank>(family, e);
+  });
+}
+template <int Rank>
+void register_float32_window_shapes(const char* family, const std::vector<std::array<int, Rank>>& shapes) {
+  on_default_spaces([&](auto space) {
+    for (const auto& e : shapes) register_float32_window<decltype(space), Rank>(family, e);
   });
 }
 

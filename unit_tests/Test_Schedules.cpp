@@ -3,6 +3,8 @@
 // in one host tile), the router's choices, and forced schedules it cannot honour.
 #include "SSIMChecks.hpp"
 
+#include <array>
+#include <cmath>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -79,6 +81,52 @@ struct ScopedEnv {
   ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
   ~ScopedEnv() { unsetenv(name.c_str()); }
 };
+
+// The fused forward's last team can add the tile sums into the mean itself (FusedForward::finish, chosen on
+// GPUs for one-wave problems; forced here): the same tile sums in the same order (OrderedSum) as sum_map's,
+// so the same mean, bit for bit, and the same fused L1 + SSIM loss; the team counter returns to zero, so a
+// second call and a plan without it agree too. 14 slices of 1 to 4 tiles, and one slice of many.
+TYPED_TEST(Schedules, FusedForwardFinishGivesTheSameMean) {
+  using C = TypeParam;
+  using Exec = typename C::execution_space;
+  using T = typename C::value_type;
+  for (const Shape s : {Shape{7, 2, 1, 75, 140}, Shape{1, 1, 1, 100, 600}}) {
+    const auto in = rounded_noisy_views<C>(s, 17, 0.1);
+    for (bool same : {false, true}) {
+      ReferenceOptions ro;
+      ro.same = same;
+      kssim::Options o = to_options(ro);
+      o.schedule = kssim::Schedule::Fused;
+      kssim::L1SsimOptions lo;
+      lo.ssim = o;
+      lo.l1_weight = 0.25;
+      const auto run = [&](const char* finish) {
+        const ScopedEnv env("KSSIM_TUNE_FUSED_FORWARD_FINISH", finish);
+        const auto g = kssim::impl::make_geometry<4>({s.n, s.c, s.h, s.w}, o);
+        const auto choice = kssim::impl::choose_schedule<Exec, T>(Exec(), g, o, kssim::impl::PartialPlanes{});
+        EXPECT_EQ(choice.fused_forward_finishes, std::string(finish) == "1");  // the switch takes
+        kssim::SSIM<Exec, T, 4> loss(Exec(), {s.n, s.c, s.h, s.w}, o, kssim::Gradients::None);
+        kssim::L1SSIMLoss<Exec, T, 4> l1_loss(Exec(), {s.n, s.c, s.h, s.w}, lo, kssim::Gradients::None);
+        loss.forward(in.a, in.b);
+        l1_loss.forward(in.a, in.b);
+        const std::array<double, 2> first{loss.value_on_host(), l1_loss.value_on_host()};
+        loss.forward(in.a, in.b);
+        l1_loss.forward(in.a, in.b);
+        EXPECT_EQ(loss.value_on_host(), first[0]) << "second call, finish=" << finish;
+        EXPECT_EQ(l1_loss.value_on_host(), first[1]) << "second call, finish=" << finish;
+        return first;
+      };
+      const auto with = run("1"), without = run("0");
+      EXPECT_EQ(with[0], without[0]) << (same ? "same" : "valid") << " " << s.n << "x" << s.c;
+      EXPECT_EQ(with[1], without[1]) << (same ? "same" : "valid") << " " << s.n << "x" << s.c;
+      EXPECT_TRUE(std::isfinite(with[0]) && with[0] > 0 && with[0] < 1);
+      if (s.n > 1) {  // and against the float64 reference
+        const ScopedEnv env("KSSIM_TUNE_FUSED_FORWARD_FINISH", "1");
+        expect_forward_matches_reference<C, 4>(s, ro, in.x, in.y, o);
+      }
+    }
+  }
+}
 
 // The fused forward's chains (schedules/FusedForward.hpp, fused_forward_chain): a team of 1 to 8 tiles
 // down a column carries the window's halo rows of moments from tile to tile instead of computing them

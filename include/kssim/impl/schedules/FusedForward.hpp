@@ -122,6 +122,9 @@ struct FusedForward {
   int chain = 1;             // vertically adjacent tiles per team (fused_forward_chain)
   int tiles_x = 0, tiles_y = 0;
   std::ptrdiff_t x_rows = -1, y_rows = -1;  // nested_row_stride of x and y
+  // The team that finishes last adds the tile sums into the slice sums and the mean (finish_sums), instead
+  // of a sum_map launch after the kernel (fused_forward_finishes).
+  bool finish = false;
 
   static std::size_t scratch_bytes(int rows, int window) {
     const int halo = rows + window - 1;
@@ -216,13 +219,44 @@ struct FusedForward {
       });
       team.team_barrier();  // the next tile overwrites the planes this one read; its item sums are complete
     }
-    // The last tile's sum.
+    // The last tile's sum; with `finish`, the team counts itself done (the sum is visible first).
     item_sums.sum_groups(team);
     team.team_barrier();
-    Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total();
-      if (rank == 0) sums.invalidate_results();  // until sum_map writes them (Reduction.hpp)
-    });
+    bool last = false;
+    Kokkos::single(
+        Kokkos::PerTeam(team),
+        [&](bool& last_team) {
+          sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total();
+          if (rank == 0) sums.invalidate_results();  // until sum_map (or finish_sums) writes them (Reduction.hpp)
+          last_team = false;
+          if (!finish) return;
+          Kokkos::memory_fence();
+          last_team = Kokkos::atomic_fetch_add(sums.done, 1u) == unsigned(league_size() - 1);
+          if (last_team) Kokkos::memory_fence();  // every other team's sums are visible now
+        },
+        last);
+    if (last) finish_sums(team, moments);
+  }
+
+  // The mean by the team that finished last: every slice's tile sums in OrderedSum's order (the same bits as
+  // sum_map's), batched over slices, in the moment planes' scratch (no longer needed), then the total.
+  KOKKOS_INLINE_FUNCTION void finish_sums(const Team& team, const Scratch& moments) const {
+    const int per = slice_scratch_doubles(sums);
+    const int capacity = int(moments.extent(0) * moments.extent(1) * moments.extent(2) * sizeof(T) / sizeof(double));
+    const int batch = Kokkos::max(1, capacity / per);  // fused_forward_finishes: capacity >= per
+    auto* scratch = reinterpret_cast<double*>(moments.data());
+    team.team_barrier();  // every thread is done with the moment planes
+    for (int first = 0; first < g.images(); first += batch) {
+      sum_slices(team, sums, first, Kokkos::min(batch, g.images() - first), scratch);
+      team.team_barrier();
+    }
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { finish_mean(sums); });
+  }
+
+  // Doubles that finish_sums' scratch (the moment planes of a tile of `rows`) holds.
+  static long long finish_capacity(int rows, int window) {
+    return (long long)(moment_planes) * (rows + window - 1) * RowScratch<ExecSpace, T>::pitch(cols) * sizeof(T) /
+           sizeof(double);
   }
 
   // Work items of the column pass per tile: its map blocks.
@@ -448,6 +482,23 @@ int fused_forward_chain(const ExecSpace& exec, const Geometry& g, int rows) {
   for (int c = 2; c <= max_chain; ++c)
     if (teams(c) >= wanted) chain = c;
   return chain;
+}
+
+// Whether the fused forward's last team finishes the mean (FusedForward::finish) instead of a sum_map launch
+// after it: on GPUs, for problems whose teams all run at once (one wave of the resident teams), where the
+// second launch and its chain of dependent memory operations were a fifth of the forward (64x1x128x128:
+// sum_map 6.8-7.9 us of 34, H200, ncu). Every team then pays a memory fence and an atomic at its end, which
+// in a grid of many waves cost more than the launch (13 us more at 1x3x1080x1920, an earlier version).
+// KSSIM_TUNE_FUSED_FORWARD_FINISH=0 / 1 in the environment forces it, for tests and tuning runs only.
+template <class ExecSpace, class T>
+bool fused_forward_finishes(const ExecSpace& exec, const Geometry& g, int rows, int chain) {
+  using K = FusedForward<ExecSpace, T>;
+  const int tiles = K::tiles_per_image(g, rows);
+  if (K::finish_capacity(rows, g.window) < OrderedSum::scratch(tiles)) return false;
+  const char* tune = std::getenv("KSSIM_TUNE_FUSED_FORWARD_FINISH");  // read when a plan is made
+  if (tune && *tune) return std::atoi(tune) != 0;
+  const long long resident = fused_resident_teams<ExecSpace, T>(exec);
+  return resident > 0 && 1LL * g.images() * K::teams_per_image(g, rows, chain) <= resident;
 }
 
 // Fills in the launch shape of k (its rows and chain must be set) and runs it.

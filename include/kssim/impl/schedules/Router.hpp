@@ -21,6 +21,7 @@ struct ScheduleChoice {
   int fused_forward_rows = 0;   // > 0: the fused forward schedule with tiles of this height
   int fused_backward_rows = 0;  // > 0: the fused backward schedule with tiles of this height
   int fused_forward_chain = 1;  // tiles per team of the fused forward (fused_forward_chain)
+  bool fused_forward_finishes = false;  // its last team writes the mean (fused_forward_finishes): no sum_map
   bool fused_forward() const { return fused_forward_rows > 0; }
   bool fused_backward() const { return fused_backward_rows > 0; }
 };
@@ -40,7 +41,8 @@ ScheduleChoice choose_schedule(const ExecSpace& exec, const Geometry& g, const O
                                                 : "its tile for window_size " + std::to_string(g.window) +
                                                       " exceeds this backend's team scratch") +
                                   "); use Schedule::Auto or Schedule::Stages");
-    return {forward_rows, backward_rows, fused_forward_chain<ExecSpace, T>(exec, g, forward_rows)};
+    const int chain = fused_forward_chain<ExecSpace, T>(exec, g, forward_rows);
+    return {forward_rows, backward_rows, chain, fused_forward_finishes<ExecSpace, T>(exec, g, forward_rows, chain)};
   }
   // Auto, from the measurements in perf_tests/RESULTS.md ("Schedules and the router"):
   //  - tiles shorter than their halo (double on GPUs, wide windows) repeat the row blur of the halo rows
@@ -52,7 +54,11 @@ ScheduleChoice choose_schedule(const ExecSpace& exec, const Geometry& g, const O
   const auto worth = [&](int rows) { return rows > 0 && rows >= g.window - 1; };
   choice.fused_forward_rows = worth(forward_rows) ? forward_rows : 0;
   choice.fused_backward_rows = worth(backward_rows) ? backward_rows : 0;
-  if (choice.fused_forward()) choice.fused_forward_chain = fused_forward_chain<ExecSpace, T>(exec, g, forward_rows);
+  if (choice.fused_forward()) {
+    choice.fused_forward_chain = fused_forward_chain<ExecSpace, T>(exec, g, forward_rows);
+    choice.fused_forward_finishes =
+        fused_forward_finishes<ExecSpace, T>(exec, g, forward_rows, choice.fused_forward_chain);
+  }
   return choice;
 }
 

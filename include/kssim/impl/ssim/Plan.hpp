@@ -237,8 +237,9 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
     set_map_outputs(k);
     k.rows = schedule_.fused_forward_rows;
     k.chain = schedule_.fused_forward_chain;
+    k.finish = schedule_.fused_forward_finishes;
     fused_forward(exec, opts_, k);
-    sum_map(exec, sums);
+    if (!k.finish) sum_map(exec, sums);
     return;
   }
   RowBlur<ExecSpace, T, S> rows{x, y, shifts_.data(), plane_array(row_stats_), window_, g_};

@@ -162,23 +162,82 @@ KOKKOS_INLINE_FUNCTION double sum_in_order(const volatile double* v, int n) {
   return sum;
 }
 
-// Sum of one slice's `tiles` consecutive tile sums by a team: each thread and lane adds groups of 4
-// consecutive sums (GPUs: 4 loads in flight per iteration; the reduction loop is not unrolled, and one
-// dependent load per iteration made 8 slow). Fixed order for a fixed team shape.
-inline constexpr int tile_sum_group = 4;
+// The fixed order in which a slice's n tile sums are added, whatever adds them (sum_map's team of any shape,
+// or the fused forward's last team, FusedForward.hpp): `strands` strided sequential sums (strand p adds
+// values p, p + strands, ...), then groups of 32 consecutive strands in order, then the groups in order.
+// Up to 1024 strands: a slice of 16384 tiles (4096x4096) is 16 loads per strand, all strands in parallel.
+struct OrderedSum {
+  static constexpr int max_strands = 1024, group = 32;
+  KOKKOS_INLINE_FUNCTION static int strands(int n) { return n < max_strands ? n : max_strands; }
+  KOKKOS_INLINE_FUNCTION static int groups(int n) { return (strands(n) + group - 1) / group; }
+  // Scratch doubles per slice.
+  KOKKOS_INLINE_FUNCTION static int scratch(int n) { return strands(n) + groups(n); }
+};
+
+// out[i] = the sum of slice i, values v[i n .. i n + n - 1] (written by other teams: volatile loads), for
+// i < count, in OrderedSum's order, by a team; then the values are set to NaN (consumed, see MapSums).
+// scratch: count * OrderedSum::scratch(n) doubles of team scratch. out is written by the team's threads:
+// a barrier follows before anyone reads it.
 template <class Team>
-KOKKOS_INLINE_FUNCTION double sum_slice_tiles(const Team& team, const double* first, int tiles) {
-  constexpr int group = tile_sum_group;
-  double slice = 0;
-  Kokkos::parallel_reduce(
-      Kokkos::TeamVectorRange(team, (tiles + group - 1) / group),
-      [&](int q, double& acc) {
-        double v[group];
-        for (int u = 0; u < group; ++u) v[u] = group * q + u < tiles ? first[group * q + u] : 0.0;
-        acc += ((v[0] + v[1]) + v[2]) + v[3];
-      },
-      slice);
-  return slice;
+KOKKOS_INLINE_FUNCTION void sum_slices_in_order(const Team& team, double* v, int n, int count, double* scratch,
+                                                double* out) {
+  const int strands = OrderedSum::strands(n), groups = OrderedSum::groups(n), per = strands + groups;
+  const volatile double* values = v;
+  Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count * strands), [&](int e) {
+    const int i = e / strands, p = e % strands;
+    double s = 0;
+    for (int t = p; t < n; t += strands) s += values[std::size_t(i) * n + t];
+    scratch[i * per + p] = s;
+  });
+  team.team_barrier();  // every value is read: mark them consumed
+  Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count * n),
+                       [&](int e) { v[e] = Kokkos::Experimental::quiet_NaN_v<double>; });
+  Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count * groups), [&](int e) {
+    const int i = e / groups, q0 = e % groups * OrderedSum::group;
+    double s = 0;
+    for (int q = q0; q < q0 + OrderedSum::group && q < strands; ++q) s += scratch[i * per + q];
+    scratch[i * per + strands + e % groups] = s;
+  });
+  team.team_barrier();
+  Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count), [&](int i) {
+    double s = 0;
+    for (int q = 0; q < groups; ++q) s += scratch[i * per + strands + q];
+    out[i] = s;
+  });
+}
+
+// The last step of the mean, by the one thread of the team that finished last (after a memory fence): the
+// total and mean of the slice sums, in slice order (and the L1 total and the loss), and the counter back to 0.
+KOKKOS_INLINE_FUNCTION void finish_mean(const MapSums& s) {
+  // Volatile loads read other teams' sums from memory, past this multiprocessor's cache (atomic
+  // loads of doubles go through Kokkos' lock table on some backends: 0.5 us each on an H200).
+  const double sum = sum_in_order(s.image_sums, s.images);
+  *s.total = sum;
+  *s.mean = sum / s.map_size;
+  if (s.l1.tile_sums) {
+    const double l1 = sum_in_order(s.l1.image_sums, s.images);
+    *s.l1.total = l1;
+    *s.l1.loss = s.l1.weight * (l1 / s.l1.count) + (1 - s.l1.weight) * (1 - sum / s.map_size);
+  }
+  *s.done = 0;
+}
+
+// Slices first .. first + count - 1 of s (and of its L1 sums): their tile sums added into image_sums, in
+// OrderedSum's order. scratch: slice_scratch_doubles(s) * count doubles.
+KOKKOS_INLINE_FUNCTION int slice_scratch_doubles(const MapSums& s) {
+  const int map = OrderedSum::scratch(s.tiles_per_image);
+  const int l1 = s.l1.tile_sums ? OrderedSum::scratch(s.l1.tiles_per_image) : 0;
+  return map > l1 ? map : l1;
+}
+template <class Team>
+KOKKOS_INLINE_FUNCTION void sum_slices(const Team& team, const MapSums& s, int first, int count, double* scratch) {
+  sum_slices_in_order(team, s.tile_sums + std::size_t(first) * s.tiles_per_image, s.tiles_per_image, count, scratch,
+                      s.image_sums + first);
+  if (s.l1.tile_sums) {
+    team.team_barrier();  // scratch is reused
+    sum_slices_in_order(team, s.l1.tile_sums + std::size_t(first) * s.l1.tiles_per_image, s.l1.tiles_per_image,
+                        count, scratch, s.l1.image_sums + first);
+  }
 }
 
 // Sums the tile sums of the last map pass into image_sums, total and mean (and the L1 sums into the loss).
@@ -186,48 +245,32 @@ template <class ExecSpace>
 void sum_map(const ExecSpace& exec, const MapSums& s) {
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Team = typename Policy::member_type;
-  const int images = s.images, tiles = s.tiles_per_image;
-  const int l1_tiles = s.l1.tile_sums ? s.l1.tiles_per_image : 0;
-  // GPUs: up to 1024 threads per slice (sum_slice_tiles).
-  constexpr int group = tile_sum_group;
+  const int images = s.images;
+  const int scratch_doubles = slice_scratch_doubles(s);
   const int vector = gpu_code_paths_v<ExecSpace> ? Kokkos::min(32, Policy::vector_length_max()) : 1;
   const auto body = KOKKOS_LAMBDA(const Team& team) {
     const int nc = team.league_rank();
-    double* first = s.tile_sums + std::size_t(nc) * tiles;
-    double* l1_first = l1_tiles ? s.l1.tile_sums + std::size_t(nc) * l1_tiles : nullptr;
-    const double slice = sum_slice_tiles(team, first, tiles);
-    const double l1_slice = l1_tiles ? sum_slice_tiles(team, l1_first, l1_tiles) : 0.0;
-    team.team_barrier();  // every thread has read its sums: mark them consumed (see MapSums)
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, tiles),
-                         [&](int t) { first[t] = Kokkos::Experimental::quiet_NaN_v<double>; });
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, l1_tiles),
-                         [&](int t) { l1_first[t] = Kokkos::Experimental::quiet_NaN_v<double>; });
+    auto* scratch = static_cast<double*>(
+        team.team_scratch(0).get_shmem_aligned(sizeof(double) * scratch_doubles, std::ptrdiff_t(sizeof(double))));
+    sum_slices(team, s, nc, 1, scratch);
+    team.team_barrier();  // the slice's sums are written
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      s.image_sums[nc] = slice;
-      if (l1_tiles) s.l1.image_sums[nc] = l1_slice;
       Kokkos::memory_fence();  // this slice's sum is visible before the slice counts itself done
       if (Kokkos::atomic_fetch_add(s.done, 1u) != unsigned(images - 1)) return;
       Kokkos::memory_fence();  // every other slice's sum is visible now
-      // Volatile loads read other teams' sums from memory, past this multiprocessor's cache (atomic
-      // loads of doubles go through Kokkos' lock table on some backends: 0.5 us each on an H200).
-      const double sum = sum_in_order(s.image_sums, images);
-      *s.total = sum;
-      *s.mean = sum / s.map_size;
-      if (l1_tiles) {
-        const double l1 = sum_in_order(s.l1.image_sums, images);
-        *s.l1.total = l1;
-        *s.l1.loss = s.l1.weight * (l1 / s.l1.count) + (1 - s.l1.weight) * (1 - sum / s.map_size);
-      }
-      *s.done = 0;
+      finish_mean(s);
     });
   };
-  int threads = 1;
-  if constexpr (gpu_code_paths_v<ExecSpace>) {
-    const int wanted = Kokkos::max(1, Kokkos::min(1024, (Kokkos::max(tiles, l1_tiles) + group - 1) / group) / vector);
-    threads = Kokkos::min(wanted, Policy(exec, images, 1, vector).team_size_max(body, Kokkos::ParallelForTag()));
-  }
-  threads = Kokkos::min(threads, Policy(exec, images, 1, vector).team_size_max(body, Kokkos::ParallelForTag()));
-  launch("kssim::sum_map", Policy(exec, images, threads, vector), body);
+  // GPUs: a thread per strand (OrderedSum), up to 1024 per slice.
+  const int strands = Kokkos::max(OrderedSum::strands(s.tiles_per_image),
+                                  s.l1.tile_sums ? OrderedSum::strands(s.l1.tiles_per_image) : 0);
+  Policy probe(exec, images, 1, vector);
+  probe.set_scratch_size(0, Kokkos::PerTeam(sizeof(double) * scratch_doubles));
+  const int most = probe.team_size_max(body, Kokkos::ParallelForTag());
+  const int threads = gpu_code_paths_v<ExecSpace> ? Kokkos::min(most, Kokkos::max(1, strands / vector)) : 1;
+  Policy policy(exec, images, threads, vector);
+  policy.set_scratch_size(0, Kokkos::PerTeam(sizeof(double) * scratch_doubles));
+  launch("kssim::sum_map", policy, body);
 }
 
 }  // namespace kssim::impl
