@@ -231,7 +231,7 @@ struct FusedForward {
           last_team = false;
           if (!finish) return;
           Kokkos::memory_fence();
-          last_team = Kokkos::atomic_fetch_add(sums.done, 1u) == unsigned(league_size() - 1);
+          last_team = Kokkos::atomic_fetch_add(sums.done, 1u) == unsigned(team.league_size() - 1);
           if (last_team) Kokkos::memory_fence();  // every other team's sums are visible now
         },
         last);
