@@ -250,7 +250,7 @@ struct FusedForward {
       sum_slices(team, sums, first, Kokkos::min(batch, g.images() - first), scratch);
       team.team_barrier();
     }
-    Kokkos::single(Kokkos::PerTeam(team), [&]() { finish_mean(sums); });
+    finish_mean(team, sums, scratch, capacity);
   }
 
   // Doubles that finish_sums' scratch (the moment planes of a tile of `rows`) holds.

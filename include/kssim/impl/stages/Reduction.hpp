@@ -147,17 +147,25 @@ struct MapSumStore {
 };
 
 // v[0] + v[1] + ... + v[n - 1], added in that order, from memory other teams wrote (volatile: past this
-// multiprocessor's cache). The loads go in batches of 8 ahead of their additions, so that they need not wait
-// for one another. Measured: no visible change (sum_map took 6.8-7.9 us at 64x1x128x128 on an H200, ncu,
-// before; the forward's C++ time after was within the drift between calls): its cost lies elsewhere.
-KOKKOS_INLINE_FUNCTION double sum_in_order(const volatile double* v, int n) {
-  constexpr int batch = 8;
+// multiprocessor's cache; atomic loads of doubles go through Kokkos' lock table on some backends, 0.5 us
+// each on an H200), by a team: chunks of `cap` values are loaded by all its threads at once into scratch,
+// then added by one. (One thread loading and adding the values itself, in batches of 8, made a chain of
+// dependent trips to memory: ~6 us of a 64x1x128x128 forward, H200, ncu.) The sum in every thread.
+template <class Team>
+KOKKOS_INLINE_FUNCTION double team_sum_in_order(const Team& team, const volatile double* v, int n, double* scratch,
+                                                int cap) {
   double sum = 0;
-  for (int i0 = 0; i0 < n; i0 += batch) {
-    double b[batch];
-    for (int u = 0; u < batch; ++u) b[u] = i0 + u < n ? v[i0 + u] : 0.0;
-    for (int u = 0; u < batch; ++u)
-      if (i0 + u < n) sum += b[u];
+  for (int i0 = 0; i0 < n; i0 += cap) {
+    const int m = n - i0 < cap ? n - i0 : cap;
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, m), [&](int i) { scratch[i] = v[i0 + i]; });
+    team.team_barrier();
+    Kokkos::single(
+        Kokkos::PerTeam(team),
+        [&](double& s) {
+          for (int i = 0; i < m; ++i) s += scratch[i];
+        },
+        sum);
+    team.team_barrier();  // scratch is reused
   }
   return sum;
 }
@@ -206,20 +214,21 @@ KOKKOS_INLINE_FUNCTION void sum_slices_in_order(const Team& team, double* v, int
   });
 }
 
-// The last step of the mean, by the one thread of the team that finished last (after a memory fence): the
-// total and mean of the slice sums, in slice order (and the L1 total and the loss), and the counter back to 0.
-KOKKOS_INLINE_FUNCTION void finish_mean(const MapSums& s) {
-  // Volatile loads read other teams' sums from memory, past this multiprocessor's cache (atomic
-  // loads of doubles go through Kokkos' lock table on some backends: 0.5 us each on an H200).
-  const double sum = sum_in_order(s.image_sums, s.images);
-  *s.total = sum;
-  *s.mean = sum / s.map_size;
-  if (s.l1.tile_sums) {
-    const double l1 = sum_in_order(s.l1.image_sums, s.images);
-    *s.l1.total = l1;
-    *s.l1.loss = s.l1.weight * (l1 / s.l1.count) + (1 - s.l1.weight) * (1 - sum / s.map_size);
-  }
-  *s.done = 0;
+// The last step of the mean, by the team that finished last (after a memory fence): the total and mean of the
+// slice sums, in slice order (and the L1 total and the loss), and the counter back to 0. scratch: cap doubles.
+template <class Team>
+KOKKOS_INLINE_FUNCTION void finish_mean(const Team& team, const MapSums& s, double* scratch, int cap) {
+  const double sum = team_sum_in_order(team, s.image_sums, s.images, scratch, cap);
+  const double l1 = s.l1.tile_sums ? team_sum_in_order(team, s.l1.image_sums, s.images, scratch, cap) : 0.0;
+  Kokkos::single(Kokkos::PerTeam(team), [&]() {
+    *s.total = sum;
+    *s.mean = sum / s.map_size;
+    if (s.l1.tile_sums) {
+      *s.l1.total = l1;
+      *s.l1.loss = s.l1.weight * (l1 / s.l1.count) + (1 - s.l1.weight) * (1 - sum / s.map_size);
+    }
+    *s.done = 0;
+  });
 }
 
 // Slices first .. first + count - 1 of s (and of its L1 sums): their tile sums added into image_sums, in
@@ -246,7 +255,8 @@ void sum_map(const ExecSpace& exec, const MapSums& s) {
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Team = typename Policy::member_type;
   const int images = s.images;
-  const int scratch_doubles = slice_scratch_doubles(s);
+  // Scratch: a slice's strands and groups, then (the last team) up to 1024 slice sums at a time.
+  const int scratch_doubles = Kokkos::max(slice_scratch_doubles(s), Kokkos::min(images, 1024));
   const int vector = gpu_code_paths_v<ExecSpace> ? Kokkos::min(32, Policy::vector_length_max()) : 1;
   const auto body = KOKKOS_LAMBDA(const Team& team) {
     const int nc = team.league_rank();
@@ -254,12 +264,16 @@ void sum_map(const ExecSpace& exec, const MapSums& s) {
         team.team_scratch(0).get_shmem_aligned(sizeof(double) * scratch_doubles, std::ptrdiff_t(sizeof(double))));
     sum_slices(team, s, nc, 1, scratch);
     team.team_barrier();  // the slice's sums are written
-    Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      Kokkos::memory_fence();  // this slice's sum is visible before the slice counts itself done
-      if (Kokkos::atomic_fetch_add(s.done, 1u) != unsigned(images - 1)) return;
-      Kokkos::memory_fence();  // every other slice's sum is visible now
-      finish_mean(s);
-    });
+    bool last = false;
+    Kokkos::single(
+        Kokkos::PerTeam(team),
+        [&](bool& last_team) {
+          Kokkos::memory_fence();  // this slice's sum is visible before the slice counts itself done
+          last_team = Kokkos::atomic_fetch_add(s.done, 1u) == unsigned(images - 1);
+          if (last_team) Kokkos::memory_fence();  // every other slice's sum is visible now
+        },
+        last);
+    if (last) finish_mean(team, s, scratch, scratch_doubles);
   };
   // GPUs: a thread per strand (OrderedSum), up to 1024 per slice.
   const int strands = Kokkos::max(OrderedSum::strands(s.tiles_per_image),
