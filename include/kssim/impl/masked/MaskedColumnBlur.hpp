@@ -1,6 +1,8 @@
 #pragma once
 // Not ColumnBlur with a Term: the map pass sums two values per team (w * map and w) and weighs the partials,
-// and normalized statistics combine five planes; the tile names, launch and staging are shared (StageKernel.hpp).
+// and normalized statistics combine five planes. What is the same is shared: the tile names and launch
+// (StageKernel.hpp) and a team's staging, loops and sums (run_forward_axis_pass, ColumnBlur.hpp), which call
+// this pass's combine, evaluate and store_sums.
 // Forward stage 2 of masked SSIM: ColumnBlur.hpp's strided-axis pass for masks.
 //  - MaskMode::Normalized, ColumnOutput::Statistics: the H pass of a volume, five planes in and out
 //    (MaskedMoments.hpp).
@@ -59,62 +61,30 @@ struct MaskedColumnBlur {
   KSSIM_AXIS_STAGE_TILES(ExecSpace, T);
   static constexpr bool normalized = Mode == MaskMode::Normalized;
   static constexpr int planes = normalized ? masked_planes : moment_planes;
+  static constexpr ColumnOutput output = Output;
+  static constexpr int staged_planes = planes;
+  using MapSum = WeightedSum;  // a team's sums of w * map and of w
 
-  // Only pointers, extents and PODs (KernelArrays.hpp).
+  // Only pointers, extents and PODs (KernelArrays.hpp). The inputs:
   PlaneArray<T> in;            // `planes` planes
-  PlaneArray<T> out_stats;     // Statistics: five planes
-  OutputArray<T> map;          // Map: optional (null data to skip)
-  PlaneArray<T> partials;      // Map: optional, see PartialPlanes
-  PartialPlanes wanted;
-  MapSums sums, weights;       // Map: one partial sum of w * map, and of w, per team
-  InputArray<T> mask;          // Map: (N, C, D, H, W), channels possibly broadcast
   const T* shifts = nullptr;   // (NC, 2), Recentring.hpp
   GaussianWindow<T> window;
   AxisPass a;
   Geometry g;
   T c1 = 0, c2 = 0;
+  InputArray<T> mask;          // Map: (N, C, D, H, W), channels possibly broadcast
+  // The outputs:
+  PlaneArray<T> out_stats;     // Statistics: five planes
+  OutputArray<T> map;          // Map: optional (null data to skip)
+  PlaneArray<T> partials;      // Map: optional, see PartialPlanes
+  PartialPlanes wanted;
+  MapSums sums, weights;       // Map: one partial sum of w * map, and of w, per team
 
   KOKKOS_INLINE_FUNCTION int halo_len() const { return a.tile_len + window.size - 1; }
   std::size_t scratch_bytes() const { return AxisScratch<ExecSpace, T>::bytes(planes, halo_len()); }
 
-  template <int Taps>  // see FixedTaps.hpp
-  KOKKOS_FUNCTION void run(const Team& team) const {
-    const AxisTilePosition p = axis_tile_position(a, team.league_rank(), a.tile_len, tile_inner);
-    const int nc = p.outer / a.outer_per_image;
-    const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
-    T fill[planes] = {};  // outside the image (the last plane, normalized statistics: weight 0)
-    fill[0] = -s1;
-    fill[1] = -s2;
-    const Scratch tile = AxisScratch<ExecSpace, T>::allocate(team, planes, halo_len());
-    stage_axis_tile<planes, tile_inner>(team, tile, in, a, p, halo_len(), fill);
-    team.team_barrier();
-
-    if constexpr (Output == ColumnOutput::Statistics) {
-      compute_and_store_axis_tile<masked_planes, rows, chunk, T>(
-          team, a, p, a.tile_len, tile_inner, out_stats, [&](int j0, int i0, T(&m)[masked_planes][rows][chunk]) {
-            combine_masked_axis_tile<rows, chunk, Taps>(tile, window, j0, i0, m);
-          });
-    } else {
-      constexpr int lanes = tile_inner / chunk;
-      WeightedSum team_sum;
-      Kokkos::parallel_reduce(
-          Kokkos::TeamVectorRange(team, a.tile_len / rows * lanes),
-          [&](int e, WeightedSum& sum) {
-            const int j0 = e / lanes * rows, i0 = e % lanes * chunk;
-            if (p.l0 + j0 >= a.len_out || p.i0 + i0 >= a.inner) return;
-            sum += evaluate<Taps>(tile, p, j0, i0, s1, s2);
-          },
-          Kokkos::Sum<WeightedSum>(team_sum));
-      Kokkos::single(Kokkos::PerTeam(team), [&]() {
-        sums.tile_sums[team.league_rank()] = team_sum.value;
-        weights.tile_sums[team.league_rank()] = team_sum.weight;
-        if (team.league_rank() == 0) {  // until sum_map writes them (Reduction.hpp)
-          sums.invalidate_results();
-          weights.invalidate_results();
-        }
-      });
-    }
-  }
+  template <int Taps>  // see FixedTaps.hpp: run_forward_axis_pass with the combine, evaluate and store_sums below
+  KOKKOS_FUNCTION void run(const Team& team) const { run_forward_axis_pass<ExecSpace, T, Taps>(*this, team); }
 
   // The mask weight of the map pixel at (outer, l, i) of this pass: the mask at its window's centre.
   KOKKOS_INLINE_FUNCTION T centre_weight(int outer, int l, int i) const {
@@ -188,6 +158,17 @@ struct MaskedColumnBlur {
       const int ow = int((pos + u) % g.ow), rest = int((pos + u) / g.ow);
       map(nc / g.c, nc % g.c, rest / g.oh, rest % g.oh, ow) = value[u];
     }
+  }
+
+  // Statistics (normalized): the five planes of a block of outputs (tile rows j0.., tile columns i0..).
+  template <int Taps>
+  KOKKOS_FORCEINLINE_FUNCTION void combine(const Scratch& tile, int j0, int i0,
+                                           T (&m)[masked_planes][rows][chunk]) const {
+    combine_masked_axis_tile<rows, chunk, Taps>(tile, window, j0, i0, m);
+  }
+  KOKKOS_INLINE_FUNCTION void store_sums(int team, const WeightedSum& sum) const {
+    store_tile_sum(sums, team, sum.value);
+    store_tile_sum(weights, team, sum.weight);
   }
 };
 

@@ -1,6 +1,8 @@
 #pragma once
 // Not LocalMoments' row_moments with a weight: the mask multiplies every tap and each window is centred on
-// its own weighted means (its centre pixel may be masked out), so the arithmetic itself differs.
+// its own weighted means (its centre pixel may be masked out), so the passes differ. Their sums around the
+// centres are LocalMoments' own, with the mask as a weight policy (add_row_tap with PlaneWeight,
+// add_staged_moments).
 // The moments of masked windows (normalized convolution, MaskMode::Normalized): every sample carries the
 // mask's weight m in [0, 1] besides the window's, so a window's moments are those of the weights k m / B(m),
 // B(m) = sum k m. The passes hand on the four moment planes of LocalMoments.hpp plus a fifth, the window's
@@ -68,19 +70,8 @@ KOKKOS_FORCEINLINE_FUNCTION void masked_row_moments(const T* xs, const T* ys, co
     a[u] = b[u] = 0;
   }
   KSSIM_UNROLL
-  for (int tap = 0; tap < taps; ++tap) {
-    const T wt = window.weight[tap];
-    KSSIM_VECTORIZE
-    for (int u = 0; u < Chunk; ++u) {
-      const T mw = wt * ms[u + tap];
-      T s, t;
-      sum_and_difference(xs[u + tap], ys[u + tap], c1[u], c2[u], s, t);
-      a[u] += mw * s;
-      b[u] += mw * t;
-      p[u] += mw * (s * s);
-      q[u] += mw * (t * t);
-    }
-  }
+  for (int tap = 0; tap < taps; ++tap)
+    add_row_tap<Chunk>(xs, ys, tap, window.weight[tap], PlaneWeight<T>{ms}, c1, c2, a, b, p, q);
   for (int u = 0; u < Chunk; ++u) {
     T m[masked_planes];
     finish_masked_moments(c1[u], c2[u], a[u], b[u], p[u], q[u], w[u], m);
@@ -125,25 +116,16 @@ KOKKOS_FORCEINLINE_FUNCTION void combine_masked_axis_tile(const Scratch& tile, c
     }
   KSSIM_UNROLL
   for (int s = 0; s < Rows + taps - 1; ++s) {
-    const T* m1 = &tile(0, j0 + s, i0);
-    const T* m2 = &tile(1, j0 + s, i0);
-    const T* vs = &tile(2, j0 + s, i0);
-    const T* cv = &tile(3, j0 + s, i0);
+    const StagedMoments<T> r(tile, j0 + s, i0);
     const T* wm = &tile(weight_plane, j0 + s, i0);
     for (int q = 0; q < Rows; ++q) {
       const int t = s - q;  // tap of staged row s for output q
       if (t < 0 || t >= taps) continue;
       const T wt = window.weight[t];
       KSSIM_VECTORIZE
-      for (int u = 0; u < Chunk; ++u) {
-        const T mw = wt * wm[u];
-        T su, tw;
-        sum_and_difference(m1[u], m2[u], c1[q][u], c2[q][u], su, tw);
-        acc[0][q][u] += mw * su;
-        acc[1][q][u] += mw * tw;
-        acc[2][q][u] += mw * ((vs[u] + 2 * cv[u]) + su * su);
-        acc[3][q][u] += mw * ((vs[u] - 2 * cv[u]) + tw * tw);
-      }
+      for (int u = 0; u < Chunk; ++u)
+        add_staged_moments(wt * wm[u], r.m1[u], r.m2[u], r.vs[u], r.cv[u], c1[q][u], c2[q][u], acc[0][q][u],
+                           acc[1][q][u], acc[2][q][u], acc[3][q][u]);
     }
   }
   for (int q = 0; q < Rows; ++q)

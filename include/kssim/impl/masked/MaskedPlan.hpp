@@ -105,10 +105,7 @@ class MaskedPlan {
       throw std::invalid_argument("kssim: masked SSIM takes Window::Exact only (a mask's weights renormalise the "
                                   "window; Window::Float32 defines SSIM by the raw window's moments)");
     ensure_self_checked<ExecSpace, T>(exec);
-    window_ = make_gaussian_window<T>(opts.window_size, opts.sigma);
-    reversed_ = window_.reversed();
-    c1_ = T((opts.k1 * opts.data_range) * (opts.k1 * opts.data_range));
-    c2_ = T((opts.k2 * opts.data_range) * (opts.k2 * opts.data_range));
+    constants_ = StageConstants<T>::of(opts, g.volumetric);
     const int planes = normalized() ? masked_planes : moment_planes;
     passes_ = make_axis_passes<ExecSpace, T>(exec, g_, planes);
     const AxisPass& last = g.volumetric ? passes_.depth : passes_.column;
@@ -162,7 +159,7 @@ class MaskedPlan {
     k.in = plane_array(row_stats_);
     k.out_stats = plane_array(column_stats_);
     k.shifts = shifts_.data();
-    k.window = window_;
+    k.window = constants_.window;
     k.a = passes_.column;
     k.g = g_;
     return k;
@@ -180,11 +177,11 @@ class MaskedPlan {
     k.weights = weights_.arrays;
     k.mask = mask;
     k.shifts = shifts_.data();
-    k.window = window_;
+    k.window = constants_.window;
     k.a = g_.volumetric ? passes_.depth : passes_.column;
     k.g = g_;
-    k.c1 = c1_;
-    k.c2 = c2_;
+    k.c1 = constants_.c1;
+    k.c2 = constants_.c2;
     return k;
   }
 
@@ -195,12 +192,12 @@ class MaskedPlan {
     PlaneArray<T> column_side = plane_array(partials_);
     if (g_.volumetric) {
       adjoint_column(exec, opts_,
-                     AdjointColumn<ExecSpace, T, K>{column_side, plane_array(column_stats_), reversed_,
+                     AdjointColumn<ExecSpace, T, K>{column_side, plane_array(column_stats_), constants_.reversed,
                                                     passes_.adjoint_depth});
       column_side = plane_array(column_stats_);
     }
     adjoint_column(exec, opts_,
-                   AdjointColumn<ExecSpace, T, K>{column_side, plane_array(row_stats_), reversed_,
+                   AdjointColumn<ExecSpace, T, K>{column_side, plane_array(row_stats_), constants_.reversed,
                                                   passes_.adjoint_column});
     if (normalized())
       adjoint_row(exec, opts_, adjoint_row_pass<K, true>(x, y, m, grad1, grad2, scale, factor, accumulate));
@@ -216,15 +213,14 @@ class MaskedPlan {
     // The pixel weights are the mask (normalized statistics: d B(m x) / dx = m B^T); other instances read none.
     return {.in = plane_array(row_stats_), .wanted = wanted_, .x = x, .y = y, .grad1 = grad1, .grad2 = grad2,
             .shifts = shifts_.data(), .upstream = factor, .pixel_weights = PixelWeights ? m : InputArray<T>{},
-            .scale = scale, .accumulate = accumulate, .window = reversed_, .g = g_};
+            .scale = scale, .accumulate = accumulate, .window = constants_.reversed, .g = g_};
   }
 
   Geometry g_;
   Options opts_;
   MaskMode mode_;
   PartialPlanes wanted_;
-  GaussianWindow<T> window_{}, reversed_{};
-  T c1_ = 0, c2_ = 0;
+  StageConstants<T> constants_;
   AxisPasses passes_;
   Kokkos::View<T* [2], Mem> shifts_;
   PlaneStore<T, Mem> row_stats_, column_stats_, partials_;
@@ -250,11 +246,11 @@ void MaskedPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T
     k.mask = m;
     k.shifts = shifts_.data();
     k.stats = plane_array(row_stats_);
-    k.window = window_;
+    k.window = constants_.window;
     k.g = g_;
     masked_row_blur(exec, opts_, k);
   } else {
-    row_blur(exec, opts_, RowBlur<ExecSpace, T>{x, y, shifts_.data(), plane_array(row_stats_), window_, g_});
+    row_blur(exec, opts_, RowBlur<ExecSpace, T>{x, y, shifts_.data(), plane_array(row_stats_), constants_.window, g_});
   }
   PlaneArray<T> map_input = plane_array(row_stats_);
   if (g_.volumetric) {

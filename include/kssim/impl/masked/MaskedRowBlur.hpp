@@ -1,6 +1,7 @@
 #pragma once
 // Not RowBlur with a weight: every staged sample and tap carries the mask (three staged planes, five outputs,
-// moments around each window's weighted means), and RowBlur's 16-bit and L1 paths do not apply to masks.
+// moments around each window's weighted means), and RowBlur's 16-bit and L1 paths do not apply to masks. The
+// row loop and the launch are RowBlur.hpp's (for_each_image_row, launch_row_pass).
 // Forward stage 1 of masked SSIM with normalized statistics (MaskMode::Normalized): RowBlur.hpp's row pass
 // with the mask's weight on every sample, writing the five planes of MaskedMoments.hpp. Each team stages a
 // tile of rows plus the window's halo: the recentred pixels of both images (0 where the mask is 0: missing
@@ -13,6 +14,7 @@
 #include <kssim/impl/core/KernelArrays.hpp>
 #include <kssim/impl/core/Launch.hpp>
 #include <kssim/impl/masked/MaskedMoments.hpp>
+#include <kssim/impl/stages/RowBlur.hpp>
 #include <kssim/impl/core/Tiles.hpp>
 #include <kssim/impl/stages/StageKernel.hpp>
 
@@ -43,14 +45,10 @@ struct MaskedRowBlur {
   KOKKOS_FUNCTION void run(const Team& team) const {
     const int row0 = (team.league_rank() / col_tiles) * tile_rows;
     const int col0 = (team.league_rank() % col_tiles) * tile_cols;
-    const int nrows = rows(), halo = halo_cols(), slice_rows = g.d * g.h;
-    const Scratch tile = RowScratch<ExecSpace, T>::allocate(team, 3, tile_rows, halo);
+    const int nrows = rows();
+    const Scratch tile = RowScratch<ExecSpace, T>::allocate(team, 3, tile_rows, halo_cols());
 
-    for_each_tile_row<tile_rows>(team, row0, nrows, [&](int i, int r) {
-      const int nc = r / slice_rows;
-      const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
-      const T* xrow = row_pointer(x, x_rows, r);
-      const T* yrow = row_pointer(y, y_rows, r);
+    for_each_image_row(*this, team, row0, [&](int i, int r, const T s1, const T s2, const T* xrow, const T* yrow) {
       const T* mrow = row_pointer(mask, mask_rows, r);
       const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4), ms = mask.stride(4);
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, int(tile.extent(2))), [&](int j) {
@@ -78,11 +76,8 @@ struct MaskedRowBlur {
 
 template <class ExecSpace, class T>
 void masked_row_blur(const ExecSpace& exec, const Options& opts, MaskedRowBlur<ExecSpace, T> k) {
-  k.col_tiles = ceil_div(k.g.ow, k.tile_cols);
-  k.x_rows = nested_row_stride(k.x);
-  k.y_rows = nested_row_stride(k.y);
   k.mask_rows = nested_row_stride(k.mask);
-  launch_stage("kssim::masked_row_blur", exec, opts, k, k.league_size(), k.tile_rows, k.tile_cols);
+  launch_row_pass("kssim::masked_row_blur", exec, opts, k, k.g.ow);
 }
 
 }  // namespace kssim::impl

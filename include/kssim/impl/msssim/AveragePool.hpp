@@ -54,20 +54,37 @@ KOKKOS_INLINE_FUNCTION void row_index(const Array& a, int r, int (&i)[4]) {
 template <class ExecSpace>
 inline constexpr int pool_chunk = gpu_code_paths_v<ExecSpace> ? 1 : 64;
 
+// The work items of both passes over the rows of an array of extents `a` (the pooled outputs, or for the
+// adjoint the fine gradients): item e is row (n, c, d, h) = i of the array, elements w0 .. w1 - 1.
+template <class ExecSpace>
+struct PoolRuns {
+  static constexpr int chunk = pool_chunk<ExecSpace>;
+  int i[4];
+  int w0, w1;
+
+  template <class Array>
+  KOKKOS_INLINE_FUNCTION static int per_row(const Array& a) { return (a.extent(4) + chunk - 1) / chunk; }
+  template <class Array>
+  static int count(const Array& a) { return row_count(a) * per_row(a); }
+  template <class Array>
+  KOKKOS_INLINE_FUNCTION PoolRuns(const Array& a, int e) {
+    row_index(a, e / per_row(a), i);
+    w0 = e % per_row(a) * chunk;
+    w1 = Kokkos::min(w0 + chunk, a.extent(4));
+  }
+};
+
 // Only pointers, extents and PODs (KernelArrays.hpp). x_out, y_out: the pooled extents.
 template <class ExecSpace, class T>
 struct AveragePool {
-  static constexpr int chunk = pool_chunk<ExecSpace>;
   InputArray<T> x_in, y_in;
   OutputArray<T> x_out, y_out;
   PoolPadding pad;
 
-  KOKKOS_INLINE_FUNCTION int runs_per_row() const { return (x_out.extent(4) + chunk - 1) / chunk; }
-
   KOKKOS_FUNCTION void operator()(int e) const {
-    int o[4];
-    row_index(x_out, e / runs_per_row(), o);
-    const int w0 = e % runs_per_row() * chunk;
+    const PoolRuns<ExecSpace> run(x_out, e);
+    const int(&o)[4] = run.i;
+    const int w0 = run.w0, w1 = run.w1;
     // The input rows of this output row (two along H, and for volumes two along D), less those in the padding.
     const T* xr[4];
     const T* yr[4];
@@ -80,7 +97,7 @@ struct AveragePool {
         yr[rows++] = &y_in(o[0], o[1], d, h, 0);
       }
     const std::ptrdiff_t xs = x_in.stride(4), ys = y_in.stride(4);
-    const int width = x_in.extent(4), w1 = Kokkos::min(w0 + chunk, x_out.extent(4));
+    const int width = x_in.extent(4);
     T* const xo = &x_out(o[0], o[1], o[2], o[3], 0);
     T* const yo = &y_out(o[0], o[1], o[2], o[3], 0);
     const std::ptrdiff_t xos = x_out.stride(4), yos = y_out.stride(4);
@@ -114,26 +131,24 @@ struct AveragePool {
 // Both images pooled in one pass; the outputs are the pooled extents of the inputs.
 template <class ExecSpace, class T>
 void average_pool(const ExecSpace& exec, const AveragePool<ExecSpace, T>& k) {
-  launch("kssim::average_pool", Kokkos::RangePolicy<ExecSpace>(exec, 0, row_count(k.x_out) * k.runs_per_row()), k);
+  launch("kssim::average_pool", Kokkos::RangePolicy<ExecSpace>(exec, 0, PoolRuns<ExecSpace>::count(k.x_out)), k);
 }
 
 // Only pointers, extents and PODs. grad*_in are the pooled (coarse) gradients, grad*_out the fine ones,
 // either pair may be absent (null data).
 template <class ExecSpace, class T>
 struct AveragePoolAdjoint {
-  static constexpr int chunk = pool_chunk<ExecSpace>;
   InputArray<T> grad1_in, grad2_in;
   OutputArray<T> grad1_out, grad2_out;
   PoolPadding pad;
   bool accumulate = false;
 
   KOKKOS_INLINE_FUNCTION const OutputArray<T>& shape() const { return grad1_out.data() ? grad1_out : grad2_out; }
-  KOKKOS_INLINE_FUNCTION int runs_per_row() const { return (shape().extent(4) + chunk - 1) / chunk; }
 
   KOKKOS_FUNCTION void operator()(int e) const {
-    int i[4];
-    row_index(shape(), e / runs_per_row(), i);
-    const int w0 = e % runs_per_row() * chunk, w1 = Kokkos::min(w0 + chunk, shape().extent(4));
+    const PoolRuns<ExecSpace> run(shape(), e);
+    const int(&i)[4] = run.i;
+    const int w0 = run.w0, w1 = run.w1;
     const int d = pad.volumetric ? (i[2] + pad.d) / 2 : i[2], h = (i[3] + pad.h) / 2;  // the coarse row
     const T inv = T(1.0 / pad.divisor());
     if (grad1_out.data())
@@ -158,7 +173,7 @@ struct AveragePoolAdjoint {
 template <class ExecSpace, class T>
 void average_pool_adjoint(const ExecSpace& exec, const AveragePoolAdjoint<ExecSpace, T>& k) {
   launch("kssim::average_pool_adjoint",
-         Kokkos::RangePolicy<ExecSpace>(exec, 0, row_count(k.shape()) * k.runs_per_row()), k);
+         Kokkos::RangePolicy<ExecSpace>(exec, 0, PoolRuns<ExecSpace>::count(k.shape())), k);
 }
 
 }  // namespace kssim::impl

@@ -39,6 +39,23 @@ Geometry row_pitched(Geometry g) {
   return g;
 }
 
+// What the stages of a plan (Plan, MaskedPlan.hpp) read from the options: the Gaussian window, its reverse
+// (the adjoint passes'), and SSIM's constants C1 = (k1 L)^2, C2 = (k2 L)^2.
+template <class T>
+struct StageConstants {
+  GaussianWindow<T> window{}, reversed{};
+  T c1 = 0, c2 = 0;
+
+  static StageConstants of(const Options& opts, bool volumetric) {
+    StageConstants k;
+    k.window = make_gaussian_window<T>(opts.window_size, opts.sigma, opts.window, volumetric ? 3 : 2);
+    k.reversed = k.window.reversed();
+    k.c1 = T((opts.k1 * opts.data_range) * (opts.k1 * opts.data_range));
+    k.c2 = T((opts.k2 * opts.data_range) * (opts.k2 * opts.data_range));
+    return k;
+  }
+};
+
 // Defined in SelfCheck.hpp (included at the end of this file): the first-use check of the pipeline.
 template <class ExecSpace, class T>
 void ensure_self_checked(const ExecSpace& exec);
@@ -87,10 +104,7 @@ class Plan {
     if (opts.window != Window::Exact && !std::is_same_v<Term, SsimTerm>)
       throw std::invalid_argument("kssim: MS-SSIM takes Window::Exact only (Window::Float32 is SSIM's)");
     schedule_ = choose_schedule<ExecSpace, T>(exec, g_, opts, wanted);
-    window_ = make_gaussian_window<T>(opts.window_size, opts.sigma, opts.window, g.volumetric ? 3 : 2);
-    reversed_ = window_.reversed();
-    c1_ = T((opts.k1 * opts.data_range) * (opts.k1 * opts.data_range));
-    c2_ = T((opts.k2 * opts.data_range) * (opts.k2 * opts.data_range));
+    constants_ = StageConstants<T>::of(opts, g.volumetric);
     const AxisPasses passes = make_axis_passes<ExecSpace, T>(exec, g_, moment_planes);
     column_ = passes.column;
     adjoint_column_ = passes.adjoint_column;
@@ -163,7 +177,7 @@ class Plan {
                double l1_weight = 0, const T* shifts = nullptr) const;
 
   // Whether the map is of the raw window's moments (Window::Float32, RawWindow.hpp).
-  bool raw_window() const { return window_.raw_deficit != T(0); }
+  bool raw_window() const { return constants_.window.raw_deficit != T(0); }
 
   // Backward stages: d(upstream * mean)/dx and /dy from the partials of the last forward(). `scale` is a host
   // factor, `upstream` an optional device factor, `slice_factors` optional device factors per (n, c) slice
@@ -189,8 +203,7 @@ class Plan {
   Options opts_;
   PartialPlanes wanted_;
   ScheduleChoice schedule_;
-  GaussianWindow<T> window_{}, reversed_{};
-  T c1_ = 0, c2_ = 0;
+  StageConstants<T> constants_;
   AxisPass column_, adjoint_column_, depth_, adjoint_depth_;
   Kokkos::View<T* [2], Mem> shifts_;  // (NC, 2): LayoutRight, so shifts_.data()[2 nc + k]
   PlaneStore<T, Mem> row_stats_, column_stats_, partials_;
@@ -225,10 +238,10 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
     k.wanted = wanted_;
     k.sums = sums;
     k.shifts = shifts_.data();
-    k.window = window_;
+    k.window = constants_.window;
     k.g = g_;
-    k.c1 = c1_;
-    k.c2 = c2_;
+    k.c1 = constants_.c1;
+    k.c2 = constants_.c2;
   };
   if (schedule_.fused_forward()) {
     FusedForward<ExecSpace, T, MapTerm, S, O> k{};
@@ -242,7 +255,7 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
     if (!k.finish) sum_map(exec, sums);
     return;
   }
-  RowBlur<ExecSpace, T, S> rows{x, y, shifts_.data(), plane_array(row_stats_), window_, g_};
+  RowBlur<ExecSpace, T, S> rows{x, y, shifts_.data(), plane_array(row_stats_), constants_.window, g_};
   rows.l1_tile_sums = sums.l1.tile_sums;
   row_blur(exec, opts_, rows);
   using MapPass = ColumnBlur<ExecSpace, T, ColumnOutput::Map, MapTerm, O>;
@@ -252,7 +265,7 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
     k.in = plane_array(row_stats_);
     k.out_stats = plane_array(column_stats_);
     k.shifts = shifts_.data();
-    k.window = window_;
+    k.window = constants_.window;
     k.a = column_;
     k.g = g_;
     column_blur(exec, opts_, k);
@@ -316,7 +329,7 @@ void Plan<ExecSpace, T, Term, S, O>::backward_planes(const ExecSpace& exec, cons
     k.scale = scale / count;
     k.l1_scale = l1_scale / double(g_.input_size());
     k.accumulate = accumulate;
-    k.window = reversed_;
+    k.window = constants_.reversed;
     k.g = g_;
   };
   if (schedule_.fused_backward()) {
@@ -331,11 +344,13 @@ void Plan<ExecSpace, T, Term, S, O>::backward_planes(const ExecSpace& exec, cons
   PlaneArray<T> column_side = plane_array(partials_);
   if (g_.volumetric) {
     adjoint_column(exec, opts_,
-                   AdjointColumn<ExecSpace, T, K>{column_side, plane_array(column_stats_), reversed_, adjoint_depth_});
+                   AdjointColumn<ExecSpace, T, K>{column_side, plane_array(column_stats_), constants_.reversed,
+                                                  adjoint_depth_});
     column_side = plane_array(column_stats_);
   }
   adjoint_column(exec, opts_,
-                 AdjointColumn<ExecSpace, T, K>{column_side, plane_array(row_stats_), reversed_, adjoint_column_});
+                 AdjointColumn<ExecSpace, T, K>{column_side, plane_array(row_stats_), constants_.reversed,
+                                                adjoint_column_});
   AdjointRow<ExecSpace, T, K, false, L1, S, O> k{};
   k.in = plane_array(row_stats_);
   k.wanted = wanted_;

@@ -13,6 +13,7 @@
 #include <kssim/impl/core/Geometry.hpp>
 #include <kssim/impl/stages/GradientStore.hpp>
 #include <kssim/impl/stages/L1Term.hpp>
+#include <kssim/impl/stages/RowBlur.hpp>
 #include <kssim/impl/core/Tiles.hpp>
 #include <kssim/impl/core/KernelArrays.hpp>
 #include <kssim/impl/core/Launch.hpp>
@@ -66,12 +67,8 @@ struct AdjointRow {
     const Scratch pixels = RowScratch<ExecSpace, T>::allocate(team, 2, tile_rows, tile_cols);
 
     // Stage the K planes with their halo, and the recentred pixels.
-    for_each_tile_row<tile_rows>(team, row0, nrows, [&](int i, int r) {
+    for_each_image_row(*this, team, row0, [&](int i, int r, const T s1, const T s2, const S* xrow, const S* yrow) {
       const std::size_t base = std::size_t(r) * g.row_pitch;
-      const int nc = r / slice_rows;
-      const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
-      const S* xrow = row_pointer(x, x_rows, r);
-      const S* yrow = row_pointer(y, y_rows, r);
       const std::size_t xs = x.stride(4), ys = y.stride(4);
       if constexpr (Tiles<ExecSpace, T>::gpu) {
         // The whole padded row, so that the vector loads below read defined values only; all of a lane's
@@ -187,13 +184,10 @@ struct AdjointRow {
 template <class ExecSpace, class T, int K, bool PixelWeights, bool L1, class S, class O>
 void adjoint_row(const ExecSpace& exec, const Options& opts,
                  AdjointRow<ExecSpace, T, K, PixelWeights, L1, S, O> k) {
-  k.col_tiles = ceil_div(k.g.w, k.tile_cols);
-  k.x_rows = nested_row_stride(k.x);
-  k.y_rows = nested_row_stride(k.y);
   k.grad1_rows = nested_row_stride(k.grad1);
   k.grad2_rows = nested_row_stride(k.grad2);
   k.weights_rows = nested_row_stride(k.pixel_weights);
-  launch_stage("kssim::adjoint_row", exec, opts, k, k.league_size(), k.tile_rows, k.tile_cols);
+  launch_row_pass("kssim::adjoint_row", exec, opts, k, k.g.w);
 }
 
 }  // namespace kssim::impl

@@ -27,9 +27,64 @@ enum class ColumnOutput {
   Map          // map, partial derivatives and per-team sums (the last forward pass)
 };
 
+// A team of a forward axis pass, ColumnBlur or MaskedColumnBlur.hpp (their planes and formulas differ, this
+// does not): stage the tile's Pass::staged_planes input planes with the window's halo, then
+//  - ColumnOutput::Statistics: store k.combine<Taps>(tile, j0, i0, acc), the planes of a block of outputs;
+//  - ColumnOutput::Map: sum k.evaluate<Taps>(tile, p, j0, i0, s1, s2), a block's sums (a Pass::MapSum), over
+//    the tile and hand the team's total to k.store_sums(team index, total).
+template <class ExecSpace, class T, int Taps, class Pass, class Team>
+KOKKOS_FORCEINLINE_FUNCTION void run_forward_axis_pass(const Pass& k, const Team& team) {
+  constexpr int K = Pass::staged_planes, rows = Pass::rows, chunk = Pass::chunk, tile_inner = Pass::tile_inner;
+  const AxisPass& a = k.a;
+  const AxisTilePosition p = axis_tile_position(a, team.league_rank(), a.tile_len, tile_inner);
+  const int nc = p.outer / a.outer_per_image;
+  const T s1 = k.shifts[2 * nc], s2 = k.shifts[2 * nc + 1];
+  // Outside the input: the means are the recentred zero, -shift, and every other plane is 0 (OutsideMoments in
+  // LocalMoments.hpp; the weight plane of normalized statistics: no weight).
+  T fill[K] = {};
+  fill[0] = -s1;
+  fill[1] = -s2;
+  const auto tile = AxisScratch<ExecSpace, T>::allocate(team, K, k.halo_len());
+  stage_axis_tile<K, tile_inner>(team, tile, k.in, a, p, k.halo_len(), fill);
+  team.team_barrier();
+
+  if constexpr (Pass::output == ColumnOutput::Statistics) {
+    compute_and_store_axis_tile<K, rows, chunk, T>(team, a, p, a.tile_len, tile_inner, k.out_stats,
+                                                   [&](int j0, int i0, T(&acc)[K][rows][chunk]) {
+                                                     k.template combine<Taps>(tile, j0, i0, acc);
+                                                   });
+  } else {
+    // One flat range over (block of rows, chunk of columns), consecutive indices on consecutive lanes:
+    // every thread and lane keeps its own running sum and the team reduces once (a nested thread /
+    // lane reduction reduced the lanes once per block of rows).
+    using Sum = typename Pass::MapSum;
+    constexpr int lanes = tile_inner / chunk;
+    Sum team_sum{};
+    Kokkos::parallel_reduce(
+        Kokkos::TeamVectorRange(team, a.tile_len / rows * lanes),
+        [&](int e, Sum& sum) {
+          const int j0 = e / lanes * rows, i0 = e % lanes * chunk;
+          if (p.l0 + j0 >= a.len_out || p.i0 + i0 >= a.inner) return;
+          sum += k.template evaluate<Taps>(tile, p, j0, i0, s1, s2);
+        },
+        Kokkos::Sum<Sum>(team_sum));
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { k.store_sums(team.league_rank(), team_sum); });
+  }
+}
+
+// A team's partial sum of the map, tile_sums[tile]; the first team marks the results stale until sum_map
+// writes them (Reduction.hpp).
+KOKKOS_INLINE_FUNCTION void store_tile_sum(const MapSums& sums, int tile, double value) {
+  sums.tile_sums[tile] = value;
+  if (tile == 0) sums.invalidate_results();
+}
+
 template <class ExecSpace, class T, ColumnOutput Output, class Term = SsimTerm, class O = T>
 struct ColumnBlur {
   KSSIM_AXIS_STAGE_TILES(ExecSpace, T);
+  static constexpr ColumnOutput output = Output;
+  static constexpr int staged_planes = moment_planes;
+  using MapSum = double;  // a team's sum of the map
 
   // Only pointers, extents and PODs (KernelArrays.hpp).
   PlaneArray<T> in;                          // four moment planes
@@ -47,41 +102,8 @@ struct ColumnBlur {
   KOKKOS_INLINE_FUNCTION int halo_len() const { return a.tile_len + window.size - 1; }
   std::size_t scratch_bytes() const { return AxisScratch<ExecSpace, T>::bytes(moment_planes, halo_len()); }
 
-  template <int Taps>  // see FixedTaps.hpp
-  KOKKOS_FUNCTION void run(const Team& team) const {
-    const AxisTilePosition p = axis_tile_position(a, team.league_rank(), a.tile_len, tile_inner);
-    const int nc = p.outer / a.outer_per_image;
-    const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
-    const OutsideMoments<T> fill(s1, s2);
-    const Scratch tile = AxisScratch<ExecSpace, T>::allocate(team, moment_planes, halo_len());
-    stage_axis_tile<moment_planes, tile_inner>(team, tile, in, a, p, halo_len(), fill.values);
-    team.team_barrier();
-
-    if constexpr (Output == ColumnOutput::Statistics) {
-      compute_and_store_axis_tile<moment_planes, rows, chunk, T>(
-          team, a, p, a.tile_len, tile_inner, out_stats, [&](int j0, int i0, T(&moments)[moment_planes][rows][chunk]) {
-            combine_axis_tile<rows, chunk, Taps>(tile, window, j0, i0, moments);
-          });
-    } else {
-      // One flat range over (block of rows, chunk of columns), consecutive indices on consecutive lanes:
-      // every thread and lane keeps its own running sum and the team reduces once (a nested thread /
-      // lane reduction reduced the lanes once per block of rows).
-      constexpr int lanes = tile_inner / chunk;
-      double team_sum = 0;
-      Kokkos::parallel_reduce(
-          Kokkos::TeamVectorRange(team, a.tile_len / rows * lanes),
-          [&](int e, double& sum) {
-            const int j0 = e / lanes * rows, i0 = e % lanes * chunk;
-            if (p.l0 + j0 >= a.len_out || p.i0 + i0 >= a.inner) return;
-            sum += evaluate<Taps>(tile, p, j0, i0, s1, s2);
-          },
-          team_sum);
-      Kokkos::single(Kokkos::PerTeam(team), [&]() {
-        sums.tile_sums[team.league_rank()] = team_sum;
-        if (team.league_rank() == 0) sums.invalidate_results();  // until sum_map writes them (Reduction.hpp)
-      });
-    }
-  }
+  template <int Taps>  // see FixedTaps.hpp: run_forward_axis_pass with the combine, evaluate and store_sums below
+  KOKKOS_FUNCTION void run(const Team& team) const { run_forward_axis_pass<ExecSpace, T, Taps>(*this, team); }
 
   KOKKOS_INLINE_FUNCTION int valid_in_chunk(const AxisTilePosition& p, int i0) const {
     return p.i0 + i0 + chunk <= a.inner ? chunk : a.inner - p.i0 - i0;
@@ -117,6 +139,14 @@ struct ColumnBlur {
       }
     }
   }
+
+  // Statistics: the moments of a block of outputs (tile rows j0.., tile columns i0..).
+  template <int Taps>
+  KOKKOS_FORCEINLINE_FUNCTION void combine(const Scratch& tile, int j0, int i0,
+                                           T (&moments)[moment_planes][rows][chunk]) const {
+    combine_axis_tile<rows, chunk, Taps>(tile, window, j0, i0, moments);
+  }
+  KOKKOS_INLINE_FUNCTION void store_sums(int team, double sum) const { store_tile_sum(sums, team, sum); }
 };
 
 template <class ExecSpace, class T, ColumnOutput Output, class Term, class O>

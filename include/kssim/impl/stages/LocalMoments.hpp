@@ -93,6 +93,62 @@ KOKKOS_FORCEINLINE_FUNCTION void sum_and_difference(T v1, T v2, T c1, T c2, T& s
   t = d1 - d2;
 }
 
+// The weight of a sample: its tap's window weight wt (NoWeight), or that times the sample's own weight in
+// [0, 1] (PlaneWeight: the mask of normalized statistics, MaskedMoments.hpp). A compile-time policy, so that
+// SSIM's passes carry no weight code.
+struct NoWeight {
+  template <class T>
+  KOKKOS_FORCEINLINE_FUNCTION T operator()(T wt, int) const { return wt; }
+};
+template <class T>
+struct PlaneWeight {
+  const T* w;  // the staged weights of the samples
+  KOKKOS_FORCEINLINE_FUNCTION T operator()(T wt, int j) const { return wt * w[j]; }
+};
+
+// One tap of a row pass around each output's own centres: adds the deviations of sample u + tap from output
+// u's centres (c1, c2), weighted by weight(wt, u + tap), to its sums A, B, P, Q above.
+template <int Chunk, class T, class Weight>
+KOKKOS_FORCEINLINE_FUNCTION void add_row_tap(const T* xs, const T* ys, int tap, T wt, const Weight& weight,
+                                             const T (&c1)[Chunk], const T (&c2)[Chunk], T (&a)[Chunk],
+                                             T (&b)[Chunk], T (&p)[Chunk], T (&q)[Chunk]) {
+  KSSIM_VECTORIZE
+  for (int u = 0; u < Chunk; ++u) {
+    const T w = weight(wt, u + tap);
+    T s, t;
+    sum_and_difference(xs[u + tap], ys[u + tap], c1[u], c2[u], s, t);
+    a[u] += w * s;
+    b[u] += w * t;
+    p[u] += w * (s * s);
+    q[u] += w * (t * t);
+  }
+}
+
+// Staged row j of an axis tile's four moment planes, from tile column i0.
+template <class T>
+struct StagedMoments {
+  const T* m1;
+  const T* m2;
+  const T* vs;
+  const T* cv;
+  template <class Scratch>
+  KOKKOS_FORCEINLINE_FUNCTION StagedMoments(const Scratch& tile, int j, int i0)
+      : m1(&tile(0, j, i0)), m2(&tile(1, j, i0)), vs(&tile(2, j, i0)), cv(&tile(3, j, i0)) {}
+};
+
+// A staged row's Standard moments (m1, m2, vs, cov) around an output's centres (c1, c2), weighted by w, added
+// to the output's sums A, B, P, Q above (P gets Var_u + s^2 = vs + 2 cov + s^2, Q Var_w + t^2).
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION void add_staged_moments(T w, T m1, T m2, T vs, T cov, T c1, T c2, T& a, T& b, T& p,
+                                                    T& q) {
+  T su, tw;
+  sum_and_difference(m1, m2, c1, c2, su, tw);
+  a += w * su;
+  b += w * tw;
+  p += w * ((vs + 2 * cov) + su * su);
+  q += w * ((vs - 2 * cov) + tw * tw);
+}
+
 // The moments of a row pass for Chunk consecutive outputs from staged recentred pixels: output u
 // correlates xs[u .. u + taps - 1] (and ys). Two forms of the same sums:
 //  - SharedCentre (GPUs with a compile-time tap count): the Chunk outputs share one centre, the pixel at
@@ -154,18 +210,8 @@ KOKKOS_FORCEINLINE_FUNCTION void row_moments(const T* xs, const T* ys, const Win
       }
     }
   } else {
-    for (int tap = 0; tap < taps; ++tap) {
-      const T wt = window.weight[tap];
-      KSSIM_VECTORIZE
-      for (int u = 0; u < Chunk; ++u) {
-        T s, t;
-        sum_and_difference(xs[u + tap], ys[u + tap], c1[u], c2[u], s, t);
-        a[u] += wt * s;
-        b[u] += wt * t;
-        p[u] += wt * (s * s);
-        q[u] += wt * (t * t);
-      }
-    }
+    for (int tap = 0; tap < taps; ++tap)
+      add_row_tap<Chunk>(xs, ys, tap, window.weight[tap], NoWeight{}, c1, c2, a, b, p, q);
   }
   KSSIM_VECTORIZE
   for (int u = 0; u < Chunk; ++u) {
@@ -204,10 +250,7 @@ KOKKOS_FORCEINLINE_FUNCTION void combine_axis_tile(const Scratch& tile, const Wi
       for (int u = 0; u < Chunk; ++u) acc[k][q][u] = 0;
   KSSIM_UNROLL
   for (int s = 0; s < Rows + taps - 1; ++s) {
-    const T* m1 = &tile(0, j0 + s, i0);
-    const T* m2 = &tile(1, j0 + s, i0);
-    const T* vs = &tile(2, j0 + s, i0);
-    const T* cv = &tile(3, j0 + s, i0);
+    const StagedMoments<T> r(tile, j0 + s, i0);
     if constexpr (shared) {
       // This staged row's sums and differences (A, B, P, Q terms above), formed once for every output
       // that uses it.
@@ -215,14 +258,14 @@ KOKKOS_FORCEINLINE_FUNCTION void combine_axis_tile(const Scratch& tile, const Wi
       KSSIM_VECTORIZE
       for (int u = 0; u < Chunk; ++u) {
         if constexpr (Form == MomentForm::Standard) {
-          sum_and_difference(m1[u], m2[u], c1[0][u], c2[0][u], su[u], tw[u]);
-          pu[u] = (vs[u] + 2 * cv[u]) + su[u] * su[u];  // Var_u of the staged row + s^2
-          qw[u] = (vs[u] - 2 * cv[u]) + tw[u] * tw[u];  // Var_w + t^2: exactly 0 for identical images
+          sum_and_difference(r.m1[u], r.m2[u], c1[0][u], c2[0][u], su[u], tw[u]);
+          pu[u] = (r.vs[u] + 2 * r.cv[u]) + su[u] * su[u];  // Var_u of the staged row + s^2
+          qw[u] = (r.vs[u] - 2 * r.cv[u]) + tw[u] * tw[u];  // Var_w + t^2: exactly 0 for identical images
         } else {  // planes (m1 + m2, m1 - m2, Var_u, Var_w), centres likewise
-          su[u] = m1[u] - c1[0][u];
-          tw[u] = m2[u] - c2[0][u];
-          pu[u] = vs[u] + su[u] * su[u];
-          qw[u] = cv[u] + tw[u] * tw[u];
+          su[u] = r.m1[u] - c1[0][u];
+          tw[u] = r.m2[u] - c2[0][u];
+          pu[u] = r.vs[u] + su[u] * su[u];
+          qw[u] = r.cv[u] + tw[u] * tw[u];
         }
       }
       for (int q = 0; q < Rows; ++q) {
@@ -243,19 +286,16 @@ KOKKOS_FORCEINLINE_FUNCTION void combine_axis_tile(const Scratch& tile, const Wi
         if (t < 0 || t >= taps) continue;
         const T wt = window.weight[t];
         for (int u = 0; u < Chunk; ++u) {
-          T su, tw;
           if constexpr (Form == MomentForm::Standard) {
-            sum_and_difference(m1[u], m2[u], c1[q][u], c2[q][u], su, tw);
-            acc[2][q][u] += wt * ((vs[u] + 2 * cv[u]) + su * su);
-            acc[3][q][u] += wt * ((vs[u] - 2 * cv[u]) + tw * tw);
+            add_staged_moments(wt, r.m1[u], r.m2[u], r.vs[u], r.cv[u], c1[q][u], c2[q][u], acc[0][q][u], acc[1][q][u],
+                               acc[2][q][u], acc[3][q][u]);
           } else {
-            su = m1[u] - c1[q][u];
-            tw = m2[u] - c2[q][u];
-            acc[2][q][u] += wt * (vs[u] + su * su);
-            acc[3][q][u] += wt * (cv[u] + tw * tw);
+            const T su = r.m1[u] - c1[q][u], tw = r.m2[u] - c2[q][u];
+            acc[0][q][u] += wt * su;
+            acc[1][q][u] += wt * tw;
+            acc[2][q][u] += wt * (r.vs[u] + su * su);
+            acc[3][q][u] += wt * (r.cv[u] + tw * tw);
           }
-          acc[0][q][u] += wt * su;
-          acc[1][q][u] += wt * tw;
         }
       }
     }

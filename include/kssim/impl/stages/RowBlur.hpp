@@ -24,6 +24,31 @@
 
 namespace kssim::impl {
 
+// What the row passes (RowBlur, MaskedRowBlur.hpp, AdjointRow.hpp) share besides StageKernel.hpp. A row pass
+// functor k has the images x, y with their nested_row_stride x_rows, y_rows, the recentring shifts, the
+// geometry g, col_tiles and rows().
+
+// The staging loop of a row pass's tile: f(i, r, s1, s2, xrow, yrow) for each row r = row0 + i of the tile on
+// the team's threads, with its slice's recentring shifts (Recentring.hpp) and the first pixels of its rows.
+template <class Pass, class Team, class F>
+KOKKOS_FORCEINLINE_FUNCTION void for_each_image_row(const Pass& k, const Team& team, int row0, const F& f) {
+  const int slice_rows = k.g.d * k.g.h;
+  for_each_tile_row<Pass::tile_rows>(team, row0, k.rows(), [&](int i, int r) {
+    const int nc = r / slice_rows;
+    f(i, r, k.shifts[2 * nc], k.shifts[2 * nc + 1], row_pointer(k.x, k.x_rows, r), row_pointer(k.y, k.y_rows, r));
+  });
+}
+
+// Sets what a row pass derives from its arrays (its column tiles over `width` outputs, the images' row
+// strides) and launches it.
+template <class ExecSpace, class Pass>
+void launch_row_pass(const char* name, const ExecSpace& exec, const Options& opts, Pass& k, int width) {
+  k.col_tiles = ceil_div(width, k.tile_cols);
+  k.x_rows = nested_row_stride(k.x);
+  k.y_rows = nested_row_stride(k.y);
+  launch_stage(name, exec, opts, k, k.league_size(), k.tile_rows, k.tile_cols);
+}
+
 template <class ExecSpace, class T, class S = T>
 struct RowBlur {
   KSSIM_ROW_STAGE_TILES(ExecSpace, T);
@@ -47,15 +72,11 @@ struct RowBlur {
   KOKKOS_FUNCTION void run(const Team& team) const {
     const int row0 = (team.league_rank() / col_tiles) * tile_rows;
     const int col0 = (team.league_rank() % col_tiles) * tile_cols;
-    const int nrows = rows(), halo = tile_cols + window.size - 1, slice_rows = g.d * g.h;
+    const int nrows = rows(), halo = tile_cols + window.size - 1;
     const Scratch tile = RowScratch<ExecSpace, T>::allocate(team, 2, tile_rows, halo);
 
     // Stage recentred pixels; the zero padding outside the image becomes -shift after recentring.
-    for_each_tile_row<tile_rows>(team, row0, nrows, [&](int i, int r) {
-      const int nc = r / slice_rows;
-      const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
-      const S* xrow = row_pointer(x, x_rows, r);
-      const S* yrow = row_pointer(y, y_rows, r);
+    for_each_image_row(*this, team, row0, [&](int i, int r, const T s1, const T s2, const S* xrow, const S* yrow) {
       const std::size_t xs = x.stride(4), ys = y.stride(4);
       if constexpr (Tiles<ExecSpace, T>::gpu) {
         // The whole padded row, so that the vector loads below read defined values only. Interior tiles
@@ -163,10 +184,7 @@ struct RowBlur {
 
 template <class ExecSpace, class T, class S>
 void row_blur(const ExecSpace& exec, const Options& opts, RowBlur<ExecSpace, T, S> k) {
-  k.col_tiles = ceil_div(k.g.ow, k.tile_cols);
-  k.x_rows = nested_row_stride(k.x);
-  k.y_rows = nested_row_stride(k.y);
-  launch_stage("kssim::row_blur", exec, opts, k, k.league_size(), k.tile_rows, k.tile_cols);
+  launch_row_pass("kssim::row_blur", exec, opts, k, k.g.ow);
 }
 
 }  // namespace kssim::impl
