@@ -2,12 +2,14 @@
 // The mean of the map, bitwise reproducible: every team of the map pass leaves the sum of its map values
 // in tile_sums; then one kernel with a team per (n, c) slice sums each slice's tile sums, and the team
 // that finishes last (an atomic counter) sums the slices and writes the total and the mean. Which team
-// that is depends on timing, but every sum runs in a fixed order (indices and team shape), so the result
-// does not. The counter returns to zero for the next call. The fused L1 + SSIM loss (L1Term.hpp) adds a
+// that is depends on timing, but every sum runs in a fixed order (OrderedSum: indices only, not the team's
+// shape), so the result does not. The counter returns to zero for the next call. The fused L1 + SSIM loss (L1Term.hpp) adds a
 // second set of tile sums, of |x - y|, summed alongside in the same fixed order, and the loss.
 // (One team for everything cost 10 us at 1920x1080 and 38 us at 3840x2160 on an H200: its threads walk
 // the slices one after the other. Counting in the map pass itself, to save this kernel's launch, made
-// every map-pass team wait for a memory fence and an atomic: 13 us more in the map pass at 1920x1080.)
+// every map-pass team wait for a memory fence and an atomic: 13 us more in the map pass at 1920x1080. On
+// one-wave problems the launch costs more than that wait, and the fused forward's last team does this
+// kernel's work itself: FusedForward.hpp, fused_forward_finishes.)
 
 #include <kssim/impl/core/Launch.hpp>
 #include <kssim/impl/core/Tiles.hpp>
