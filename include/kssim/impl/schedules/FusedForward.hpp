@@ -228,11 +228,7 @@ struct FusedForward {
         [&](bool& last_team) {
           sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total();
           if (rank == 0) sums.invalidate_results();  // until sum_map (or finish_sums) writes them (Reduction.hpp)
-          last_team = false;
-          if (!finish) return;
-          Kokkos::memory_fence();
-          last_team = Kokkos::atomic_fetch_add(sums.done, 1u) == unsigned(team.league_size() - 1);
-          if (last_team) Kokkos::memory_fence();  // every other team's sums are visible now
+          last_team = finish && count_team_done(sums, team.league_size());
         },
         last);
     if (last) finish_sums(team, moments);
@@ -242,7 +238,7 @@ struct FusedForward {
   // sum_map's), batched over slices, in the moment planes' scratch (no longer needed), then the total.
   KOKKOS_INLINE_FUNCTION void finish_sums(const Team& team, const Scratch& moments) const {
     const int per = slice_scratch_doubles(sums);
-    const int capacity = int(moments.extent(0) * moments.extent(1) * moments.extent(2) * sizeof(T) / sizeof(double));
+    const int capacity = int(finish_capacity(rows, window.size));
     const int batch = Kokkos::max(1, capacity / per);  // fused_forward_finishes: capacity >= per
     auto* scratch = reinterpret_cast<double*>(moments.data());
     team.team_barrier();  // every thread is done with the moment planes
@@ -254,7 +250,7 @@ struct FusedForward {
   }
 
   // Doubles that finish_sums' scratch (the moment planes of a tile of `rows`) holds.
-  static long long finish_capacity(int rows, int window) {
+  KOKKOS_INLINE_FUNCTION static long long finish_capacity(int rows, int window) {
     return (long long)(moment_planes) * (rows + window - 1) * RowScratch<ExecSpace, T>::pitch(cols) * sizeof(T) /
            sizeof(double);
   }

@@ -172,6 +172,16 @@ KOKKOS_INLINE_FUNCTION double team_sum_in_order(const Team& team, const volatile
   return sum;
 }
 
+// Called by one thread of each team that adds to the mean, after its sums are written: counts the team done
+// and says whether it is the last of `teams` (then every other team's sums are visible to it, and it adds the
+// total: finish_mean). The fences order this team's sums before its count, and the others' before its reads.
+KOKKOS_INLINE_FUNCTION bool count_team_done(const MapSums& s, int teams) {
+  Kokkos::memory_fence();
+  const bool last = Kokkos::atomic_fetch_add(s.done, 1u) == unsigned(teams - 1);
+  if (last) Kokkos::memory_fence();
+  return last;
+}
+
 // The fixed order in which a slice's n tile sums are added, whatever adds them (sum_map's team of any shape,
 // or the fused forward's last team, FusedForward.hpp): `strands` strided sequential sums (strand p adds
 // values p, p + strands, ...), then groups of 32 consecutive strands in order, then the groups in order.
@@ -269,12 +279,7 @@ void sum_map(const ExecSpace& exec, const MapSums& s) {
     bool last = false;
     Kokkos::single(
         Kokkos::PerTeam(team),
-        [&](bool& last_team) {
-          Kokkos::memory_fence();  // this slice's sum is visible before the slice counts itself done
-          last_team = Kokkos::atomic_fetch_add(s.done, 1u) == unsigned(images - 1);
-          if (last_team) Kokkos::memory_fence();  // every other slice's sum is visible now
-        },
-        last);
+        [&](bool& last_team) { last_team = count_team_done(s, images); }, last);
     if (last) finish_mean(team, s, scratch, scratch_doubles);
   };
   // GPUs: a thread per strand (OrderedSum), up to 1024 per slice.
