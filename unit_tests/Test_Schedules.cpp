@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 using namespace kssim_test;
 
@@ -182,4 +183,26 @@ TYPED_TEST(Schedules, FusedForwardChainsGiveTheSameMap) {
         EXPECT_EQ(value, first_loss) << "L1 + SSIM, chain " << chain << (same ? " same" : " valid");
     }
   }
+}
+
+// The fused kernels split their league rank with IndexDivisor (a multiply and a shift): exact for every
+// divisor shape (1, powers of two and their neighbours, large and random) and every rank up to 2^31.
+TEST(IndexDivisor, QuotientEqualsDivision) {
+  std::vector<int> divisors;
+  for (int d = 1; d <= 1100; ++d) divisors.push_back(d);
+  for (int k = 11; k <= 30; ++k)
+    for (int e = -1; e <= 1; ++e) divisors.push_back((1 << k) + e);
+  divisors.push_back(2147483647);
+  unsigned seed = 77;
+  const auto next = [&]() { return seed = seed * 1664525u + 1013904223u; };
+  for (int i = 0; i < 300; ++i) divisors.push_back(int(next() >> 1) | 1);
+  for (const int d : divisors) {
+    const kssim::impl::IndexDivisor div = kssim::impl::make_index_divisor(d);
+    std::vector<int> ranks = {0, 1, d - 1, d, d + 1, 2 * d - 1, 2 * d, 2147483646, 2147483647};
+    for (int i = 0; i < 200; ++i) ranks.push_back(int(next() >> 1));
+    for (int i = 0; i < 50; ++i) ranks.push_back(int(next() % 100000u));
+    for (const int n : ranks)
+      if (n >= 0) ASSERT_EQ(div.quotient(n), n / d) << n << " / " << d;
+  }
+  EXPECT_THROW(kssim::impl::make_index_divisor(0), std::invalid_argument);
 }

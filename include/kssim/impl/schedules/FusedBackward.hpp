@@ -47,6 +47,7 @@ struct FusedBackward {
   Geometry g;
   int rows = 0;  // gradient rows per tile
   int tiles_x = 0, tiles_y = 0;
+  IndexDivisor per_image, per_row;  // the league rank's divisors: tiles per slice, tiles_x (IndexDivisor.hpp)
   std::ptrdiff_t x_rows = -1, y_rows = -1, grad1_rows = -1, grad2_rows = -1;  // nested_row_stride
 
   // Staged planes and the adjoint-column planes are as wide as the row pass needs: Cols + window - 1,
@@ -60,8 +61,8 @@ struct FusedBackward {
 
   template <int Taps>  // see FixedTaps.hpp
   KOKKOS_FUNCTION void run(const Team& team) const {
-    const int rank = team.league_rank(), per_image = tiles_x * tiles_y;
-    const int nc = rank / per_image, iy0 = rank % per_image / tiles_x * rows, ix0 = rank % tiles_x * cols;
+    const int rank = team.league_rank(), nc = per_image.quotient(rank), in_image = rank - nc * int(per_image.divisor);
+    const int tile_y = per_row.quotient(in_image), iy0 = tile_y * rows, ix0 = (in_image - tile_y * tiles_x) * cols;
     // The adjoint of the forward correlation's offsets g.pad_h, g.pad_w.
     const int offset_h = window.size - 1 - g.pad_h, offset_w = window.size - 1 - g.pad_w;
     // With a compile-time tap count the width is a constant too: the flat indices below divide by constants.
@@ -216,6 +217,8 @@ void fused_backward(const ExecSpace& exec, const Options& opts, FusedBackward<Ex
   using B = FusedBackward<ExecSpace, T, K, L1, S, O>;
   k.tiles_x = ceil_div(k.g.w, B::cols);
   k.tiles_y = ceil_div(k.g.h, k.rows);
+  k.per_image = make_index_divisor(k.tiles_x * k.tiles_y);
+  k.per_row = make_index_divisor(k.tiles_x);
   k.x_rows = nested_row_stride(k.x);
   k.y_rows = nested_row_stride(k.y);
   k.grad1_rows = nested_row_stride(k.grad1);

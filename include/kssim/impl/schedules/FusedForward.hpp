@@ -2,7 +2,8 @@
 // The fused forward schedule for images (2D): the whole forward pass in one TeamPolicy kernel, tile by
 // tile in team scratch. A team owns a chain of `chain` tiles of Rows x Cols map pixels down one column of
 // tiles of one (n, c) slice (fused_forward_chain below) and, for each tile,
-//   1. stages both images over its tile plus the window's halo, recentred (Recentring.hpp);
+//   1. stages both images over its tile plus the window's halo, recentred (Recentring.hpp), as their sum
+//      and difference (StagedPixels, LocalMoments.hpp);
 //   2. runs the row blur over all Rows + window - 1 staged rows into four moment planes in scratch, in the
 //      SumDifference form (row_moments, LocalMoments.hpp: the row-blur stage's arithmetic); after the
 //      first tile of a chain, the window - 1 halo rows come from the previous tile (copied down in
@@ -23,6 +24,7 @@
 #include <kssim/impl/core/FixedTaps.hpp>
 #include <kssim/impl/core/GaussianWindow.hpp>
 #include <kssim/impl/core/Geometry.hpp>
+#include <kssim/impl/core/IndexDivisor.hpp>
 #include <kssim/impl/core/KernelArrays.hpp>
 #include <kssim/impl/stages/L1Term.hpp>
 #include <kssim/impl/core/Launch.hpp>
@@ -121,6 +123,8 @@ struct FusedForward {
   int rows = 0;              // map rows per tile (FusedTiles::fitting_rows)
   int chain = 1;             // vertically adjacent tiles per team (fused_forward_chain)
   int tiles_x = 0, tiles_y = 0;
+  // The league rank's divisors: teams per slice and tiles_x (IndexDivisor.hpp; set by fused_forward).
+  IndexDivisor per_image, per_row;
   std::ptrdiff_t x_rows = -1, y_rows = -1;  // nested_row_stride of x and y
   // The team that finishes last adds the tile sums into the slice sums and the mean (finish_sums), instead
   // of a sum_map launch after the kernel (fused_forward_finishes).
@@ -142,9 +146,9 @@ struct FusedForward {
 
   template <int Taps>  // see FixedTaps.hpp
   KOKKOS_FUNCTION void run(const Team& team) const {
-    const int chains_y = (tiles_y + chain - 1) / chain, per_image = tiles_x * chains_y;
-    const int rank = team.league_rank(), nc = rank / per_image;
-    const int first_tile = rank % per_image / tiles_x * chain, ox0 = rank % tiles_x * cols;
+    const int rank = team.league_rank(), nc = per_image.quotient(rank), in_image = rank - nc * int(per_image.divisor);
+    const int chain_row = per_row.quotient(in_image), tile_x = in_image - chain_row * tiles_x;
+    const int first_tile = chain_row * chain, ox0 = tile_x * cols;
     const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
     const int halo = tap_count<Taps>(window) - 1, halo_rows = rows + halo;
     const Scratch images = RowScratch<ExecSpace, T>::allocate(team, 2, halo_rows, cols + halo);
@@ -158,7 +162,6 @@ struct FusedForward {
     // a tile's sum is finished during the next tile's staging and row blur (TileItemSums).
     constexpr int col_lanes = cols / col_chunk;
     const TileItemSums item_sums = TileItemSums::allocate(team, Tile::scratch_level, items_per_tile());
-    const int tile_x = rank % tiles_x;
     const std::size_t first_sum = std::size_t(nc) * tiles_x * tiles_y + std::size_t(first_tile) * tiles_x + tile_x;
     int k = 0;
     for (; k < chain; ++k) {
@@ -179,8 +182,8 @@ struct FusedForward {
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, (halo_rows - fresh) * row_lanes), [&](int e) {
         const int i = fresh + e / row_lanes, j0 = e % row_lanes * row_chunk;
         T m[moment_planes][row_chunk];
-        row_moments<row_chunk, Taps, Tile::gpu && (Taps > 0), MomentForm::SumDifference>(&images(0, i, j0),
-                                                                                         &images(1, i, j0), window, m);
+        row_moments<row_chunk, Taps, Tile::gpu && (Taps > 0), MomentForm::SumDifference, StagedPixels::SumDifference>(
+            &images(0, i, j0), &images(1, i, j0), window, m);
         for (int p = 0; p < moment_planes; ++p) {
           T* dst = &moments(p, i, j0);
           if constexpr (Tile::gpu && row_chunk % 4 == 0)
@@ -310,9 +313,21 @@ struct FusedForward {
     return l1;
   }
 
-  // images(0 / 1, i, j) = x / y at input row iy0 + i, column ix0 + j of slice nc, recentred, for the rows
-  // i >= fresh; outside the image the zero padding, i.e. -shift. Every element of the padded rows is
-  // defined (vector loads read them).
+  // Four staged pixels a = x', b = y' as their sum and difference (StagedPixels::SumDifference, LocalMoments.hpp).
+  KOKKOS_FORCEINLINE_FUNCTION static void store_sum_difference(const Scratch& images, int i, int j, const T (&a)[4],
+                                                               const T (&b)[4]) {
+    T u[4], w[4];
+    for (int k = 0; k < 4; ++k) {
+      u[k] = a[k] + b[k];
+      w[k] = a[k] - b[k];
+    }
+    store_quads(&images(0, i, j), u);
+    store_quads(&images(1, i, j), w);
+  }
+
+  // images(0 / 1, i, j) = x' + y' / x' - y' for the recentred x' = x - s1, y' = y - s2 at input row iy0 + i,
+  // column ix0 + j of slice nc (StagedPixels::SumDifference), for the rows i >= fresh; outside the image the
+  // zero padding, i.e. x' = -s1, y' = -s2. Every element of the padded rows is defined (vector loads read them).
   // With a compile-time tap count the row pitch is a constant too: the flat index's division by it is then a
   // multiply and a shift instead of a ~20-instruction integer division per staged pixel.
   template <int Taps>
@@ -350,8 +365,7 @@ struct FusedForward {
               a[u] = to_compute<T>(xp[u]) - s1;
               b[u] = to_compute<T>(yp[u]) - s2;
             }
-            store_quads(&images(0, i, j), a);
-            store_quads(&images(1, i, j), b);
+            store_sum_difference(images, i, j, a, b);
           });
           return;
         }
@@ -378,8 +392,7 @@ struct FusedForward {
             b[u] = inside ? to_compute<T>(yr[(ix + u) * ys]) - s2 : -s2;
           }
         }
-        store_quads(&images(0, i, j), a);
-        store_quads(&images(1, i, j), b);
+        store_sum_difference(images, i, j, a, b);
       });
     } else if constexpr (Tile::gpu) {
       // One flat range over all threads and lanes: consecutive lanes load consecutive pixels (coalesced).
@@ -391,8 +404,8 @@ struct FusedForward {
           a += to_compute<T>(row_pointer(x, x_rows, r)[ix * xs]);
           b += to_compute<T>(row_pointer(y, y_rows, r)[ix * ys]);
         }
-        images(0, i, j) = a;
-        images(1, i, j) = b;
+        images(0, i, j) = a + b;
+        images(1, i, j) = a - b;
       });
     } else {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, fresh, halo_rows), [&](int i) {
@@ -401,15 +414,23 @@ struct FusedForward {
           prefetch_row_segment(row_pointer(x, x_rows, nc * g.h + ahead), ix0, pitch, g.w);
           prefetch_row_segment(row_pointer(y, y_rows, nc * g.h + ahead), ix0, pitch, g.w);
         }
+        T* const u = &images(0, i, 0);
+        T* const w = &images(1, i, 0);
         if (unsigned(iy) < unsigned(g.h)) {
           const int r = nc * g.h + iy;
-          stage_row_segment(&images(0, i, 0), row_pointer(x, x_rows, r), std::size_t(xs), ix0, pitch, g.w, s1, -s1);
-          stage_row_segment(&images(1, i, 0), row_pointer(y, y_rows, r), std::size_t(ys), ix0, pitch, g.w, s2, -s2);
+          stage_row_segment(u, row_pointer(x, x_rows, r), std::size_t(xs), ix0, pitch, g.w, s1, -s1);
+          stage_row_segment(w, row_pointer(y, y_rows, r), std::size_t(ys), ix0, pitch, g.w, s2, -s2);
         } else {
           for (int j = 0; j < pitch; ++j) {
-            images(0, i, j) = -s1;
-            images(1, i, j) = -s2;
+            u[j] = -s1;
+            w[j] = -s2;
           }
+        }
+        KSSIM_VECTORIZE
+        for (int j = 0; j < pitch; ++j) {  // the row, still in cache, into its sum and difference
+          const T a = u[j], b = w[j];
+          u[j] = a + b;
+          w[j] = a - b;
         }
       });
     }
@@ -503,6 +524,8 @@ void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<Exec
   using K = FusedForward<ExecSpace, T, Term, S, O>;
   k.tiles_x = ceil_div(k.g.ow, K::cols);
   k.tiles_y = ceil_div(k.g.oh, k.rows);
+  k.per_image = make_index_divisor(K::teams_per_image(k.g, k.rows, k.chain));
+  k.per_row = make_index_divisor(k.tiles_x);
   k.x_rows = nested_row_stride(k.x);
   k.y_rows = nested_row_stride(k.y);
   // Registers: the map formula of several outputs at once, as in the stage schedule's map pass.

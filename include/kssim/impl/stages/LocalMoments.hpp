@@ -93,6 +93,23 @@ KOKKOS_FORCEINLINE_FUNCTION void sum_and_difference(T v1, T v2, T c1, T c2, T& s
   t = d1 - d2;
 }
 
+// What a row pass reads: the two recentred images x', y' (Images), or their sum and difference
+// u = x' + y', w = x' - y' (SumDifference: the fused forward stages them so, once per staged pixel, and its
+// row pass then forms each deviation pair s, t with 2 operations instead of 4). Identical images stage
+// w = 0 exactly, so t, B and Q stay exactly 0 (the top of this file).
+enum class StagedPixels { Images, SumDifference };
+
+// s, t of a staged sample (v1, v2) around centres (c1, c2) given in the same form.
+template <StagedPixels Input, class T>
+KOKKOS_FORCEINLINE_FUNCTION void staged_deviations(T v1, T v2, T c1, T c2, T& s, T& t) {
+  if constexpr (Input == StagedPixels::SumDifference) {
+    s = v1 - c1;
+    t = v2 - c2;
+  } else {
+    sum_and_difference(v1, v2, c1, c2, s, t);
+  }
+}
+
 // The weight of a sample: its tap's window weight wt (NoWeight), or that times the sample's own weight in
 // [0, 1] (PlaneWeight: the mask of normalized statistics, MaskedMoments.hpp). A compile-time policy, so that
 // SSIM's passes carry no weight code.
@@ -108,7 +125,7 @@ struct PlaneWeight {
 
 // One tap of a row pass around each output's own centres: adds the deviations of sample u + tap from output
 // u's centres (c1, c2), weighted by weight(wt, u + tap), to its sums A, B, P, Q above.
-template <int Chunk, class T, class Weight>
+template <int Chunk, StagedPixels Input = StagedPixels::Images, class T, class Weight>
 KOKKOS_FORCEINLINE_FUNCTION void add_row_tap(const T* xs, const T* ys, int tap, T wt, const Weight& weight,
                                              const T (&c1)[Chunk], const T (&c2)[Chunk], T (&a)[Chunk],
                                              T (&b)[Chunk], T (&p)[Chunk], T (&q)[Chunk]) {
@@ -116,7 +133,7 @@ KOKKOS_FORCEINLINE_FUNCTION void add_row_tap(const T* xs, const T* ys, int tap, 
   for (int u = 0; u < Chunk; ++u) {
     const T w = weight(wt, u + tap);
     T s, t;
-    sum_and_difference(xs[u + tap], ys[u + tap], c1[u], c2[u], s, t);
+    staged_deviations<Input>(xs[u + tap], ys[u + tap], c1[u], c2[u], s, t);
     a[u] += w * s;
     b[u] += w * t;
     p[u] += w * (s * s);
@@ -156,7 +173,9 @@ KOKKOS_FORCEINLINE_FUNCTION void add_staged_moments(T w, T m1, T m2, T vs, T cov
 //    pixel's deviations and products are formed once and reused by all the outputs it touches;
 //  - otherwise (hosts, and GPUs for other windows): each output subtracts its own window's centre; the
 //    loops vectorise over outputs.
-template <int Chunk, int Taps, bool SharedCentre, MomentForm Form = MomentForm::Standard, class T, class Window>
+// Input: what xs, ys hold (StagedPixels); the centres are then in that form too.
+template <int Chunk, int Taps, bool SharedCentre, MomentForm Form = MomentForm::Standard,
+          StagedPixels Input = StagedPixels::Images, class T, class Window>
 KOKKOS_FORCEINLINE_FUNCTION void row_moments(const T* xs, const T* ys, const Window& window,
                                              T (&out)[moment_planes][Chunk]) {
   const int taps = tap_count<Taps>(window);
@@ -180,7 +199,7 @@ KOKKOS_FORCEINLINE_FUNCTION void row_moments(const T* xs, const T* ys, const Win
     KSSIM_UNROLL
     for (int j = 0; j < Chunk + Taps - 1; ++j) {
       T s, t;
-      sum_and_difference(xv[j], yv[j], c1[0], c2[0], s, t);
+      staged_deviations<Input>(xv[j], yv[j], c1[0], c2[0], s, t);
       const T ss = s * s, tt = t * t;
       KSSIM_UNROLL
       for (int u = 0; u < Chunk; ++u) {
@@ -197,7 +216,7 @@ KOKKOS_FORCEINLINE_FUNCTION void row_moments(const T* xs, const T* ys, const Win
     KSSIM_UNROLL
     for (int j = 0; j < Chunk + taps - 1; ++j) {
       T s, t;
-      sum_and_difference(xs[j], ys[j], c1[0], c2[0], s, t);
+      staged_deviations<Input>(xs[j], ys[j], c1[0], c2[0], s, t);
       const T ss = s * s, tt = t * t;
       for (int u = 0; u < Chunk; ++u) {
         const int tap = j - u;
@@ -211,14 +230,22 @@ KOKKOS_FORCEINLINE_FUNCTION void row_moments(const T* xs, const T* ys, const Win
     }
   } else {
     for (int tap = 0; tap < taps; ++tap)
-      add_row_tap<Chunk>(xs, ys, tap, window.weight[tap], NoWeight{}, c1, c2, a, b, p, q);
+      add_row_tap<Chunk, Input>(xs, ys, tap, window.weight[tap], NoWeight{}, c1, c2, a, b, p, q);
   }
   KSSIM_VECTORIZE
   for (int u = 0; u < Chunk; ++u) {
-    if constexpr (Form == MomentForm::Standard)
+    if constexpr (Input == StagedPixels::SumDifference && Form == MomentForm::SumDifference) {
+      out[0][u] = c1[u] + a[u];  // the centres are already u and w
+      out[1][u] = c2[u] + b[u];
+      out[2][u] = p[u] - a[u] * a[u];
+      out[3][u] = q[u] - b[u] * b[u];
+    } else if constexpr (Input == StagedPixels::SumDifference) {
+      finish_from_sum_difference(c1[u], c2[u], a[u], b[u], p[u], q[u], out[0][u], out[1][u], out[2][u], out[3][u]);
+    } else if constexpr (Form == MomentForm::Standard) {
       finish_moments(c1[u], c2[u], a[u], b[u], p[u], q[u], out[0][u], out[1][u], out[2][u], out[3][u]);
-    else
+    } else {
       finish_sum_difference(c1[u], c2[u], a[u], b[u], p[u], q[u], out[0][u], out[1][u], out[2][u], out[3][u]);
+    }
   }
 }
 

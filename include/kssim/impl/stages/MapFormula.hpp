@@ -16,6 +16,8 @@
 // vs + C2 are equal when vs == 2 cov, and A2 is capped at B2 (where rounding pushed a covariance past the
 // variances). So A1 A2 <= B1 B2, and a numerator equal to its denominator gives 1 exactly.
 
+#include <kssim/impl/core/FastDivision.hpp>
+
 #include <Kokkos_Core.hpp>
 
 namespace kssim::impl {
@@ -58,7 +60,11 @@ KOKKOS_FORCEINLINE_FUNCTION T capped_quotient(bool reached, T quotient) {
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T ssim_map_value(T m1, T m2, T vs, T cov, T s1, T s2, T c1, T c2) {
   const MapFactors<T> f(m1, m2, vs, cov, s1, s2, c1, c2);
-  return (f.a1 * f.a2) / (f.b1 * f.b2);  // correctly rounded: exactly 1 when equal, never above 1
+  const T num = f.a1 * f.a2, den = f.b1 * f.b2;
+  if constexpr (approximate_map_division<T>)  // FastDivision.hpp
+    return capped_quotient(num >= den, num * map_reciprocal(den));
+  else
+    return num / den;  // correctly rounded: exactly 1 when equal, never above 1
 }
 
 template <class T>
@@ -68,7 +74,7 @@ KOKKOS_FORCEINLINE_FUNCTION MapAndPartials<T> ssim_map_and_partials(T m1, T m2, 
   const T mu1 = f.mu1, mu2 = f.mu2, a1 = f.a1, a2 = f.a2, b1 = f.b1, b2 = f.b2;
   // Two reciprocals instead of seven divisions (division is a long instruction sequence on GPUs):
   // map/a1 = a2/(b1 b2), map/a2 = a1/(b1 b2), map/b1 = map * inv_b1, map/b2 = map * inv_b2.
-  const T inv_b1 = 1 / b1, inv_b2 = 1 / b2, inv_b12 = inv_b1 * inv_b2;
+  const T inv_b1 = map_reciprocal(b1), inv_b2 = map_reciprocal(b2), inv_b12 = inv_b1 * inv_b2;
   MapAndPartials<T> r;
   const T num = a1 * a2, den = b1 * b2;
   // The reciprocals are not exact: 1 exactly where the numerator reaches the denominator, and the rounded

@@ -38,14 +38,17 @@ struct ContrastStructureTerm {
   KOKKOS_FORCEINLINE_FUNCTION static T value(T, T, T vs, T cov, T, T, T, T c2) {
     const T b2 = vs + c2, contrast = 2 * cov + c2;
     const T a2 = contrast > b2 ? b2 : contrast;  // a select, not fmin: NaN must pass through
-    return a2 / b2;  // correctly rounded: <= 1, exactly 1 when equal
+    if constexpr (approximate_map_division<T>)  // FastDivision.hpp
+      return capped_quotient(a2 >= b2, a2 * map_reciprocal(b2));
+    else
+      return a2 / b2;  // correctly rounded: <= 1, exactly 1 when equal
   }
   template <class T>
   KOKKOS_FORCEINLINE_FUNCTION static MapAndPartials<T> value_and_partials(T m1, T m2, T vs, T cov, T, T, T,
                                                                           T c2) {
     const T b2 = vs + c2, contrast = 2 * cov + c2;
     const T a2 = contrast > b2 ? b2 : contrast;
-    const T inv_b2 = 1 / b2, quotient = a2 * inv_b2;
+    const T inv_b2 = map_reciprocal(b2), quotient = a2 * inv_b2;
     MapAndPartials<T> r;
     r.map = capped_quotient(a2 >= b2, quotient);  // NaN passes through
     r.d_var = -r.map * inv_b2;
