@@ -3,8 +3,8 @@
 # and fused-ssim's, for the instruction table of perf_tests/RESULTS.md ("Instructions per pixel"):
 #   perf_tests/gpu/ncu_counts.sh BIN OUT     (BIN: kssim's build bin/ with kssim_perf_tests; OUT: a folder)
 # writes OUT/ncu_kssim_<mode>_<padding>.csv (kssim's fused schedule, past the first-use self-check's launches), OUT/ncu_fused_ssim.csv (fused-ssim, if importable: forward and backward, both
-# paddings) and OUT/ncu_sass_forward.csv (executed instructions per SASS instruction of kssim's fused
-# forward, same padding: the instruction mix). perf_tests/ncu_table.py turns them into the table.
+# paddings) and OUT/ncu_sass_forward.csv, ncu_sass_backward.csv (executed instructions per SASS instruction
+# of kssim's fused forward and backward, same padding: the instruction mix). perf_tests/ncu_table.py turns them into the table.
 set -uo pipefail
 bin=${1:?kssim build bin/} out=${2:?output folder}
 mkdir -p "$out"
@@ -28,6 +28,10 @@ timeout 120 ncu --section SourceCounters --page source --print-source sass --csv
   --kernel-name 'regex:FixedTaps<[(]int[)]11, kssim::impl::FusedForward' --launch-skip 8 --launch-count 1 \
   "$bin/kssim_perf_tests" --benchmark_filter='^ssim2d@fused/fwd/float/same/1x3x1080x1920/Cuda/' \
   --benchmark_min_time=6x > "$out/ncu_sass_forward.csv" 2> "$out/ncu_sass_forward.log"
+timeout 120 ncu --section SourceCounters --page source --print-source sass --csv --kernel-name-base demangled \
+  --kernel-name 'regex:FixedTaps<[(]int[)]11, kssim::impl::FusedBackward' --launch-skip 4 --launch-count 1 \
+  "$bin/kssim_perf_tests" --benchmark_filter='^ssim2d@fused/fwd\+bwd/float/same/1x3x1080x1920/Cuda/' \
+  --benchmark_min_time=6x > "$out/ncu_sass_backward.csv" 2> "$out/ncu_sass_backward.log"
 # The small-image forward (64x1x128x128 same), every kernel of a few forwards (shifts, fused forward, sum), for
 # where its time goes; fused-ssim's forward at the same shape below.
 timeout 120 ncu --clock-control none --kernel-name-base demangled --kernel-name regex:kssim --launch-skip 60 \
