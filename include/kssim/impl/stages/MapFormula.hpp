@@ -72,11 +72,22 @@ KOKKOS_FORCEINLINE_FUNCTION MapAndPartials<T> ssim_map_and_partials(T m1, T m2, 
                                                                      T c2) {
   const MapFactors<T> f(m1, m2, vs, cov, s1, s2, c1, c2);
   const T mu1 = f.mu1, mu2 = f.mu2, a1 = f.a1, a2 = f.a2, b1 = f.b1, b2 = f.b2;
-  // Two reciprocals instead of seven divisions (division is a long instruction sequence on GPUs):
+  // Reciprocals instead of seven divisions (division is a long instruction sequence on GPUs):
   // map/a1 = a2/(b1 b2), map/a2 = a1/(b1 b2), map/b1 = map * inv_b1, map/b2 = map * inv_b2.
-  const T inv_b1 = map_reciprocal(b1), inv_b2 = map_reciprocal(b2), inv_b12 = inv_b1 * inv_b2;
-  MapAndPartials<T> r;
   const T num = a1 * a2, den = b1 * b2;
+  T inv_b1, inv_b2, inv_b12;
+  if constexpr (approximate_map_division<T>) {
+    // One reciprocal, of the denominator: the map is then ssim_map_value's bit for bit (a forward with
+    // partial derivatives returns the same mean as one without).
+    inv_b12 = map_reciprocal(den);
+    inv_b1 = b2 * inv_b12;
+    inv_b2 = b1 * inv_b12;
+  } else {
+    inv_b1 = 1 / b1;
+    inv_b2 = 1 / b2;
+    inv_b12 = inv_b1 * inv_b2;
+  }
+  MapAndPartials<T> r;
   // The reciprocals are not exact: 1 exactly where the numerator reaches the denominator, and the rounded
   // quotient capped at 1 (see the top of this file).
   const T quotient = num * inv_b12;
