@@ -129,6 +129,30 @@ TYPED_TEST(Schedules, FusedForwardFinishGivesTheSameMean) {
   }
 }
 
+// A forward that also writes the partial derivatives (gradients wanted) evaluates the same map, bit for bit, as
+// one that does not (MapFormula.hpp: on GPUs both divide by the same hardware reciprocal of the denominator):
+// PyTorch users compare fused_ssim's train=True and train=False values, and kssim promises the same answer.
+TYPED_TEST(Schedules, MeanIsTheSameWithAndWithoutGradients) {
+  using C = TypeParam;
+  using Exec = typename C::execution_space;
+  using T = typename C::value_type;
+  const Shape s{2, 3, 1, 70, 90};
+  const auto in = rounded_noisy_views<C>(s, 23, 0.3);
+  for (const kssim::Window window : {kssim::Window::Exact, kssim::Window::Float32})
+    for (const bool same : {false, true}) {
+      ReferenceOptions ro;
+      ro.same = same;
+      kssim::Options o = to_options(ro);
+      o.window = window;
+      kssim::SSIM<Exec, T, 4> plain(Exec(), {s.n, s.c, s.h, s.w}, o, kssim::Gradients::None);
+      kssim::SSIM<Exec, T, 4> training(Exec(), {s.n, s.c, s.h, s.w}, o, kssim::Gradients::Image1);
+      plain.forward(in.a, in.b);
+      training.forward(in.a, in.b);
+      EXPECT_EQ(plain.value_on_host(), training.value_on_host())
+          << (same ? "same" : "valid") << (window == kssim::Window::Exact ? " exact" : " float32");
+    }
+}
+
 // The fused forward's chains (schedules/FusedForward.hpp, fused_forward_chain): a team of 1 to 8 tiles
 // down a column carries the window's halo rows of moments from tile to tile instead of computing them
 // again, which must not change a single map pixel. 300 rows span 5 host tiles (64 rows) and 10 GPU tiles

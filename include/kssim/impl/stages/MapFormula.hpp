@@ -88,10 +88,13 @@ KOKKOS_FORCEINLINE_FUNCTION MapAndPartials<T> ssim_map_and_partials(T m1, T m2, 
     inv_b12 = inv_b1 * inv_b2;
   }
   MapAndPartials<T> r;
-  // The reciprocals are not exact: 1 exactly where the numerator reaches the denominator, and the rounded
-  // quotient capped at 1 (see the top of this file).
-  const T quotient = num * inv_b12;
-  r.map = capped_quotient(num >= den, quotient);
+  // The map as ssim_map_value computes it, bit for bit (with and without partials the same mean): on GPUs the
+  // reciprocal's product, 1 exactly where the numerator reaches the denominator and capped at 1 (see the top
+  // of this file); elsewhere the correctly rounded quotient.
+  if constexpr (approximate_map_division<T>)
+    r.map = capped_quotient(num >= den, num * inv_b12);
+  else
+    r.map = num / den;
   // Derivatives with respect to (mu1, mu2, v1 = v2, cov) ...
   const T d_mu1 = 2 * (mu2 * a2 * inv_b12 - mu1 * r.map * inv_b1);
   const T d_mu2 = 2 * (mu1 * a2 * inv_b12 - mu2 * r.map * inv_b1);

@@ -48,9 +48,13 @@ struct ContrastStructureTerm {
                                                                           T c2) {
     const T b2 = vs + c2, contrast = 2 * cov + c2;
     const T a2 = contrast > b2 ? b2 : contrast;
-    const T inv_b2 = map_reciprocal(b2), quotient = a2 * inv_b2;
+    const T inv_b2 = map_reciprocal(b2);
     MapAndPartials<T> r;
-    r.map = capped_quotient(a2 >= b2, quotient);  // NaN passes through
+    // value()'s bits (the same mean with and without partials): NaN passes through
+    if constexpr (approximate_map_division<T>)
+      r.map = capped_quotient(a2 >= b2, a2 * inv_b2);
+    else
+      r.map = a2 / b2;
     r.d_var = -r.map * inv_b2;
     r.d_cov = 2 * inv_b2;
     r.d_m1 = -2 * m1 * r.d_var - m2 * r.d_cov;
