@@ -82,24 +82,6 @@ struct RowScratch {
     void* p = team.team_scratch(int(Tiles<ExecSpace, T>::scratch_level)).get_shmem_aligned(size, std::ptrdiff_t(align));
     return Scratch(static_cast<T*>(p), planes, rows, pitch(count));
   }
-  // Several arrays of one kernel from one allocation of `size` bytes (at most the sum of their bytes()):
-  // each get_shmem_aligned is ~40 instructions per thread of alignment and bounds arithmetic, which the fused
-  // backward, whose threads own 4 gradient pixels, paid twice (26 instructions per pixel, sm_90 SASS, ncu).
-  // carve() then hands out consecutive arrays; each is a whole number of aligned row chunks long, so the
-  // next stays aligned (for doubles too).
-  template <class Team>
-  KOKKOS_INLINE_FUNCTION static char* allocate_block(const Team& team, std::size_t size) {
-    return static_cast<char*>(
-        team.team_scratch(int(Tiles<ExecSpace, T>::scratch_level)).get_shmem_aligned(size, std::ptrdiff_t(align)));
-  }
-  KOKKOS_INLINE_FUNCTION static std::size_t size(int planes, int rows, int count) {  // bytes() without slack
-    return std::size_t(planes) * rows * pitch(count) * sizeof(T);
-  }
-  KOKKOS_INLINE_FUNCTION static Scratch carve(char*& cursor, int planes, int rows, int count) {
-    T* const p = reinterpret_cast<T*>(cursor);
-    cursor += size(planes, rows, count);
-    return Scratch(p, planes, rows, pitch(count));
-  }
 };
 
 // v[0 .. N) = p[0 .. N) for p aligned to 4 * sizeof(T) bytes, as N/4 vector loads of four elements

@@ -151,12 +151,8 @@ struct FusedForward {
     const int first_tile = chain_row * chain, ox0 = tile_x * cols;
     const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
     const int halo = tap_count<Taps>(window) - 1, halo_rows = rows + halo;
-    using Rows = RowScratch<ExecSpace, T>;
-    char* cursor = Rows::allocate_block(team, Rows::size(2, halo_rows, cols + halo) +  // one allocation for all three
-                                                  Rows::size(moment_planes, halo_rows, cols) +
-                                                  TileItemSums::size(items_per_tile()));
-    const Scratch images = Rows::carve(cursor, 2, halo_rows, cols + halo);
-    const Scratch moments = Rows::carve(cursor, moment_planes, halo_rows, cols);
+    const Scratch images = RowScratch<ExecSpace, T>::allocate(team, 2, halo_rows, cols + halo);
+    const Scratch moments = RowScratch<ExecSpace, T>::allocate(team, moment_planes, halo_rows, cols);
 
     // The team's tiles, top to bottom. Moment row i of a tile is input row oy0 - pad_h + i, so the next
     // tile's rows 0 .. halo - 1 are this tile's rows `rows` .. rows + halo - 1: they are carried over
@@ -165,7 +161,7 @@ struct FusedForward {
     // Each tile leaves its own map sum (and L1 sum) in tile_sums, so the mean does not depend on the chain;
     // a tile's sum is finished during the next tile's staging and row blur (TileItemSums).
     constexpr int col_lanes = cols / col_chunk;
-    const TileItemSums item_sums = TileItemSums::carve(cursor, items_per_tile());
+    const TileItemSums item_sums = TileItemSums::allocate(team, Tile::scratch_level, items_per_tile());
     const std::size_t first_sum = std::size_t(nc) * tiles_x * tiles_y + std::size_t(first_tile) * tiles_x + tile_x;
     int k = 0;
     for (; k < chain; ++k) {

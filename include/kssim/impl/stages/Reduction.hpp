@@ -82,13 +82,6 @@ struct TileItemSums {
     auto* p = static_cast<double*>(team.team_scratch(level).get_shmem_aligned(size, std::ptrdiff_t(sizeof(double))));
     return {p, p + count, count};
   }
-  // At an 8-byte aligned cursor into a block of scratch (RowScratch::carve's), which it advances by size().
-  KOKKOS_INLINE_FUNCTION static std::size_t size(int count) { return sizeof(double) * (count + group_count(count)); }
-  KOKKOS_INLINE_FUNCTION static TileItemSums carve(char*& cursor, int count) {
-    auto* p = reinterpret_cast<double*>(cursor);
-    cursor += size(count);
-    return {p, p + count, count};
-  }
   // After a barrier that follows the map pass: the group sums.
   template <class Team>
   KOKKOS_INLINE_FUNCTION void sum_groups(const Team& team) const {
