@@ -75,30 +75,21 @@ KOKKOS_FORCEINLINE_FUNCTION MapAndPartials<T> ssim_map_and_partials(T m1, T m2, 
   // Reciprocals instead of seven divisions (division is a long instruction sequence on GPUs):
   // map/a1 = a2/(b1 b2), map/a2 = a1/(b1 b2), map/b1 = map * inv_b1, map/b2 = map * inv_b2.
   const T num = a1 * a2, den = b1 * b2;
-  T inv_b1, inv_b2, inv_b12;
-  if constexpr (approximate_map_division<T>) {
-    // One reciprocal, of the denominator: the map is then ssim_map_value's bit for bit (a forward with
-    // partial derivatives returns the same mean as one without).
-    inv_b12 = map_reciprocal(den);
-    inv_b1 = b2 * inv_b12;
-    inv_b2 = b1 * inv_b12;
-  } else {
-    inv_b1 = 1 / b1;
-    inv_b2 = 1 / b2;
-    inv_b12 = inv_b1 * inv_b2;
-  }
+  const T inv_b1 = map_reciprocal(b1), inv_b2 = map_reciprocal(b2), inv_b12 = inv_b1 * inv_b2;
   MapAndPartials<T> r;
-  // The map as ssim_map_value computes it, bit for bit (with and without partials the same mean): on GPUs the
-  // reciprocal's product, 1 exactly where the numerator reaches the denominator and capped at 1 (see the top
-  // of this file); elsewhere the correctly rounded quotient.
+  // The derivatives take the map as num * inv_b12: 1 exactly where the numerator reaches the denominator, and
+  // the rounded quotient capped at 1 (see the top of this file).
+  const T map = capped_quotient(num >= den, num * inv_b12);
+  // The map returned is ssim_map_value's, bit for bit, so that a forward with partial derivatives returns the
+  // same mean as one without (PyTorch users compare fused_ssim's train=True and train=False values).
   if constexpr (approximate_map_division<T>)
-    r.map = capped_quotient(num >= den, num * inv_b12);
+    r.map = capped_quotient(num >= den, num * map_reciprocal(den));
   else
     r.map = num / den;
   // Derivatives with respect to (mu1, mu2, v1 = v2, cov) ...
-  const T d_mu1 = 2 * (mu2 * a2 * inv_b12 - mu1 * r.map * inv_b1);
-  const T d_mu2 = 2 * (mu1 * a2 * inv_b12 - mu2 * r.map * inv_b1);
-  r.d_var = -r.map * inv_b2;
+  const T d_mu1 = 2 * (mu2 * a2 * inv_b12 - mu1 * map * inv_b1);
+  const T d_mu2 = 2 * (mu1 * a2 * inv_b12 - mu2 * map * inv_b1);
+  r.d_var = -map * inv_b2;
   r.d_cov = 2 * a1 * inv_b12;
   // ... then to the raw sums: with e11, e22, e12 fixed, m1 enters mu1, v1 = e11 - m1^2 and cov = e12 - m1 m2.
   r.d_m1 = d_mu1 - 2 * m1 * r.d_var - m2 * r.d_cov;

@@ -50,12 +50,13 @@ struct ContrastStructureTerm {
     const T a2 = contrast > b2 ? b2 : contrast;
     const T inv_b2 = map_reciprocal(b2);
     MapAndPartials<T> r;
-    // value()'s bits (the same mean with and without partials): NaN passes through
+    const T map = capped_quotient(a2 >= b2, a2 * inv_b2);  // what the derivatives use; NaN passes through
+    // The map returned is value()'s, bit for bit (the same mean with and without partials).
     if constexpr (approximate_map_division<T>)
-      r.map = capped_quotient(a2 >= b2, a2 * inv_b2);
+      r.map = map;
     else
       r.map = a2 / b2;
-    r.d_var = -r.map * inv_b2;
+    r.d_var = -map * inv_b2;
     r.d_cov = 2 * inv_b2;
     r.d_m1 = -2 * m1 * r.d_var - m2 * r.d_cov;
     r.d_m2 = -2 * m2 * r.d_var - m1 * r.d_cov;
