@@ -222,11 +222,12 @@ TEST(IndexDivisor, QuotientEqualsDivision) {
   for (int i = 0; i < 300; ++i) divisors.push_back(int(next() >> 1) | 1);
   for (const int d : divisors) {
     const kssim::impl::IndexDivisor div = kssim::impl::make_index_divisor(d);
-    std::vector<int> ranks = {0, 1, d - 1, d, d + 1, 2 * d - 1, 2 * d, 2147483646, 2147483647};
-    for (int i = 0; i < 200; ++i) ranks.push_back(int(next() >> 1));
-    for (int i = 0; i < 50; ++i) ranks.push_back(int(next() % 100000u));
-    for (const int n : ranks)
-      if (n >= 0) ASSERT_EQ(div.quotient(n), n / d) << n << " / " << d;
+    const long long dd = d;  // the neighbours of d and 2d in 64 bits: d + 1 and 2d may pass INT_MAX
+    std::vector<long long> ranks = {0, 1, dd - 1, dd, dd + 1, 2 * dd - 1, 2 * dd, 2147483646, 2147483647};
+    for (int i = 0; i < 200; ++i) ranks.push_back(next() >> 1);
+    for (int i = 0; i < 50; ++i) ranks.push_back(next() % 100000u);
+    for (const long long n : ranks)
+      if (n >= 0 && n <= 2147483647) ASSERT_EQ(div.quotient(int(n)), int(n / dd)) << n << " / " << d;
   }
   EXPECT_THROW(kssim::impl::make_index_divisor(0), std::invalid_argument);
 }
