@@ -25,13 +25,26 @@
 
 namespace kssim::impl {
 
+// Output rows per work item of the fused backward's adjoint column pass, float GPU tiles with K = 3 planes
+// (one image's gradient): each staged row is read from scratch once for 8 outputs instead of 4. With 4, that
+// pass's scalar scratch loads kept the shared-memory pipe full (the largest warp-stall reason of the kernel,
+// 22.5% "mio", ncu 2026-12-03); with 8, 36% fewer loads per tile, 176 items per tile instead of 352 (one
+// round of 256 threads instead of two) and 24 accumulators. K = 4 keeps 4 (32 accumulators would not fit
+// the launch bound's 48 registers). KSSIM_TUNE_FUSED_BACKWARD_COL_ROWS overrides it, for tuning runs only.
+#if !defined(KSSIM_TUNE_FUSED_BACKWARD_COL_ROWS)
+#define KSSIM_TUNE_FUSED_BACKWARD_COL_ROWS 8
+#endif
+
 template <class ExecSpace, class T, int K, bool L1 = false, class S = T, class O = T>
 struct FusedBackward {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Tile = FusedTiles<ExecSpace, T>;
   using Scratch = typename Tile::Scratch;
   static constexpr int cols = Tile::cols, row_chunk = Tile::row_chunk, col_chunk = Tile::col_chunk,
-                       col_rows = Tile::col_rows;
+                       col_rows = Tile::col_rows;  // sets the team's shape
+  static constexpr int adjoint_rows =
+      Tile::gpu && K == 3 && sizeof(T) == 4 ? KSSIM_TUNE_FUSED_BACKWARD_COL_ROWS : col_rows;  // above
+  static_assert(adjoint_rows % col_rows == 0);
 
   // Only pointers, extents and PODs (KernelArrays.hpp).
   PlaneArray<T> partials;       // K planes (NC * Ho * row_pitch) in PartialPlanes order
@@ -74,14 +87,14 @@ struct FusedBackward {
     stage_partials<fixed_w>(team, staged, nc, iy0 - offset_h, ix0 - offset_w);
     team.team_barrier();
 
-    // Adjoint column pass: every staged column, col_rows x col_chunk outputs per thread and lane.
+    // Adjoint column pass: every staged column, adjoint_rows x col_chunk outputs per thread and lane.
     const int col_lanes = w / col_chunk;
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows / col_rows * col_lanes), [&](int e) {
-      const int j0 = e / col_lanes * col_rows, i0 = e % col_lanes * col_chunk;
-      T acc[K][col_rows][col_chunk];
-      correlate_axis_tile<K, col_rows, col_chunk, Taps>(staged, window, j0, i0, acc);
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows / adjoint_rows * col_lanes), [&](int e) {
+      const int j0 = e / col_lanes * adjoint_rows, i0 = e % col_lanes * col_chunk;
+      T acc[K][adjoint_rows][col_chunk];
+      correlate_axis_tile<K, adjoint_rows, col_chunk, Taps>(staged, window, j0, i0, acc);
       for (int k = 0; k < K; ++k)
-        for (int q = 0; q < col_rows; ++q) store_chunk<col_chunk>(&column(k, j0 + q, i0), acc[k][q], col_chunk);
+        for (int q = 0; q < adjoint_rows; ++q) store_chunk<col_chunk>(&column(k, j0 + q, i0), acc[k][q], col_chunk);
     });
     team.team_barrier();
 
@@ -208,7 +221,8 @@ struct FusedBackward {
 template <class ExecSpace, class T, int K>
 int fused_backward_rows(const ExecSpace& exec, int window) {
   return FusedTiles<ExecSpace, T>::fitting_rows(
-      exec, [&](int rows) { return FusedBackward<ExecSpace, T, K>::scratch_bytes(rows, window); });
+      exec, [&](int rows) { return FusedBackward<ExecSpace, T, K>::scratch_bytes(rows, window); },
+      FusedBackward<ExecSpace, T, K>::adjoint_rows);
 }
 
 // Fills in the launch shape of k (its rows must be set) and runs it.
