@@ -9,8 +9,8 @@
 #                              stages_fwd.json (the stage schedule's forward)
 #   ncu/                       ncu_counts.sh: Nsight Compute's counts of kssim's fused kernels and fused-ssim's
 #                              (needs a machine where ncu reads the counters)
-#   variant_<name>             with KSSIM_GPU_VARIANT="name: -DFLAGS...": those kernels against the build's
-#                              (the fused schedule's fwd and fwd+bwd, both builds twice, alternating)
+#   variants                   with KSSIM_GPU_VARIANT="name: -DFLAGS...[; name2: ...]": those kernels against
+#                              the build's (the fused schedule's fwd and fwd+bwd, every build twice, alternating)
 # Each writes OUT/<name>.txt (and its JSON/CSV); OUT/extra_steps.csv has name,exit status,seconds.
 set -uo pipefail
 work=$1 out=$2
@@ -37,21 +37,29 @@ if [ "${KSSIM_GPU_EXTRA_SWEEPS:-0}" = 1 ]; then
     --benchmark_filter='^ssim2d@stages/fwd/float/(valid|same)/.*/Cuda/' --benchmark_min_time=0.2s \
     --benchmark_out="$out/stages_fwd.json" --benchmark_out_format=json
 fi
-# A variant of the kernels (KSSIM_GPU_VARIANT="name: -DMACRO=... ..."): kssim_perf_tests built again in
-# WORK/build-variant with those definitions and the main build's source, compiler, Kokkos and prefix (in the
-# background, while the steps that time nothing run), then the fused forward and fwd+bwd of both builds
-# back to back, twice, in one step: baseline_{1,2}.json, variant_<name>_{1,2}.json.
+# Variants of the kernels (KSSIM_GPU_VARIANT="name: -DMACRO=... ...", several separated by ";"): each
+# kssim_perf_tests built again in WORK/build-variant-<name> with those definitions and the main build's source,
+# compiler, Kokkos and prefix (one after the other, in the background, while the steps that time nothing run),
+# then the fused forward and fwd+bwd of the main build and of every variant back to back, twice, in one step:
+# baseline_{1,2}.json, variant_<name>_{1,2}.json.
 cached() { sed -n "s/^$1:[A-Z]*=//p" "$KSSIM_GPU_BUILD/CMakeCache.txt"; }  # a value of the main build's cache
-variant_pid=""
+variant_pid="" vnames=()
 if [ -n "${KSSIM_GPU_VARIANT:-}" ]; then
-  vname=${KSSIM_GPU_VARIANT%%:*} vflags=${KSSIM_GPU_VARIANT#*:}
-  vbuild=$work/build-variant
-  ( cmake -S "$(cached CMAKE_HOME_DIRECTORY)" -B "$vbuild" $(command -v ninja > /dev/null && echo -G Ninja) \
-      -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$(cached CMAKE_CXX_COMPILER)" \
-      -DKokkos_ROOT="$(cached Kokkos_ROOT)" -DCMAKE_PREFIX_PATH="$(cached CMAKE_PREFIX_PATH)" \
-      -DKSSIM_ENABLE_NATIVE_ARCH=OFF -DKSSIM_ENABLE_CLI=OFF -DKSSIM_ENABLE_MPI=OFF -DKSSIM_ENABLE_TORCH=OFF \
-      -DKSSIM_ENABLE_TESTS=OFF -DKSSIM_SPLIT_KERNEL_INSTANCES=ON -DCMAKE_CXX_FLAGS="$vflags" &&
-    NVCC_APPEND_FLAGS=${NVCC_APPEND_FLAGS:--split-compile=4} cmake --build "$vbuild" -j "$(nproc)" --target kssim_perf_tests
+  IFS=';' read -r -a variants <<< "$KSSIM_GPU_VARIANT"
+  for v in "${variants[@]}"; do vname=${v%%:*}; vnames+=("${vname// /}"); done
+  (
+    for v in "${variants[@]}"; do
+      vname=${v%%:*} vflags=${v#*:}
+      vname=${vname// /} vbuild=$work/build-variant-${vname// /}
+      echo "== variant $vname: $vflags"
+      cmake -S "$(cached CMAKE_HOME_DIRECTORY)" -B "$vbuild" $(command -v ninja > /dev/null && echo -G Ninja) \
+        -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$(cached CMAKE_CXX_COMPILER)" \
+        -DKokkos_ROOT="$(cached Kokkos_ROOT)" -DCMAKE_PREFIX_PATH="$(cached CMAKE_PREFIX_PATH)" \
+        -DKSSIM_ENABLE_NATIVE_ARCH=OFF -DKSSIM_ENABLE_CLI=OFF -DKSSIM_ENABLE_MPI=OFF -DKSSIM_ENABLE_TORCH=OFF \
+        -DKSSIM_ENABLE_TESTS=OFF -DKSSIM_SPLIT_KERNEL_INSTANCES=ON -DCMAKE_CXX_FLAGS="$vflags" &&
+      NVCC_APPEND_FLAGS=${NVCC_APPEND_FLAGS:--split-compile=4} cmake --build "$vbuild" -j "$(nproc)" --target kssim_perf_tests ||
+        exit 1
+    done
   ) > "$out/variant_build.txt" 2>&1 &
   variant_pid=$!
 fi
@@ -60,18 +68,20 @@ if command -v ncu > /dev/null; then
 fi
 step peer_suites perf_tests/gpu/peer_suites.sh "$work/src" "$work/peer-run" "$out/peers"
 if [ -n "$variant_pid" ]; then
-  variant_ab() {  # the baseline and the variant back to back, twice, alternating
-    local filter='^ssim2d@fused/(fwd|fwd\+bwd)/float/(valid|same)/.*/Cuda/' round
+  variant_ab() {  # the baseline and the variants back to back, twice, alternating
+    local filter='^ssim2d@fused/(fwd|fwd\+bwd)/float/(valid|same)/.*/Cuda/' round vname
     wait "$variant_pid" || { echo "variant build failed: tail of $out/variant_build.txt"; tail -20 "$out/variant_build.txt"; return 1; }
     for round in 1 2; do
       "$KSSIM_GPU_BUILD/bin/kssim_perf_tests" --benchmark_filter="$filter" --benchmark_min_time=0.2s \
         --benchmark_out="$out/baseline_$round.json" --benchmark_out_format=json > /dev/null
-      "$vbuild/bin/kssim_perf_tests" --benchmark_filter="$filter" --benchmark_min_time=0.2s \
-        --benchmark_out="$out/variant_${vname}_$round.json" --benchmark_out_format=json > /dev/null
+      for vname in "${vnames[@]}"; do
+        "$work/build-variant-$vname/bin/kssim_perf_tests" --benchmark_filter="$filter" --benchmark_min_time=0.2s \
+          --benchmark_out="$out/variant_${vname}_$round.json" --benchmark_out_format=json > /dev/null
+      done
     done
-    echo "variant $vname ($vflags): baseline_{1,2}.json, variant_${vname}_{1,2}.json"
+    echo "variants ${vnames[*]} ($KSSIM_GPU_VARIANT): baseline_{1,2}.json, variant_<name>_{1,2}.json"
   }
-  step "variant_$vname" variant_ab
+  step variants variant_ab
 fi
 step host_profile_caller env KSSIM_TORCH_HOME_STREAM=caller python3 perf_tests/torch_host_profile.py \
   --json "$out/host_profile_caller.json"
