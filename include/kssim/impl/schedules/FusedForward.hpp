@@ -3,7 +3,7 @@
 // tile in team scratch. A team owns a chain of `chain` tiles of Rows x Cols map pixels down one column of
 // tiles of one (n, c) slice (fused_forward_chain below) and, for each tile,
 //   1. stages both images over its tile plus the window's halo, recentred (Recentring.hpp), as their sum
-//      and difference (StagedPixels, LocalMoments.hpp), while the previous tile's step 3 runs;
+//      and difference (StagedPixels, LocalMoments.hpp);
 //   2. runs the row blur over all Rows + window - 1 staged rows into four moment planes in scratch, in the
 //      SumDifference form (row_moments, LocalMoments.hpp: the row-blur stage's arithmetic); after the
 //      first tile of a chain, the window - 1 halo rows come from the previous tile (copied down in
@@ -90,11 +90,6 @@ struct FusedTiles {
 #if !defined(KSSIM_TUNE_FUSED_MIN_TEAMS)
 #define KSSIM_TUNE_FUSED_MIN_TEAMS 20
 #endif
-// KSSIM_TUNE_FUSED_FORWARD_STAGE_AHEAD=0: the next tile's images staged after the column pass (with the carried
-// halo rows) instead of before it, for A/B runs only (FusedForward::run).
-#if !defined(KSSIM_TUNE_FUSED_FORWARD_STAGE_AHEAD)
-#define KSSIM_TUNE_FUSED_FORWARD_STAGE_AHEAD 1
-#endif
 #if !defined(KSSIM_TUNE_FUSED_FORWARD_COL_ROWS)
 #define KSSIM_TUNE_FUSED_FORWARD_COL_ROWS 4
 #endif
@@ -111,8 +106,6 @@ struct FusedForward {
   // of them (KSSIM_TUNE_FUSED_FORWARD_COL_ROWS: float GPU tiles, tuning runs only).
   static constexpr int col_rows = Tile::gpu && sizeof(T) == 4 ? KSSIM_TUNE_FUSED_FORWARD_COL_ROWS : Tile::col_rows;
   static_assert(Tile::max_rows % col_rows == 0);
-  // Whether the next tile's images are staged in the current tile's column-pass phase (run, below).
-  static constexpr bool stage_ahead = KSSIM_TUNE_FUSED_FORWARD_STAGE_AHEAD != 0;
 
   // Only pointers, extents and PODs (KernelArrays.hpp).
   InputArray<S> x, y;
@@ -166,59 +159,22 @@ struct FusedForward {
     // (copied down in scratch) instead of staged and row-blurred again, and a chain of c tiles does the
     // row blur of its halo rows once instead of c times (fused_forward_chain needs rows >= halo).
     // Each tile leaves its own map sum (and L1 sum) in tile_sums, so the mean does not depend on the chain;
-    // a tile's sum is finished during the next tile's phases (TileItemSums).
-    // Round t, its phases separated by barriers: stage tile t's images while tile t - 1's column blur and
-    // map run (stage_ahead: the column pass reads only the moment planes, so the images' scratch is free,
-    // and each warp's global loads wait while other warps compute instead of at a barrier of their own);
-    // carry tile t - 1's last moment rows down; row-blur tile t. One call site per pass keeps the kernel's
-    // code, and its registers, as small as with one pass after the other.
+    // a tile's sum is finished during the next tile's staging and row blur (TileItemSums).
     constexpr int col_lanes = cols / col_chunk;
     const TileItemSums item_sums = TileItemSums::allocate(team, Tile::scratch_level, items_per_tile());
     const std::size_t first_sum = std::size_t(nc) * tiles_x * tiles_y + std::size_t(first_tile) * tiles_x + tile_x;
-    int t = 0;
-    for (;; ++t) {
-      const bool has_tile = t < chain && (first_tile + t) * rows < g.oh;  // the same for the whole team (t = 0: always)
-      const int fresh = t == 0 ? 0 : halo;  // the first row tile t stages and row-blurs
-      const auto stage = [&]() {  // tile t's images and its L1 sum
-        const int oy0 = (first_tile + t) * rows;
-        stage_images<Taps>(team, images, nc, oy0 - g.pad_h, ox0 - g.pad_w, s1, s2, fresh);
-        if (sums.l1.tile_sums) {
-          const double l1 = l1_sum_of_tile(team, nc, oy0, ox0);
-          Kokkos::single(Kokkos::PerTeam(team), [&]() { sums.l1.tile_sums[first_sum + std::size_t(t) * tiles_x] = l1; });
-        }
-      };
-      if (stage_ahead && has_tile) stage();
-      if (t > 0) {
-        const int oy0 = (first_tile + t - 1) * rows;
-        // Column blur and map of tile t - 1, one block of col_rows x col_chunk outputs per thread and lane
-        // (ColumnBlur's map pass); each block's sum goes to its slot of item_sums. store_map is read once:
-        // tested inside the store, the map's pointer was reloaded and compared for every row of every block.
-        const bool store_map = map.data() != nullptr;
-        Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows / col_rows * col_lanes), [&](int e) {
-          const int j0 = e / col_lanes * col_rows, i0 = e % col_lanes * col_chunk;
-          const int oy = oy0 + j0, ox = ox0 + i0;
-          double sum = 0;
-          if (oy < g.oh && ox < g.ow) {
-            T acc[moment_planes][col_rows][col_chunk];
-            combine_axis_tile<col_rows, col_chunk, Taps, MomentForm::SumDifference>(moments, window, j0, i0, acc);
-            const int nu = ox + col_chunk <= g.ow ? col_chunk : g.ow - ox;
-            sum = evaluate_map_block<col_rows, col_chunk, Term>(
-                acc, g.oh - oy, nu, s1, s2, c1, c2, window, wanted, partials,
-                [&](int q) { return (std::size_t(nc) * g.oh + oy + q) * g.row_pitch + ox; },
-                [&](int q, const T(&value)[col_chunk]) {
-                  if (!store_map) return;
-                  for (int u = 0; u < col_chunk; ++u)
-                    if (u < nu) map(nc / g.c, nc % g.c, 0, oy + q, ox + u) = to_storage<O>(value[u]);
-                });
-          }
-          item_sums.items[e] = sum;
-        });
+    int k = 0;
+    for (; k < chain; ++k) {
+      const int oy0 = (first_tile + k) * rows;
+      if (oy0 >= g.oh) break;  // the same for the whole team
+      const int fresh = k == 0 ? 0 : halo;  // the first row this tile stages and row-blurs
+      if (k > 0) carry_halo_rows<Taps>(team, moments);
+      stage_images<Taps>(team, images, nc, oy0 - g.pad_h, ox0 - g.pad_w, s1, s2, fresh);
+      if (k > 0) item_sums.sum_groups(team);  // of tile k - 1
+      if (sums.l1.tile_sums) {
+        const double l1 = l1_sum_of_tile(team, nc, oy0, ox0);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { sums.l1.tile_sums[first_sum + std::size_t(k) * tiles_x] = l1; });
       }
-      team.team_barrier();  // tile t - 1's moment planes are read and its item sums complete
-      if (!has_tile) break;
-      if (t > 0) carry_halo_rows<Taps>(team, moments);
-      if (!stage_ahead) stage();
-      if (t > 0) item_sums.sum_groups(team);  // of tile t - 1
       team.team_barrier();
 
       // Row blur of the staged rows into the moment planes.
@@ -236,10 +192,35 @@ struct FusedForward {
             store_chunk<row_chunk>(dst, m[p], row_chunk);
         }
       });
-      if (t > 0)
+      if (k > 0)
         Kokkos::single(Kokkos::PerTeam(team),
-                       [&]() { sums.tile_sums[first_sum + std::size_t(t - 1) * tiles_x] = item_sums.total(); });
+                       [&]() { sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total(); });
       team.team_barrier();
+
+      // Column blur and map, one block of col_rows x col_chunk outputs per thread and lane (ColumnBlur's map
+      // pass); each block's sum goes to its slot of item_sums. store_map is read once: tested inside the
+      // store, the map's pointer was reloaded and compared for every row of every block.
+      const bool store_map = map.data() != nullptr;
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows / col_rows * col_lanes), [&](int e) {
+        const int j0 = e / col_lanes * col_rows, i0 = e % col_lanes * col_chunk;
+        const int oy = oy0 + j0, ox = ox0 + i0;
+        double sum = 0;
+        if (oy < g.oh && ox < g.ow) {
+          T acc[moment_planes][col_rows][col_chunk];
+          combine_axis_tile<col_rows, col_chunk, Taps, MomentForm::SumDifference>(moments, window, j0, i0, acc);
+          const int nu = ox + col_chunk <= g.ow ? col_chunk : g.ow - ox;
+          sum = evaluate_map_block<col_rows, col_chunk, Term>(
+              acc, g.oh - oy, nu, s1, s2, c1, c2, window, wanted, partials,
+              [&](int q) { return (std::size_t(nc) * g.oh + oy + q) * g.row_pitch + ox; },
+              [&](int q, const T(&value)[col_chunk]) {
+                if (!store_map) return;
+                for (int u = 0; u < col_chunk; ++u)
+                  if (u < nu) map(nc / g.c, nc % g.c, 0, oy + q, ox + u) = to_storage<O>(value[u]);
+              });
+        }
+        item_sums.items[e] = sum;
+      });
+      team.team_barrier();  // the next tile overwrites the planes this one read; its item sums are complete
     }
     // The last tile's sum; with `finish`, the team counts itself done (the sum is visible first).
     item_sums.sum_groups(team);
@@ -248,7 +229,7 @@ struct FusedForward {
     Kokkos::single(
         Kokkos::PerTeam(team),
         [&](bool& last_team) {
-          sums.tile_sums[first_sum + std::size_t(t - 1) * tiles_x] = item_sums.total();
+          sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total();
           if (rank == 0) sums.invalidate_results();  // until sum_map (or finish_sums) writes them (Reduction.hpp)
           last_team = finish && count_team_done(sums, team.league_size());
         },
