@@ -18,7 +18,6 @@
 #include <kssim/impl/core/KernelArrays.hpp>
 #include <kssim/impl/core/Launch.hpp>
 #include <kssim/impl/core/Storage.hpp>
-#include <kssim/impl/core/Vectorize.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -37,25 +36,17 @@ KOKKOS_INLINE_FUNCTION T recentring_sample(const View& v, const int n, const int
   const I hw = I(g.h) * g.w, size = I(g.d) * hw;
   const I centre = (I(g.d / 2) * g.h + g.h / 2) * g.w + g.w / 2;
   auto at = [&](const I i) -> T { return to_compute<T>(v(n, c, int(i / hw), int(i % hw / g.w), int(i % g.w))); };
-  // The straddle test: samples on a scattered grid (no 64-bit divisions). All of them and the centre are
-  // loaded before any is tested, so that the loads are in flight together: tested as they came (a loop the
-  // GPU compiler did not unroll), each waited for the one before, and the shifts kernel took 4.2-4.7 us, a
-  // seventh of a 64x1x128x128 forward (H200, ncu 2026-12-03).
+  // The straddle test: samples on a scattered grid (no 64-bit divisions), independent loads issued together.
+  bool negative = false, positive = false;
   constexpr int m = RecentringProbes::signs;
-  T samples[m];
-  KSSIM_UNROLL
   for (int j = 0; j < m; ++j) {
     const auto spot = [&](const int k, const int n) { return int((2 * I(k) + 1) * n / (2 * m)); };
-    samples[j] = to_compute<T>(v(n, c, spot(j, g.d), spot((5 * j) % m, g.h), spot((11 * j) % m, g.w)));
-  }
-  T s = to_compute<T>(v(n, c, g.d / 2, g.h / 2, g.w / 2));  // the centre
-  bool negative = false, positive = false;
-  KSSIM_UNROLL
-  for (int j = 0; j < m; ++j) {
-    negative = negative || samples[j] < T(0);  // false for NaN
-    positive = positive || samples[j] > T(0);
+    const T p = to_compute<T>(v(n, c, spot(j, g.d), spot((5 * j) % m, g.h), spot((11 * j) % m, g.w)));
+    negative = negative || p < T(0);  // false for NaN
+    positive = positive || p > T(0);
   }
   auto shift_for = [&](const T s) { return (negative || s < T(0)) && (positive || s > T(0)) ? T(0) : s; };
+  T s = to_compute<T>(v(n, c, g.d / 2, g.h / 2, g.w / 2));  // the centre
   if (Kokkos::isfinite(s)) return shift_for(s);
   for (I k = 1; k <= RecentringProbes::outward; ++k) {
     if (centre + k < size && Kokkos::isfinite(s = at(centre + k))) return shift_for(s);
