@@ -28,9 +28,11 @@ namespace kssim::impl {
 // Output rows per work item of the fused backward's adjoint column pass, float GPU tiles with K = 3 planes
 // (one image's gradient): each staged row is read from scratch once for 8 outputs instead of 4. With 4, that
 // pass's scalar scratch loads kept the shared-memory pipe full (the largest warp-stall reason of the kernel,
-// 22.5% "mio", ncu 2026-12-03); with 8, 36% fewer loads per tile, 176 items per tile instead of 352 (one
-// round of 256 threads instead of two) and 24 accumulators. K = 4 keeps 4 (32 accumulators would not fit
-// the launch bound's 48 registers). KSSIM_TUNE_FUSED_BACKWARD_COL_ROWS overrides it, for tuning runs only.
+// 22.5% "mio"); with 8, 176 items per tile instead of 352 (one round of 256 threads instead of two) and 24
+// accumulators, no spills (ptxas -v). H200, 1x3x1080x1920 valid (call 2026-12-04a): scratch loads 17.5 -> 13.2
+// per pixel, "mio" 14.1%, the kernel 85.2 -> 80.9 us (ncu); fwd+bwd 2.5-4.6% faster on the four large shapes
+// (A/B in one run, whose forwards differed by 0-1.5%). K = 4 keeps 4 (32 accumulators would not fit the 48
+// registers of the launch bound). KSSIM_TUNE_FUSED_BACKWARD_COL_ROWS overrides it, for tuning runs only.
 #if !defined(KSSIM_TUNE_FUSED_BACKWARD_COL_ROWS)
 #define KSSIM_TUNE_FUSED_BACKWARD_COL_ROWS 8
 #endif

@@ -1,0 +1,18 @@
+// The fused SSIM kernels of float images (forward with and without partials, backward of one and both
+// images) for Kokkos::DefaultExecutionSpace: what spills.sh compiles for sm_90 to read ptxas' registers and
+// spills per kernel. Compiled only, never linked or run.
+#include <kssim/kssim.hpp>
+
+#include <Kokkos_Core.hpp>
+
+using Exec = Kokkos::DefaultExecutionSpace;
+using Image = Kokkos::View<float****, Kokkos::LayoutRight, Exec::memory_space>;
+
+volatile double sink = 0;
+
+void instantiate(const Exec& exec) {
+  Image a, b, g1, g2;
+  sink = kssim::ssim(exec, a, b);
+  sink = kssim::ssim_grad(exec, a, b, g1);
+  sink = kssim::ssim_grad(exec, a, b, g1, g2);
+}
