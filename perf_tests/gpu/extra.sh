@@ -46,11 +46,11 @@ cached() { sed -n "s/^$1:[A-Z]*=//p" "$KSSIM_GPU_BUILD/CMakeCache.txt"; }  # a v
 variant_pid="" vnames=()
 if [ -n "${KSSIM_GPU_VARIANT:-}" ]; then
   IFS=';' read -r -a variants <<< "$KSSIM_GPU_VARIANT"
-  for v in "${variants[@]}"; do vname=${v%%:*}; vnames+=("${vname// /}"); done
+  for v in "${variants[@]}"; do vname=${v%%:*}; vnames+=("${vname// /}"); done  # names without blanks
   (
-    for v in "${variants[@]}"; do
-      vname=${v%%:*} vflags=${v#*:}
-      vname=${vname// /} vbuild=$work/build-variant-${vname// /}
+    for i in "${!variants[@]}"; do
+      vname=${vnames[$i]} vflags=${variants[$i]#*:}
+      vbuild=$work/build-variant-$vname
       echo "== variant $vname: $vflags"
       cmake -S "$(cached CMAKE_HOME_DIRECTORY)" -B "$vbuild" $(command -v ninja > /dev/null && echo -G Ninja) \
         -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$(cached CMAKE_CXX_COMPILER)" \
