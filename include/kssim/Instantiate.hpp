@@ -22,6 +22,20 @@
   extern template class kssim::impl::MaskedPlan<ExecSpace, T>;                                               \
   extern template void kssim::impl::run_self_check<ExecSpace, T>(const ExecSpace&, kssim::impl::SelfCheckFault);
 
+// MACRO(ExecSpace, T) for the spaces a program runs kssim on by default: Kokkos::DefaultHostExecutionSpace
+// and, where Kokkos' default space is a device (CUDA, HIP, SYCL, OpenACC, OpenMP target), that one too. E.g.
+// KSSIM_EVERY_DEFAULT_SPACE(KSSIM_INSTANTIATE, float) compiles what the PyTorch binding and the benchmarks
+// call (cmake/KernelInstances.cmake).
+#if defined(KOKKOS_ENABLE_DEFAULT_DEVICE_TYPE_CUDA) || defined(KOKKOS_ENABLE_DEFAULT_DEVICE_TYPE_HIP) ||    \
+    defined(KOKKOS_ENABLE_DEFAULT_DEVICE_TYPE_SYCL) || defined(KOKKOS_ENABLE_DEFAULT_DEVICE_TYPE_OPENACC) || \
+    defined(KOKKOS_ENABLE_DEFAULT_DEVICE_TYPE_OPENMPTARGET)
+#define KSSIM_IMPL_DEFAULT_DEVICE_SPACE(MACRO, T) MACRO(Kokkos::DefaultExecutionSpace, T)
+#else
+#define KSSIM_IMPL_DEFAULT_DEVICE_SPACE(MACRO, T)
+#endif
+#define KSSIM_EVERY_DEFAULT_SPACE(MACRO, T) \
+  MACRO(Kokkos::DefaultHostExecutionSpace, T) KSSIM_IMPL_DEFAULT_DEVICE_SPACE(MACRO, T)
+
 #define KSSIM_INSTANTIATE(ExecSpace, T) \
   KSSIM_INSTANTIATE_SSIM(ExecSpace, T)         \
   KSSIM_INSTANTIATE_MS_SSIM(ExecSpace, T)      \

@@ -4,7 +4,6 @@
 // and channels-last tensors are read where they are.
 
 #include "Bridge.hpp"
-#include "KernelSpaces.hpp"
 #include "KokkosRuntime.hpp"
 
 #include <kssim/L1Ssim.hpp>

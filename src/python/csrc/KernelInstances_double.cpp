@@ -1,4 +1,0 @@
-// See KernelSpaces.hpp.
-#include "KernelSpaces.hpp"
-
-KSSIM_TORCH_EVERY_SPACE(KSSIM_INSTANTIATE, double)
