@@ -144,7 +144,8 @@ struct FusedForward {
   // Tiles per (n, c) slice: each leaves one map sum (MapSums::tile_sums).
   static int tiles_per_image(const Geometry& g, int rows) { return ceil_div(g.ow, cols) * ceil_div(g.oh, rows); }
 
-  template <int Taps>  // see FixedTaps.hpp
+  // Partials = false: the partial-derivative stores compiled out (MapOnly below).
+  template <int Taps, bool Partials = true>  // see FixedTaps.hpp
   KOKKOS_FUNCTION void run(const Team& team) const {
     const int rank = team.league_rank(), nc = per_image.quotient(rank), in_image = rank - nc * int(per_image.divisor);
     const int chain_row = per_row.quotient(in_image), tile_x = in_image - chain_row * tiles_x;
@@ -210,7 +211,7 @@ struct FusedForward {
           combine_axis_tile<col_rows, col_chunk, Taps, MomentForm::SumDifference>(moments, window, j0, i0, acc);
           const int nu = ox + col_chunk <= g.ow ? col_chunk : g.ow - ox;
           sum = evaluate_map_block<col_rows, col_chunk, Term>(
-              acc, g.oh - oy, nu, s1, s2, c1, c2, window, wanted, partials,
+              acc, g.oh - oy, nu, s1, s2, c1, c2, window, Partials ? wanted : PartialPlanes{}, partials,
               [&](int q) { return (std::size_t(nc) * g.oh + oy + q) * g.row_pitch + ox; },
               [&](int q, const T(&value)[col_chunk]) {
                 if (!store_map) return;
@@ -518,6 +519,19 @@ bool fused_forward_finishes(const ExecSpace& exec, const Geometry& g, int rows, 
   return resident > 0 && 1LL * g.images() * K::teams_per_image(g, rows, chain) <= resident;
 }
 
+// The fused forward of a GPU without partial derivatives (SSIM's value and map: evaluation, train=False) as
+// its own kernel. In one kernel with the partials' stores, the forward is held at 48 registers by its launch
+// bound and spills (11 taps: 36 / 96 bytes of spill stores / loads, ptxas -v); without them, 8 / 24 (7 taps:
+// none). perf_tests/ptxas/spills.sh shows both. Hosts keep one instance (no spills there; compile time).
+template <class Kernel>
+struct MapOnly {
+  Kernel kernel;
+  template <int Taps, class Team>
+  KOKKOS_FUNCTION void run(const Team& team) const {
+    kernel.template run<Taps, false>(team);
+  }
+};
+
 // Fills in the launch shape of k (its rows and chain must be set) and runs it.
 template <class ExecSpace, class T, class Term, class S, class O>
 void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<ExecSpace, T, Term, S, O> k) {
@@ -530,12 +544,16 @@ void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<Exec
   k.y_rows = nested_row_stride(k.y);
   // Registers: the map formula of several outputs at once, as in the stage schedule's map pass.
   constexpr int min_teams = fused_min_teams<T>;
-  with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
+  const auto run = [&](const auto& kernel) {
     auto policy = make_team_policy<min_teams>(exec, k.league_size(), k.rows / K::col_rows, K::cols / K::col_chunk,
                                               K::Tile::scratch_level, K::scratch_bytes(k.rows, k.window.size), opts,
                                               kernel, Kokkos::ParallelForTag{});
     launch("kssim::fused_forward", policy, kernel);
-  });
+  };
+  if constexpr (K::Tile::gpu) {
+    if (!k.wanted.any()) return with_fixed_taps<ExecSpace>(k.window.size, MapOnly<K>{k}, run);
+  }
+  with_fixed_taps<ExecSpace>(k.window.size, k, run);
 }
 
 }  // namespace kssim::impl
