@@ -523,6 +523,10 @@ bool fused_forward_finishes(const ExecSpace& exec, const Geometry& g, int rows, 
 // its own kernel. In one kernel with the partials' stores, the forward is held at 48 registers by its launch
 // bound and spills (11 taps: 36 / 96 bytes of spill stores / loads, ptxas -v); without them, 8 / 24 (7 taps:
 // none). perf_tests/ptxas/spills.sh shows both. Hosts keep one instance (no spills there; compile time).
+// KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY=0: one kernel for both, for A/B runs only.
+#if !defined(KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY)
+#define KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY 1
+#endif
 template <class Kernel>
 struct MapOnly {
   Kernel kernel;
@@ -550,7 +554,7 @@ void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<Exec
                                               kernel, Kokkos::ParallelForTag{});
     launch("kssim::fused_forward", policy, kernel);
   };
-  if constexpr (K::Tile::gpu) {
+  if constexpr (K::Tile::gpu && KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY != 0) {
     if (!k.wanted.any()) return with_fixed_taps<ExecSpace>(k.window.size, MapOnly<K>{k}, run);
   }
   with_fixed_taps<ExecSpace>(k.window.size, k, run);
