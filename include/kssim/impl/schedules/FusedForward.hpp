@@ -521,8 +521,9 @@ bool fused_forward_finishes(const ExecSpace& exec, const Geometry& g, int rows, 
 
 // The fused forward of a GPU without partial derivatives (SSIM's value and map: evaluation, train=False) as
 // its own kernel. In one kernel with the partials' stores, the forward is held at 48 registers by its launch
-// bound and spills (11 taps: 36 / 96 bytes of spill stores / loads, ptxas -v); without them, 8 / 24 (7 taps:
-// none). perf_tests/ptxas/spills.sh shows both. Hosts keep one instance (no spills there; compile time).
+// bound and spills (11 taps: 36 / 96 bytes of spill stores / loads, ptxas -v); without them, 8 / 24 (7 taps
+// would have none, but only the standard 11-tap window gets the kernel). perf_tests/ptxas/spills.sh shows
+// both. Hosts keep one instance (no spills there; compile time).
 // KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY=0: one kernel for both, for A/B runs only.
 #if !defined(KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY)
 #define KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY 1
@@ -554,8 +555,10 @@ void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<Exec
                                               kernel, Kokkos::ParallelForTag{});
     launch("kssim::fused_forward", policy, kernel);
   };
-  if constexpr (K::Tile::gpu && KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY != 0) {
-    if (!k.wanted.any()) return with_fixed_taps<ExecSpace>(k.window.size, MapOnly<K>{k}, run);
+  // Only for the standard window on images of the compute type: one more kernel per (Term, T), not per tap
+  // count and 16-bit type (each GPU kernel instance costs a minute or more of nvcc).
+  if constexpr (K::Tile::gpu && KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY != 0 && std::is_same_v<S, T> && std::is_same_v<O, T>) {
+    if (!k.wanted.any() && k.window.size == 11) return run(FixedTaps<11, MapOnly<K>>{MapOnly<K>{k}});
   }
   with_fixed_taps<ExecSpace>(k.window.size, k, run);
 }
