@@ -10,7 +10,11 @@
 #   ncu/                       ncu_counts.sh: Nsight Compute's counts of kssim's fused kernels and fused-ssim's
 #                              (needs a machine where ncu reads the counters)
 #   variants                   with KSSIM_GPU_VARIANT="name: -DFLAGS...[; name2: ...]": those kernels against
-#                              the build's (the fused schedule's fwd and fwd+bwd, every build twice, alternating)
+#                              the build's (the fused schedule's fwd and fwd+bwd, or KSSIM_GPU_VARIANT_FILTER's
+#                              benchmarks, every build twice, alternating)
+#   env_<name>.json            with KSSIM_GPU_ENV_SWEEP="name: VAR=value ...[; name2: ...]": the build's
+#                              benchmarks (KSSIM_GPU_ENV_SWEEP_FILTER, default the fused fwd and fwd+bwd) with
+#                              those variables set, e.g. the KSSIM_TUNE_* tile and chain knobs of the router
 # Each writes OUT/<name>.txt (and its JSON/CSV); OUT/extra_steps.csv has name,exit status,seconds.
 set -uo pipefail
 work=$1 out=$2
@@ -36,6 +40,17 @@ if [ "${KSSIM_GPU_EXTRA_SWEEPS:-0}" = 1 ]; then
   step stages_fwd "$KSSIM_GPU_BUILD/bin/kssim_perf_tests" \
     --benchmark_filter='^ssim2d@stages/fwd/float/(valid|same)/.*/Cuda/' --benchmark_min_time=0.2s \
     --benchmark_out="$out/stages_fwd.json" --benchmark_out_format=json
+fi
+# Runtime knobs (KSSIM_GPU_ENV_SWEEP="name: VAR=value ...; ..."): no build, seconds each.
+if [ -n "${KSSIM_GPU_ENV_SWEEP:-}" ]; then
+  IFS=';' read -r -a sweeps <<< "$KSSIM_GPU_ENV_SWEEP"
+  for v in "${sweeps[@]}"; do
+    sname=${v%%:*} sname=${sname// /}
+    read -r -a assignments <<< "${v#*:}"
+    step "env_$sname" env "${assignments[@]}" "$KSSIM_GPU_BUILD/bin/kssim_perf_tests" \
+      --benchmark_filter="${KSSIM_GPU_ENV_SWEEP_FILTER:-^ssim2d@fused/(fwd|fwd\+bwd)/float/(valid|same)/.*/Cuda/}" \
+      --benchmark_min_time=0.2s --benchmark_out="$out/env_$sname.json" --benchmark_out_format=json
+  done
 fi
 # Variants of the kernels (KSSIM_GPU_VARIANT="name: -DMACRO=... ...", several separated by ";"): each
 # kssim_perf_tests built again in WORK/build-variant-<name> with those definitions and the main build's source,
@@ -69,7 +84,7 @@ fi
 step peer_suites perf_tests/gpu/peer_suites.sh "$work/src" "$work/peer-run" "$out/peers"
 if [ -n "$variant_pid" ]; then
   variant_ab() {  # the baseline and the variants back to back, twice, alternating
-    local filter='^ssim2d@fused/(fwd|fwd\+bwd)/float/(valid|same)/.*/Cuda/' round vname
+    local filter=${KSSIM_GPU_VARIANT_FILTER:-'^ssim2d@fused/(fwd|fwd\+bwd)/float/(valid|same)/.*/Cuda/'} round vname
     wait "$variant_pid" || { echo "variant build failed: tail of $out/variant_build.txt"; tail -20 "$out/variant_build.txt"; return 1; }
     for round in 1 2; do
       "$KSSIM_GPU_BUILD/bin/kssim_perf_tests" --benchmark_filter="$filter" --benchmark_min_time=0.2s \

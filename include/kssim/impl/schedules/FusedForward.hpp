@@ -439,11 +439,17 @@ struct FusedForward {
 };
 
 // The tile height the fused forward schedule uses for this window on this backend (0: it does not fit).
+// KSSIM_TUNE_FUSED_FORWARD_ROWS=n in the environment: n rows instead where n is a multiple of the column
+// pass's rows per thread and no taller than what fits (GPU teams of n / col_rows x 32 threads), for tuning
+// runs only (small problems: more, smaller teams).
 template <class ExecSpace, class T>
 int fused_forward_rows(const ExecSpace& exec, int window) {
-  return FusedTiles<ExecSpace, T>::fitting_rows(
-      exec, [&](int rows) { return FusedForward<ExecSpace, T>::scratch_bytes(rows, window); },
-      FusedForward<ExecSpace, T>::col_rows);
+  using K = FusedForward<ExecSpace, T>;
+  const int fit = FusedTiles<ExecSpace, T>::fitting_rows(
+      exec, [&](int rows) { return K::scratch_bytes(rows, window); }, K::col_rows);
+  const char* tune = std::getenv("KSSIM_TUNE_FUSED_FORWARD_ROWS");  // read when a plan is made
+  const int forced = tune ? std::atoi(tune) : 0;
+  return forced > 0 && forced % K::col_rows == 0 && forced <= fit ? forced : fit;
 }
 
 // Teams of the fused forward that a GPU runs at once: its multiprocessors times the teams the kernel's launch
