@@ -5,7 +5,7 @@ largest value of every property per value type, over every test and backend whos
     kssim_unit_tests --gtest_filter='MsSsim*:Masked*' --gtest_output=json:errors.json
     python3 unit_tests/measured_errors.py errors.json
 
-Properties ending in "_error" are errors; those ending in "_in_bounds" (Test_Half.cpp) are the largest error
+Properties ending in "_error" are errors; those ending in "_in_bounds" (HalfTests.hpp) are the largest error
 in units of its bound (<= 1 passes); "_rel_l2" relative L2 errors. The 16-bit tests' configurations are named
 <backend>_<storage>_to_<output>: their "value type" column is <storage>_to_<output>."""
 import json
@@ -17,8 +17,8 @@ def main(path):
         report = json.load(f)
     largest = {}
     for suite in report["testsuites"]:
-        family, _, config = suite["name"].partition("/")
-        if "_to_" in config:  # Test_Half.cpp: <backend>_<storage>_to_<output>
+        family, _, config = suite["name"].rpartition("/")  # Kokkos/Half/<config>: family Kokkos/Half
+        if "_to_" in config:  # HalfTests.hpp: <backend>_<storage>_to_<output>
             dtype = config.partition("_")[2]
         else:
             dtype = "float" if "_float" in config else "double"
@@ -28,7 +28,7 @@ def main(path):
                     k = (family, dtype, key)
                     largest[k] = max(largest.get(k, 0.0), float(value))
     for (family, dtype, key), value in sorted(largest.items()):
-        print("%-8s %-14s %-22s %.3g" % (family, dtype, key, value))
+        print("%-11s %-14s %-22s %.3g" % (family, dtype, key, value))
 
 
 if __name__ == "__main__":
