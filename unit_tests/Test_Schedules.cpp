@@ -129,6 +129,72 @@ TYPED_TEST(Schedules, FusedForwardFinishGivesTheSameMean) {
   }
 }
 
+// The fused forward's teams can sample their slice's recentring shifts themselves (FusedForward::compute_shifts,
+// chosen on GPUs for one-wave problems; forced here) instead of compute_shifts' kernel: the same shifts, so the
+// same map, mean and gradients bit for bit (the backward reads the shifts the slices' first teams stored).
+// Images far from zero (offset 40, spread 0.1) make the shifts matter to the rounding; one slice's centre
+// pixel is NaN on x (the shift then comes from a neighbour, and the NaN reaches that slice's map).
+TYPED_TEST(Schedules, FusedForwardSampledShiftsGiveTheSameResults) {
+  using C = TypeParam;
+  using Exec = typename C::execution_space;
+  using T = typename C::value_type;
+  const Shape s{5, 2, 1, 75, 140};
+  unsigned seed = 7;
+  auto [x, y] = next_noisy_pair(s, seed, 0.1, 0.02);
+  for (double& v : x) v += 40;
+  for (double& v : y) v += 40;
+  x = rounded<T>(x);
+  y = rounded<T>(y);
+  auto x_nan = x;
+  x_nan[s.index(1, 1, 0, s.h / 2, s.w / 2)] = std::nan("");  // slice 3's centre
+  struct Views {
+    ImageView<C> a, b;
+  };
+  const Views in_finite{to_view<C>("a", s, x), to_view<C>("b", s, y)};
+  const Views in_nan{to_view<C>("a", s, x_nan), in_finite.b};
+  for (bool same : {false, true}) {
+    ReferenceOptions ro;
+    ro.same = same;
+    ro.data_range = 50;
+    kssim::Options o = to_options(ro);
+    o.schedule = kssim::Schedule::Fused;
+    const Shape ms{s.n, s.c, 1, same ? s.h : s.h - 10, same ? s.w : s.w - 10};
+    const auto run = [&](const char* sampled, const auto& in) {
+      const ScopedEnv env("KSSIM_TUNE_FUSED_FORWARD_SHIFTS", sampled);
+      const auto g = kssim::impl::make_geometry<4>({s.n, s.c, s.h, s.w}, o);
+      const auto choice = kssim::impl::choose_schedule<Exec, T>(Exec(), g, o, kssim::impl::PartialPlanes{});
+      EXPECT_EQ(choice.fused_forward_shifts, std::string(sampled) == "1");  // the switch takes
+      kssim::SSIM<Exec, T, 4> loss(Exec(), {s.n, s.c, s.h, s.w}, o, kssim::Gradients::Both);
+      auto map = make_view<C, 4>("map", ms);
+      auto g1 = make_view<C, 4>("g1", s);
+      auto g2 = make_view<C, 4>("g2", s);
+      loss.forward(in.a, in.b, map);
+      loss.backward(g1, g2);
+      return std::array<std::vector<double>, 4>{from_view(map, ms), std::vector<double>{loss.value_on_host()},
+                                                from_view(g1, s), from_view(g2, s)};
+    };
+    const auto with = run("1", in_finite), without = run("0", in_finite);
+    const char* names[] = {"map", "mean", "grad1", "grad2"};
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(with[k], without[k]) << names[k] << (same ? " same" : " valid");
+    // NaN: compare as bits (NaN != NaN), the map of slice 3 only.
+    const auto nan_with = run("1", in_nan), nan_without = run("0", in_nan);
+    const std::size_t plane = std::size_t(ms.h) * ms.w;
+    int nans = 0;
+    for (std::size_t i = 0; i < nan_with[0].size(); ++i) {
+      const double a = nan_with[0][i], b = nan_without[0][i];
+      EXPECT_TRUE(a == b || (std::isnan(a) && std::isnan(b))) << "map pixel " << i << (same ? " same" : " valid");
+      nans += std::isnan(a);
+      if (i / plane != 3) EXPECT_FALSE(std::isnan(a)) << "map pixel " << i;
+    }
+    EXPECT_GT(nans, 0);
+    {  // and against the float64 reference
+      const ScopedEnv env("KSSIM_TUNE_FUSED_FORWARD_SHIFTS", "1");
+      expect_forward_matches_reference<C, 4>(s, ro, x, y, o);
+      expect_gradients_match_reference<C, 4>(s, ro, x, y, o);
+    }
+  }
+}
+
 // A forward that also writes the partial derivatives (gradients wanted) evaluates the same map, bit for bit, as
 // one that does not (MapFormula.hpp: on GPUs both divide by the same hardware reciprocal of the denominator):
 // PyTorch users compare fused_ssim's train=True and train=False values, and kssim promises the same answer.
