@@ -31,7 +31,6 @@
 #include <kssim/impl/stages/LocalMoments.hpp>
 #include <kssim/impl/stages/MapBlock.hpp>
 #include <kssim/impl/core/Packed16.hpp>
-#include <kssim/impl/stages/Recentring.hpp>
 #include <kssim/impl/stages/Reduction.hpp>
 #include <kssim/impl/core/Storage.hpp>
 #include <kssim/impl/core/Tiles.hpp>
@@ -91,11 +90,6 @@ struct FusedTiles {
 #if !defined(KSSIM_TUNE_FUSED_MIN_TEAMS)
 #define KSSIM_TUNE_FUSED_MIN_TEAMS 20
 #endif
-// KSSIM_TUNE_FUSED_FORWARD_SAMPLED_SHIFTS=0 compiles the teams' sampling of the shifts out of the kernel
-// (fused_forward_computes_shifts below), for A/B runs only: the code costs spills even where it does not run.
-#if !defined(KSSIM_TUNE_FUSED_FORWARD_SAMPLED_SHIFTS)
-#define KSSIM_TUNE_FUSED_FORWARD_SAMPLED_SHIFTS 1
-#endif
 #if !defined(KSSIM_TUNE_FUSED_FORWARD_COL_ROWS)
 #define KSSIM_TUNE_FUSED_FORWARD_COL_ROWS 4
 #endif
@@ -119,13 +113,13 @@ struct FusedForward {
   PlaneArray<T> partials;   // optional: (K, NC * Ho * row_pitch), PartialPlanes order
   PartialPlanes wanted;
   MapSums sums;             // tile_sums (and l1.tile_sums, if any) get one partial sum per tile, slice by slice
-  // (NC, 2), Recentring.hpp: from compute_shifts' kernel, or, with compute_shifts, sampled by each team and
-  // written by the first team of each slice (for the backward) instead of that kernel's launch. Only for
-  // one-wave problems (fused_forward_computes_shifts): in every team of a many-wave grid the wait for the
-  // samples drew 23% of the kernel's warp-stall samples and the forward took 109 instead of ~90 us at
-  // 1x3x1080x1920 (H200, ncu, 2026-12-03).
-  T* shifts = nullptr;
-  bool compute_shifts = false;
+  // (NC, 2), Recentring.hpp, from compute_shifts' kernel. Sampled in each team instead (tried 2026-12-03, to
+  // save that launch), every team waited at a barrier for the samples' global loads: the wait drew 23% of
+  // the kernel's warp-stall samples and the forward took 109 instead of ~90 us at 1x3x1080x1920 (H200, ncu).
+  // Tried again for one-wave problems only (2026-12-04e, perf_tests/RESULTS.md): slower there too
+  // (64x1x128x128 forward 32.5-33.7 us against 27.6-29.0 without the sampling code), and the code alone
+  // (unused, a runtime switch) cost the large shapes 1-2% (spills, ptxas -v).
+  const T* shifts = nullptr;
   GaussianWindow<T> window;
   Geometry g;
   T c1 = 0, c2 = 0;
@@ -159,13 +153,10 @@ struct FusedForward {
     const int rank = team.league_rank(), nc = per_image.quotient(rank), in_image = rank - nc * int(per_image.divisor);
     const int chain_row = per_row.quotient(in_image), tile_x = in_image - chain_row * tiles_x;
     const int first_tile = chain_row * chain, ox0 = tile_x * cols;
+    const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
     const int halo = tap_count<Taps>(window) - 1, halo_rows = rows + halo;
     const Scratch images = RowScratch<ExecSpace, T>::allocate(team, 2, halo_rows, cols + halo);
     const Scratch moments = RowScratch<ExecSpace, T>::allocate(team, moment_planes, halo_rows, cols);
-    constexpr int col_lanes = cols / col_chunk;
-    const TileItemSums item_sums = TileItemSums::allocate(team, Tile::scratch_level, items_per_tile());
-    const Kokkos::pair<T, T> shift = slice_shifts(team, nc, in_image == 0, item_sums.items);
-    const T s1 = shift.first, s2 = shift.second;
 
     // The team's tiles, top to bottom. Moment row i of a tile is input row oy0 - pad_h + i, so the next
     // tile's rows 0 .. halo - 1 are this tile's rows `rows` .. rows + halo - 1: they are carried over
@@ -173,6 +164,8 @@ struct FusedForward {
     // row blur of its halo rows once instead of c times (fused_forward_chain needs rows >= halo).
     // Each tile leaves its own map sum (and L1 sum) in tile_sums, so the mean does not depend on the chain;
     // a tile's sum is finished during the next tile's staging and row blur (TileItemSums).
+    constexpr int col_lanes = cols / col_chunk;
+    const TileItemSums item_sums = TileItemSums::allocate(team, Tile::scratch_level, items_per_tile());
     const std::size_t first_sum = std::size_t(nc) * tiles_x * tiles_y + std::size_t(first_tile) * tiles_x + tile_x;
     int k = 0;
     for (; k < chain; ++k) {
@@ -246,24 +239,6 @@ struct FusedForward {
         },
         last);
     if (last) finish_sums(team, moments);
-  }
-
-  // The recentring shifts (s1, s2) of slice nc. With compute_shifts, two threads sample them (Recentring.hpp:
-  // the values of compute_shifts' kernel) and hand them to the team through `slots` (the item sums' scratch:
-  // the first column pass writes there, after two barriers); the slice's first team also stores them, for the
-  // backward. (Passed through the moment planes' scratch instead, or sampled before the tile's coordinates
-  // were computed, the kernels had more spills: ptxas -v, perf_tests/ptxas/spills.sh.)
-  KOKKOS_INLINE_FUNCTION Kokkos::pair<T, T> slice_shifts(const Team& team, int nc, bool first_of_slice,
-                                                         double* slots) const {
-    static_assert(cols / col_chunk >= 2, "a tile has at least two item sums (the slots)");
-    if (KSSIM_TUNE_FUSED_FORWARD_SAMPLED_SHIFTS == 0 || !compute_shifts) return {shifts[2 * nc], shifts[2 * nc + 1]};
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, 2), [&](int k) {
-      const T s = recentring_sample<InputArray<S>, T>(k ? y : x, nc / g.c, nc % g.c, g);
-      slots[k] = double(s);  // exact for float and double
-      if (first_of_slice) shifts[2 * nc + k] = s;
-    });
-    team.team_barrier();
-    return {T(slots[0]), T(slots[1])};
   }
 
   // The mean by the team that finished last: every slice's tile sums in OrderedSum's order (the same bits as
@@ -548,22 +523,6 @@ bool fused_forward_finishes(const ExecSpace& exec, const Geometry& g, int rows, 
   const int tiles = K::tiles_per_image(g, rows);
   if (K::finish_capacity(rows, g.window) < OrderedSum::scratch(tiles)) return false;
   const char* tune = std::getenv("KSSIM_TUNE_FUSED_FORWARD_FINISH");  // read when a plan is made
-  if (tune && *tune) return std::atoi(tune) != 0;
-  const long long resident = fused_resident_teams<ExecSpace, T>(exec);
-  return resident > 0 && 1LL * g.images() * K::teams_per_image(g, rows, chain) <= resident;
-}
-
-// Whether each team of the fused forward samples its slice's recentring shifts (FusedForward::compute_shifts)
-// instead of compute_shifts' kernel before it: on GPUs, for problems whose teams all run at once (one wave of
-// the resident teams, as fused_forward_finishes), where that kernel's launch and its chain of dependent loads
-// are a sixth of the forward (64x1x128x128: 4.2-4.7 of ~29 us, H200, ncu, 2026-12-04a) and each team's wait
-// for its samples overlaps the others'. In grids of many waves every team pays that wait (FusedForward::shifts).
-// KSSIM_TUNE_FUSED_FORWARD_SHIFTS=0 / 1 in the environment forces it, for tests and tuning runs only.
-template <class ExecSpace, class T>
-bool fused_forward_computes_shifts(const ExecSpace& exec, const Geometry& g, int rows, int chain) {
-  if (KSSIM_TUNE_FUSED_FORWARD_SAMPLED_SHIFTS == 0) return false;
-  using K = FusedForward<ExecSpace, T>;
-  const char* tune = std::getenv("KSSIM_TUNE_FUSED_FORWARD_SHIFTS");  // read when a plan is made
   if (tune && *tune) return std::atoi(tune) != 0;
   const long long resident = fused_resident_teams<ExecSpace, T>(exec);
   return resident > 0 && 1LL * g.images() * K::teams_per_image(g, rows, chain) <= resident;

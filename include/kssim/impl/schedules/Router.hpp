@@ -22,7 +22,6 @@ struct ScheduleChoice {
   int fused_backward_rows = 0;  // > 0: the fused backward schedule with tiles of this height
   int fused_forward_chain = 1;  // tiles per team of the fused forward (fused_forward_chain)
   bool fused_forward_finishes = false;  // its last team writes the mean (fused_forward_finishes): no sum_map
-  bool fused_forward_shifts = false;    // its teams sample the shifts (fused_forward_computes_shifts): no kernel
   bool fused_forward() const { return fused_forward_rows > 0; }
   bool fused_backward() const { return fused_backward_rows > 0; }
 };
@@ -43,8 +42,7 @@ ScheduleChoice choose_schedule(const ExecSpace& exec, const Geometry& g, const O
                                                       " exceeds this backend's team scratch") +
                                   "); use Schedule::Auto or Schedule::Stages");
     const int chain = fused_forward_chain<ExecSpace, T>(exec, g, forward_rows);
-    return {forward_rows, backward_rows, chain, fused_forward_finishes<ExecSpace, T>(exec, g, forward_rows, chain),
-            fused_forward_computes_shifts<ExecSpace, T>(exec, g, forward_rows, chain)};
+    return {forward_rows, backward_rows, chain, fused_forward_finishes<ExecSpace, T>(exec, g, forward_rows, chain)};
   }
   // Auto, from the measurements in perf_tests/RESULTS.md ("Schedules and the router"):
   //  - tiles shorter than their halo (double on GPUs, wide windows) repeat the row blur of the halo rows
@@ -60,8 +58,6 @@ ScheduleChoice choose_schedule(const ExecSpace& exec, const Geometry& g, const O
     choice.fused_forward_chain = fused_forward_chain<ExecSpace, T>(exec, g, forward_rows);
     choice.fused_forward_finishes =
         fused_forward_finishes<ExecSpace, T>(exec, g, forward_rows, choice.fused_forward_chain);
-    choice.fused_forward_shifts =
-        fused_forward_computes_shifts<ExecSpace, T>(exec, g, forward_rows, choice.fused_forward_chain);
   }
   return choice;
 }

@@ -225,11 +225,9 @@ template <class MapTerm>
 void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const InputArray<S>& x,
                                                   const InputArray<S>& y, const OutputArray<O>& map, double l1_weight,
                                                   const T* shifts) const {
-  // The shifts: given (a slab's), from compute_shifts' kernel, or sampled by the fused forward's teams.
-  const bool fused_samples_shifts = !shifts && schedule_.fused_forward() && schedule_.fused_forward_shifts;
   if (shifts)
     copy_shifts(exec, shifts, shifts_.data(), 2 * g_.images());
-  else if (!fused_samples_shifts)
+  else
     compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
   MapSums sums = sums_.arrays;
   sums.l1.weight = l1_weight;
@@ -253,7 +251,6 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
     k.rows = schedule_.fused_forward_rows;
     k.chain = schedule_.fused_forward_chain;
     k.finish = schedule_.fused_forward_finishes;
-    k.compute_shifts = fused_samples_shifts;
     fused_forward(exec, opts_, k);
     if (!k.finish) sum_map(exec, sums);
     return;
