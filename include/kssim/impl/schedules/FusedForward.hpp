@@ -118,7 +118,7 @@ struct FusedForward {
   // the kernel's warp-stall samples and the forward took 109 instead of ~90 us at 1x3x1080x1920 (H200, ncu).
   // Tried again for one-wave problems only (2026-12-04e, perf_tests/RESULTS.md): slower there too
   // (64x1x128x128 forward 32.5-33.7 us against 27.6-29.0 without the sampling code), and the code alone
-  // (unused, a runtime switch) cost the large shapes 1-2% (spills, ptxas -v).
+  // (unused, a runtime switch) cost the large shapes 0.5-2% (spills, ptxas -v).
   const T* shifts = nullptr;
   GaussianWindow<T> window;
   Geometry g;
