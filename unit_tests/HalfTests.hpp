@@ -10,10 +10,9 @@
 // No finite differences here: a 16-bit input cannot carry a step small enough, and the reference's
 // gradient is itself checked by finite differences (Test_Gradients2D.cpp).
 //
-// The tests are type-parameterized (TYPED_TEST_P): Test_HalfKokkosTypes.cpp instantiates them for
-// Kokkos' half_t and bhalf_t, Test_HalfHostTypes.cpp for the host compiler's _Float16 and __bf16. One
-// file held all four and was the longest compile of the unit tests (~300 s of nvcc on the GPU machine,
-// the end of each tree's build there); two halves build side by side.
+// The tests are type-parameterized (TYPED_TEST_P): Test_HalfKokkosHalf.cpp and Test_HalfKokkosBHalf.cpp
+// instantiate them for Kokkos' half_t and bhalf_t, Test_HalfHostTypes.cpp for the host compiler's _Float16
+// and __bf16. Each 16-bit type's kernels cost minutes of nvcc: one unit per type builds side by side.
 #pragma once
 
 #include "ErrorRecord.hpp"
@@ -46,7 +45,9 @@ using PairFor = std::conditional_t<usable_v<Exec, S>,
                                    ::testing::Types<HalfConfig<Exec, S, S>, HalfConfig<Exec, S, float>>,
                                    ::testing::Types<>>;
 template <class Exec>
-using KokkosHalfConfigsFor = typename Concat<PairFor<Exec, kssim::kokkos_half_t>, PairFor<Exec, kssim::kokkos_bhalf_t>>::type;
+using KokkosHalfConfigsFor = PairFor<Exec, kssim::kokkos_half_t>;
+template <class Exec>
+using KokkosBHalfConfigsFor = PairFor<Exec, kssim::kokkos_bhalf_t>;
 template <class Exec>
 using HostHalfConfigsFor = typename Concat<PairFor<Exec, kssim::host_float16_t>, PairFor<Exec, kssim::host_bfloat16_t>>::type;
 

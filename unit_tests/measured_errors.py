@@ -17,7 +17,7 @@ def main(path):
         report = json.load(f)
     largest = {}
     for suite in report["testsuites"]:
-        # SSIM2D/<config>, Kokkos/Half/<config> (family Kokkos/Half), or a suite without configurations
+        # SSIM2D/<config>, KokkosHalf/Half/<config> (family KokkosHalf/Half), or a suite without configurations
         family, _, config = suite["name"].rpartition("/") if "/" in suite["name"] else (suite["name"], "", "")
         if "_to_" in config:  # HalfTests.hpp: <backend>_<storage>_to_<output>
             dtype = config.partition("_")[2]
