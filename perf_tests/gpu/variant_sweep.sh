@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# A/B of kernel variants next to perf_tests/gpu/run's job, in the same device call, without building
+# kssim_perf_tests once per variant (extra.sh's `variants` step: ~3 min of 16 cores each, after every other
+# step). Each variant is perf_tests/schedule_sweep.cpp compiled with nvcc_wrapper against the job's Kokkos 4.6.01
+# and its -D definitions (a minute or two, nice 10, while the job's builds run); once the job's timings are
+# done the variants run one after the other, `rounds` times alternating, holding the job's GPU lock:
+# `schedule_sweep fused flushed`, the fused schedule's fwd and fwd+bwd of the five image shapes, both paddings,
+# float, timed as kssim_perf_tests' us_flushed.
+#
+#   perf_tests/gpu/run start --src carry/src ... &&
+#   KSSIM_GPU_SWEEP_VARIANT="main: ; old: -DKSSIM_TUNE_FUSED_STAGE_PAIRS=0" perf_tests/gpu/variant_sweep.sh start
+#   perf_tests/gpu/variant_sweep.sh collect OUT       # OUT/sweep/: <name>_<round>.txt, build logs, sweep.csv
+#   python3 perf_tests/sweep_table.py OUT/sweep       # medians per variant and case, ratios to the first
+#
+# WORK is perf_tests/gpu/run's (KSSIM_GPU_WORK, default /tmp/kssim-gpu); KSSIM_GPU_SWEEP_ROUNDS (default 3).
+set -uo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+work=${KSSIM_GPU_WORK:-/tmp/kssim-gpu}
+out=$work/sweep
+cmd=${1:-}
+
+job() {
+  local kokkos=$work/kokkos-4.6.01 names=() flags=() v i
+  IFS=';' read -r -a variants <<< "${KSSIM_GPU_SWEEP_VARIANT:?name: flags; ...}"
+  for v in "${variants[@]}"; do
+    i=${v%%:*}; names+=("${i// /}"); flags+=("${v#*:}")
+  done
+  echo "waiting for $work/stamps/kokkos-4.6.01"
+  while [ ! -f "$work/stamps/kokkos-4.6.01" ]; do sleep 3; done
+  local lib; lib=$(ls -d "$kokkos"/lib64 "$kokkos"/lib 2>/dev/null | head -1)
+  local t0=$SECONDS pids=()
+  for i in "${!names[@]}"; do
+    # shellcheck disable=SC2086
+    ( cd "$repo" && NVCC_APPEND_FLAGS=${NVCC_APPEND_FLAGS:--split-compile=4} nice -n 10 "$kokkos/bin/nvcc_wrapper" \
+        -std=c++20 -O3 -DNDEBUG -arch=sm_90 --extended-lambda -Iinclude -I"$kokkos/include" ${flags[$i]} \
+        perf_tests/schedule_sweep.cpp -L"$lib" -lkokkoscore -lcuda -ldl -o "$out/sweep_${names[$i]}" \
+        > "$out/build_${names[$i]}.log" 2>&1 ) & pids+=($!)
+  done
+  local failed=0
+  for i in "${!pids[@]}"; do wait "${pids[$i]}" || { echo "build of ${names[$i]} failed"; failed=1; }; done
+  echo "built in $((SECONDS - t0)) s"
+  [ $failed = 0 ] || return 1
+  echo "waiting for the job's timings (state/bench-torch)"
+  while true; do
+    case $(cut -d' ' -f1 "$work/state/bench-torch" 2>/dev/null) in done | failed | skipped) break ;; esac
+    sleep 3
+  done
+  local round name
+  for round in $(seq 1 "${KSSIM_GPU_SWEEP_ROUNDS:-3}"); do
+    for name in "${names[@]}"; do
+      ( exec 9> "$work/gpu.lock"; flock 9
+        LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-} "$out/sweep_$name" fused flushed > "$out/${name}_$round.txt" 2>&1 )
+      echo "$name round $round: exit $?"
+    done
+  done
+  echo "sweep done in $((SECONDS - t0)) s"
+}
+
+case $cmd in
+  start)
+    mkdir -p "$out"
+    setsid "$0" _job > "$out/job.log" 2>&1 < /dev/null &
+    echo "variant sweep started (log $out/job.log)" ;;
+  _job) job; echo "exit $?" >> "$out/job.log" ;;
+  status) tail -5 "$out/job.log" ;;
+  collect)
+    dest=${2:?collect needs an output folder}/sweep
+    mkdir -p "$dest"
+    cp "$out"/*.txt "$out"/*.log "$dest/" 2>/dev/null
+    ls "$dest" ;;
+  *) sed -n '2,17p' "$0"; exit 2 ;;
+esac

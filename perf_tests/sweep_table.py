@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Medians of perf_tests/gpu/variant_sweep.sh's runs: one row per case (shape, padding, fwd or fwd+bwd), one
+column per variant (the medians of its rounds, us), and each variant's ratio to the first one named.
+
+    python3 perf_tests/sweep_table.py OUT/sweep [--order main,old,...]
+"""
+import argparse
+import pathlib
+import re
+import statistics
+import sys
+
+LINE = re.compile(r"^(\d+x\d+x\d+x\d+)\s+(\w+)\s+(\w+)\s+(fwd\+bwd|fwd)\s+([\d.]+) us")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("folder")
+    ap.add_argument("--order", help="variants in this order (the first is the reference)")
+    a = ap.parse_args()
+    times = {}  # variant -> case -> [us]
+    for f in sorted(pathlib.Path(a.folder).glob("*_[0-9]*.txt")):
+        variant = f.stem.rsplit("_", 1)[0]
+        for line in f.read_text().splitlines():
+            m = LINE.match(line)
+            if m:
+                case = (m.group(4), m.group(2), m.group(1))
+                times.setdefault(variant, {}).setdefault(case, []).append(float(m.group(5)))
+    if not times:
+        sys.exit("no sweep output in " + a.folder)
+    names = a.order.split(",") if a.order else sorted(times)
+    ref = names[0]
+    cases = sorted(times[ref])
+    head = ["case", "padding", "shape"] + [f"{n} us" for n in names] + [f"{n}/{ref}" for n in names[1:]]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for c in cases:
+        med = [statistics.median(times[n].get(c, [float("nan")])) for n in names]
+        cells = list(c) + [f"{m:.1f}" for m in med] + [f"{m / med[0]:.3f}" for m in med[1:]]
+        print("| " + " | ".join(cells) + " |")
+    rounds = {n: max(len(v) for v in times[n].values()) for n in names}
+    print(f"\nrounds per variant: {rounds}")
+
+
+if __name__ == "__main__":
+    main()
