@@ -32,7 +32,7 @@ job() {
   for i in "${!names[@]}"; do
     # shellcheck disable=SC2086
     ( cd "$repo" && NVCC_APPEND_FLAGS=${NVCC_APPEND_FLAGS:--split-compile=4} nice -n 10 "$kokkos/bin/nvcc_wrapper" \
-        -std=c++20 -O3 -DNDEBUG -arch=sm_90 --extended-lambda -Iinclude -I"$kokkos/include" ${flags[$i]} \
+        -std=c++20 -O3 -DNDEBUG -arch=sm_90 --extended-lambda -fopenmp -Iinclude -I"$kokkos/include" ${flags[$i]} \
         perf_tests/schedule_sweep.cpp -L"$lib" -lkokkoscore -lcuda -ldl -o "$out/sweep_${names[$i]}" \
         > "$out/build_${names[$i]}.log" 2>&1 ) & pids+=($!)
   done
