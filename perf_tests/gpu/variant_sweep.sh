@@ -9,10 +9,12 @@
 #
 #   perf_tests/gpu/run start --src carry/src ... &&
 #   KSSIM_GPU_SWEEP_VARIANT="main: ; old: -DKSSIM_TUNE_FUSED_STAGE_PAIRS=0" perf_tests/gpu/variant_sweep.sh start
-#   perf_tests/gpu/variant_sweep.sh collect OUT       # OUT/sweep/: <name>_<round>.txt, build logs, sweep.csv
+#   perf_tests/gpu/variant_sweep.sh collect OUT       # OUT/sweep.tar.gz: <name>_<round>.txt, the build logs
 #   python3 perf_tests/sweep_table.py OUT/sweep       # medians per variant and case, ratios to the first
 #
-# WORK is perf_tests/gpu/run's (KSSIM_GPU_WORK, default /tmp/kssim-gpu); KSSIM_GPU_SWEEP_ROUNDS (default 3).
+# WORK is perf_tests/gpu/run's (KSSIM_GPU_WORK, default /tmp/kssim-gpu); KSSIM_GPU_SWEEP_ROUNDS (default 3). A
+# call for the sweep alone: `perf_tests/gpu/run start --src carry/src --only unpack,kokkos-4.6.01` first (the
+# variants then run once that job has ended).
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 work=${KSSIM_GPU_WORK:-/tmp/kssim-gpu}
@@ -40,8 +42,8 @@ job() {
   for i in "${!pids[@]}"; do wait "${pids[$i]}" || { echo "build of ${names[$i]} failed"; failed=1; }; done
   echo "built in $((SECONDS - t0)) s"
   [ $failed = 0 ] || return 1
-  echo "waiting for the job's timings (state/bench-torch)"
-  while true; do
+  echo "waiting for the job's timings (state/bench-torch) or its end (job.rc)"
+  while [ ! -f "$work/job.rc" ]; do
     case $(cut -d' ' -f1 "$work/state/bench-torch" 2>/dev/null) in done | failed | skipped) break ;; esac
     sleep 3
   done
@@ -63,10 +65,10 @@ case $cmd in
     echo "variant sweep started (log $out/job.log)" ;;
   _job) job; echo "exit $?" >> "$out/job.log" ;;
   status) tail -5 "$out/job.log" ;;
-  collect)
-    dest=${2:?collect needs an output folder}/sweep
+  collect)  # one archive (the device tool brings back a few files per call)
+    dest=${2:?collect needs an output folder}
     mkdir -p "$dest"
-    cp "$out"/*.txt "$out"/*.log "$dest/" 2>/dev/null
-    ls "$dest" ;;
+    tar -czf "$dest/sweep.tar.gz" -C "$work" --exclude='sweep/sweep_*' sweep
+    tar -tzf "$dest/sweep.tar.gz" | tr '\n' ' '; echo ;;
   *) sed -n '2,17p' "$0"; exit 2 ;;
 esac

@@ -265,10 +265,10 @@ void fused_backward(const ExecSpace& exec, const Options& opts, FusedBackward<Ex
   k.grad1_rows = nested_row_stride(k.grad1);
   k.grad2_rows = nested_row_stride(k.grad2);
   with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
-    auto policy = make_team_policy<fused_min_teams<T>>(exec, k.league_size(), k.rows / B::col_rows,
-                                                         B::cols / B::col_chunk, B::Tile::scratch_level,
-                                                         B::scratch_bytes(k.rows, k.window.size), opts, kernel,
-                                                         Kokkos::ParallelForTag{});
+    constexpr int min_teams = fused_min_teams<T, KSSIM_TUNE_FUSED_BACKWARD_MIN_TEAMS>;
+    auto policy = make_team_policy<min_teams>(exec, k.league_size(), k.rows / B::col_rows, B::cols / B::col_chunk,
+                                              B::Tile::scratch_level, B::scratch_bytes(k.rows, k.window.size), opts,
+                                              kernel, Kokkos::ParallelForTag{});
     launch("kssim::fused_backward", policy, kernel);
   });
 }

@@ -100,16 +100,25 @@ struct FusedTiles {
 // second round were issued only after the first round's stores). KSSIM_TUNE_FUSED_STAGE_PAIRS=0: one quad per
 // item, for A/B runs only.
 #if !defined(KSSIM_TUNE_FUSED_STAGE_PAIRS)
-#define KSSIM_TUNE_FUSED_STAGE_PAIRS 1
+#define KSSIM_TUNE_FUSED_STAGE_PAIRS 0
 #endif
 #if !defined(KSSIM_TUNE_FUSED_FORWARD_PREFETCH)
-#define KSSIM_TUNE_FUSED_FORWARD_PREFETCH 1
+#define KSSIM_TUNE_FUSED_FORWARD_PREFETCH 0
 #endif
 template <class ExecSpace>
 inline constexpr bool fused_stage_pairs = gpu_code_paths_v<ExecSpace> && KSSIM_TUNE_FUSED_STAGE_PAIRS != 0;
 
-template <class T>
-inline constexpr int fused_min_teams = KSSIM_TUNE_FUSED_MIN_TEAMS / sizeof(T) > 1 ? KSSIM_TUNE_FUSED_MIN_TEAMS / sizeof(T) : 1;
+// The same bound for the forward with partial derivatives (the kernel of training steps, which spills at 48
+// registers) and for the backward: KSSIM_TUNE_FUSED_PARTIALS_MIN_TEAMS, KSSIM_TUNE_FUSED_BACKWARD_MIN_TEAMS
+// (bytes of value per team, as above), for tuning runs only.
+#if !defined(KSSIM_TUNE_FUSED_PARTIALS_MIN_TEAMS)
+#define KSSIM_TUNE_FUSED_PARTIALS_MIN_TEAMS KSSIM_TUNE_FUSED_MIN_TEAMS
+#endif
+#if !defined(KSSIM_TUNE_FUSED_BACKWARD_MIN_TEAMS)
+#define KSSIM_TUNE_FUSED_BACKWARD_MIN_TEAMS KSSIM_TUNE_FUSED_MIN_TEAMS
+#endif
+template <class T, int Bytes = KSSIM_TUNE_FUSED_MIN_TEAMS>
+inline constexpr int fused_min_teams = Bytes / sizeof(T) > 1 ? int(Bytes / sizeof(T)) : 1;
 
 template <class ExecSpace, class T, class Term = SsimTerm, class S = T, class O = T>  // Term: MapTerms.hpp
 struct FusedForward {
@@ -670,20 +679,23 @@ void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<Exec
   k.per_row = make_index_divisor(k.tiles_x);
   k.x_rows = nested_row_stride(k.x);
   k.y_rows = nested_row_stride(k.y);
-  // Registers: the map formula of several outputs at once, as in the stage schedule's map pass.
-  constexpr int min_teams = fused_min_teams<T>;
-  const auto run = [&](const auto& kernel) {
-    auto policy = make_team_policy<min_teams>(exec, k.league_size(), k.rows / K::col_rows, K::cols / K::col_chunk,
-                                              K::Tile::scratch_level, K::scratch_bytes(k.rows, k.window.size), opts,
-                                              kernel, Kokkos::ParallelForTag{});
+  // Registers: the map formula of several outputs at once, as in the stage schedule's map pass; min_teams is
+  // the launch bound (fused_min_teams).
+  const auto run = [&](const auto& kernel, auto min_teams) {
+    auto policy = make_team_policy<decltype(min_teams)::value>(
+        exec, k.league_size(), k.rows / K::col_rows, K::cols / K::col_chunk, K::Tile::scratch_level,
+        K::scratch_bytes(k.rows, k.window.size), opts, kernel, Kokkos::ParallelForTag{});
     launch("kssim::fused_forward", policy, kernel);
   };
   // Only for the standard window on images of the compute type: one more kernel per (Term, T), not per tap
   // count and 16-bit type (each GPU kernel instance costs a minute or more of nvcc).
   if constexpr (K::Tile::gpu && KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY != 0 && std::is_same_v<S, T> && std::is_same_v<O, T>) {
-    if (!k.wanted.any() && k.window.size == 11) return run(FixedTaps<11, MapOnly<K>>{MapOnly<K>{k}});
+    if (!k.wanted.any() && k.window.size == 11)
+      return run(FixedTaps<11, MapOnly<K>>{MapOnly<K>{k}}, std::integral_constant<int, fused_min_teams<T>>{});
   }
-  with_fixed_taps<ExecSpace>(k.window.size, k, run);
+  with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
+    run(kernel, std::integral_constant<int, fused_min_teams<T, KSSIM_TUNE_FUSED_PARTIALS_MIN_TEAMS>>{});
+  });
 }
 
 }  // namespace kssim::impl
