@@ -237,3 +237,49 @@ TEST(IndexDivisor, QuotientEqualsDivision) {
   }
   EXPECT_THROW(kssim::impl::make_index_divisor(0), std::invalid_argument);
 }
+
+// SSIM::forward_into writes the mean, rounded once to float, from the kernel that computes it (the PyTorch
+// binding's float results): the same value as the double mean of value() rounded, for every schedule, with
+// and without the fused forward's last-team finish, and for a problem split into pieces (Slabs.hpp).
+TYPED_TEST(Schedules, ForwardIntoWritesTheMeanAsFloat) {
+  using C = TypeParam;
+  using Exec = typename C::execution_space;
+  using T = typename C::value_type;
+  using Mem = typename Exec::memory_space;
+  const Shape s{2, 3, 1, 70, 90};
+  const auto in = rounded_noisy_views<C>(s, 29, 0.3);
+  Kokkos::View<float, Mem> value("value");
+  const auto check = [&](const kssim::Options& o, const std::string& what) {
+    kssim::SSIM<Exec, T, 4> loss(Exec(), {s.n, s.c, s.h, s.w}, o, kssim::Gradients::None);
+    Kokkos::deep_copy(value, -1.0f);
+    loss.forward_into(in.a, in.b, value.data());
+    const double mean = loss.value_on_host();
+    float written = 0;
+    Kokkos::deep_copy(written, value);
+    EXPECT_EQ(written, float(mean)) << what;
+    EXPECT_TRUE(mean > 0 && mean < 1) << what;
+  };
+  for (const bool same : {false, true}) {
+    ReferenceOptions ro;
+    ro.same = same;
+    const std::string padding = same ? "same" : "valid";
+    for (const kssim::Schedule schedule : {kssim::Schedule::Auto, kssim::Schedule::Stages, kssim::Schedule::Fused})
+      for (const char* finish : {"0", "1"}) {
+        const ScopedEnv env("KSSIM_TUNE_FUSED_FORWARD_FINISH", finish);
+        kssim::Options o = to_options(ro);
+        o.schedule = schedule;
+        check(o, padding + " " + kssim::to_string(schedule) + " finish=" + finish);
+      }
+    kssim::Options o = to_options(ro);
+    check(o, padding + " whole");
+    // The stage schedule in a budget of one image's workspace: the problem runs in groups of images.
+    o.schedule = kssim::Schedule::Stages;
+    o.max_workspace_bytes = kssim::impl::Plan<Exec, T>::workspace_bytes(
+        Exec(), kssim::impl::make_geometry<4>({1, s.c, s.h, s.w}, o), o, kssim::impl::PartialPlanes{});
+    kssim::SSIM<Exec, T, 4> probe(Exec(), {s.n, s.c, s.h, s.w}, o, kssim::Gradients::None);
+    ASSERT_GT(probe.pieces(), 1);  // the split happens
+    check(o, padding + " in pieces");
+  }
+  kssim::SSIM<Exec, T, 4> loss(Exec(), {s.n, s.c, s.h, s.w}, kssim::Options{}, kssim::Gradients::None);
+  EXPECT_THROW(loss.forward_into(in.a, in.b, nullptr), std::invalid_argument);
+}

@@ -37,13 +37,6 @@ namespace kssim::impl {
 #define KSSIM_TUNE_FUSED_BACKWARD_COL_ROWS 8
 #endif
 
-// The partial planes staged two quads per work item (fused_stage_pairs, FusedForward.hpp): off, since it
-// made the kernels spill at their 48 registers (K = 3: 0 -> 12/12 bytes, K = 4: 16/24 -> 80/68, ptxas -v,
-// perf_tests/ptxas/spills.sh). KSSIM_TUNE_FUSED_BACKWARD_STAGE_PAIRS=1 turns it on, for A/B runs only.
-#if !defined(KSSIM_TUNE_FUSED_BACKWARD_STAGE_PAIRS)
-#define KSSIM_TUNE_FUSED_BACKWARD_STAGE_PAIRS 0
-#endif
-
 template <class ExecSpace, class T, int K, bool L1 = false, class S = T, class O = T>
 struct FusedBackward {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
@@ -183,9 +176,10 @@ struct FusedBackward {
       // Four consecutive pixels of every plane per lane: the row's address arithmetic once for 4K loads
       // issued together, then K 128-bit scratch stores (the rows hold whole, aligned chunks). The element loop
       // below cost a division by the width, 64-bit index arithmetic and K scalar stores per staged pixel.
-      const int quads = w / 4, count = halo_rows * quads;
-      const auto load = [&](int e, T(&v)[K][4]) {
-        const int my = my0 + e / quads, mx = mx0 + e % quads * 4;
+      const int quads = w / 4;
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, halo_rows * quads), [&](int e) {
+        const int i = e / quads, j = e % quads * 4, my = my0 + i, mx = mx0 + j;
+        T v[K][4];
         for (int k = 0; k < K; ++k)
           for (int u = 0; u < 4; ++u) v[k][u] = T(0);
         if (unsigned(my) < unsigned(g.oh)) {
@@ -199,27 +193,8 @@ struct FusedBackward {
                 if (unsigned(mx + u) < unsigned(g.ow)) v[k][u] = partials(k, row + mx + u);
           }
         }
-      };
-      const auto store = [&](int e, const T(&v)[K][4]) {
-        for (int k = 0; k < K; ++k) store_quads(&staged(k, e / quads, e % quads * 4), v[k]);
-      };
-      if constexpr (fused_stage_pairs<ExecSpace> && KSSIM_TUNE_FUSED_BACKWARD_STAGE_PAIRS != 0) {
-        const int half = (count + 1) / 2;
-        Kokkos::parallel_for(Kokkos::TeamVectorRange(team, half), [&](int e) {
-          const int e2 = e + half < count ? e + half : e;  // odd counts: the last item stores its quad twice
-          T v[K][4], v2[K][4];
-          load(e, v);
-          load(e2, v2);
-          store(e, v);
-          store(e2, v2);
-        });
-      } else {
-        Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count), [&](int e) {
-          T v[K][4];
-          load(e, v);
-          store(e, v);
-        });
-      }
+        for (int k = 0; k < K; ++k) store_quads(&staged(k, i, j), v[k]);
+      });
     } else if constexpr (Tile::gpu) {
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, halo_rows * w), [&](int e) {
         const int i = e / w, j = e % w, my = my0 + i, mx = mx0 + j;

@@ -20,7 +20,6 @@
 // Images of a 16-bit storage type S are converted to the compute type T as they are staged (on GPUs four
 // pixels per load, Packed16.hpp), the map is rounded to its type O as it is stored (Storage.hpp).
 
-#include <kssim/impl/core/AsyncCopy.hpp>
 #include <kssim/impl/stages/AxisTile.hpp>
 #include <kssim/impl/core/FixedTaps.hpp>
 #include <kssim/impl/core/GaussianWindow.hpp>
@@ -87,6 +86,7 @@ struct FusedTiles {
 // their registers per thread. 20 bytes of value per team: 5 float teams (51 registers per thread), 2 double
 // teams. H200, 1x3x1080x1920 float, fwd+bwd: 334 us with 2 float teams, 270 with 4, 256 with 5 (the scratch
 // of 5 tiles fits the 228 KiB of shared memory; both kernels issue at ~70% of the SM's peak, ncu).
+// Since 2026-12-04h the forward without partial derivatives only (the training kernels: below).
 // KSSIM_TUNE_FUSED_MIN_TEAMS overrides it, for tuning runs only.
 #if !defined(KSSIM_TUNE_FUSED_MIN_TEAMS)
 #define KSSIM_TUNE_FUSED_MIN_TEAMS 20
@@ -94,28 +94,18 @@ struct FusedTiles {
 #if !defined(KSSIM_TUNE_FUSED_FORWARD_COL_ROWS)
 #define KSSIM_TUNE_FUSED_FORWARD_COL_ROWS 4
 #endif
-// GPU staging loops of the fused kernels with two quads (of each image or plane) per work item, every load
-// of both issued before the first scratch store: a team's ~350-460 quads per tile then take one round of its
-// 256 threads, so the barrier after staging waits for one global-load latency instead of two (the loads of a
-// second round were issued only after the first round's stores). KSSIM_TUNE_FUSED_STAGE_PAIRS=0: one quad per
-// item, for A/B runs only.
-#if !defined(KSSIM_TUNE_FUSED_STAGE_PAIRS)
-#define KSSIM_TUNE_FUSED_STAGE_PAIRS 0
-#endif
-#if !defined(KSSIM_TUNE_FUSED_FORWARD_PREFETCH)
-#define KSSIM_TUNE_FUSED_FORWARD_PREFETCH 0
-#endif
-template <class ExecSpace>
-inline constexpr bool fused_stage_pairs = gpu_code_paths_v<ExecSpace> && KSSIM_TUNE_FUSED_STAGE_PAIRS != 0;
-
-// The same bound for the forward with partial derivatives (the kernel of training steps, which spills at 48
-// registers) and for the backward: KSSIM_TUNE_FUSED_PARTIALS_MIN_TEAMS, KSSIM_TUNE_FUSED_BACKWARD_MIN_TEAMS
-// (bytes of value per team, as above), for tuning runs only.
+// The kernels of a training step take 16 bytes: 4 float teams, 64 registers per thread. At 48 the forward with
+// partial derivatives spilled (36/96 bytes of stores/loads, ptxas -v) and the backward held 24 accumulators at
+// the limit; at 64 neither spills, and the steps' fwd+bwd took 1.5-5% less (H200, both paddings of the five
+// perf_tests shapes, `schedule_sweep fused flushed`, medians of 3 alternating rounds, call 2026-12-04h,
+// perf_tests/RESULTS.md), the forward without partials (MapOnly below, 8/24 bytes of spills at 48) unchanged.
+// KSSIM_TUNE_FUSED_PARTIALS_MIN_TEAMS (the forward with partials, and every forward of a non-standard window
+// or 16-bit images) and KSSIM_TUNE_FUSED_BACKWARD_MIN_TEAMS override them, for tuning runs only.
 #if !defined(KSSIM_TUNE_FUSED_PARTIALS_MIN_TEAMS)
-#define KSSIM_TUNE_FUSED_PARTIALS_MIN_TEAMS KSSIM_TUNE_FUSED_MIN_TEAMS
+#define KSSIM_TUNE_FUSED_PARTIALS_MIN_TEAMS 16
 #endif
 #if !defined(KSSIM_TUNE_FUSED_BACKWARD_MIN_TEAMS)
-#define KSSIM_TUNE_FUSED_BACKWARD_MIN_TEAMS KSSIM_TUNE_FUSED_MIN_TEAMS
+#define KSSIM_TUNE_FUSED_BACKWARD_MIN_TEAMS 16
 #endif
 template <class T, int Bytes = KSSIM_TUNE_FUSED_MIN_TEAMS>
 inline constexpr int fused_min_teams = Bytes / sizeof(T) > 1 ? int(Bytes / sizeof(T)) : 1;
@@ -130,11 +120,6 @@ struct FusedForward {
   // of them (KSSIM_TUNE_FUSED_FORWARD_COL_ROWS: float GPU tiles, tuning runs only).
   static constexpr int col_rows = Tile::gpu && sizeof(T) == 4 ? KSSIM_TUNE_FUSED_FORWARD_COL_ROWS : Tile::col_rows;
   static_assert(Tile::max_rows % col_rows == 0);
-  static constexpr bool stage_pairs = fused_stage_pairs<ExecSpace>;
-  // The next tile of a chain copied in the background (prefetch_images): float images on CUDA (and the host
-  // runs of the GPU code paths). KSSIM_TUNE_FUSED_FORWARD_PREFETCH=0: never, for A/B runs only.
-  static constexpr bool prefetch = KSSIM_TUNE_FUSED_FORWARD_PREFETCH != 0 && async_scratch_copies_v<ExecSpace> &&
-                                   Tile::gpu && row_chunk % 4 == 0 && std::is_same_v<S, T> && sizeof(T) == 4;
 
   // Only pointers, extents and PODs (KernelArrays.hpp).
   InputArray<S> x, y;
@@ -202,12 +187,7 @@ struct FusedForward {
       if (oy0 >= g.oh) break;  // the same for the whole team
       const int fresh = k == 0 ? 0 : halo;  // the first row this tile stages and row-blurs
       if (k > 0) carry_halo_rows<Taps>(team, moments);
-      // Whether the last tile's column pass copied this tile's fresh rows (prefetch_images' test, computed
-      // again: a flag held through the column pass cost registers, ptxas -v).
-      if (prefetched<Taps>(k, oy0, ox0, halo))
-        recentre_prefetched<Taps>(team, images, s1, s2, fresh);
-      else
-        stage_images<Taps>(team, images, nc, oy0 - g.pad_h, ox0 - g.pad_w, s1, s2, fresh);
+      stage_images<Taps>(team, images, nc, oy0 - g.pad_h, ox0 - g.pad_w, s1, s2, fresh);
       if (k > 0) item_sums.sum_groups(team);  // of tile k - 1
       if (sums.l1.tile_sums) {
         const double l1 = l1_sum_of_tile(team, nc, oy0, ox0);
@@ -234,10 +214,6 @@ struct FusedForward {
         Kokkos::single(Kokkos::PerTeam(team),
                        [&]() { sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total(); });
       team.team_barrier();
-      if constexpr (prefetch && Taps > 0) {
-        if (prefetched<Taps>(k + 1, oy0 + rows, ox0, halo))
-          prefetch_images<Taps>(team, images, nc, oy0 + rows - g.pad_h, ox0 - g.pad_w, halo);
-      }
 
       // Column blur and map, one block of col_rows x col_chunk outputs per thread and lane (ColumnBlur's map
       // pass); each block's sum goes to its slot of item_sums. store_map is read once: tested inside the
@@ -365,66 +341,6 @@ struct FusedForward {
            halo_rows * Kokkos::max(x_rows, y_rows) <= max_offset;
   }
 
-  // The next tile of a chain in flight during the current tile's column pass (prefetch): its fresh rows,
-  // raw, copied into the images' scratch in the background (AsyncCopy.hpp; the row blur that read that
-  // scratch is done), x into plane 0 and y into plane 1, where stage_images would take its fast path (the
-  // same test: prefetched). recentre_prefetched then makes them the
-  // staged sum and difference, each thread the quads it copied (the same flat range).
-  template <int Taps>
-  KOKKOS_INLINE_FUNCTION void prefetch_images(const Team& team, const Scratch& images, int nc, int iy0, int ix0,
-                                              int fresh) const {
-    constexpr int quads = RowScratch<ExecSpace, T>::pitch(cols + Taps - 1) / 4;
-    const int halo_rows = int(images.extent(1));
-    const S* xb = x.data() + std::ptrdiff_t(nc * g.h + iy0) * x_rows + ix0;
-    const S* yb = y.data() + std::ptrdiff_t(nc * g.h + iy0) * y_rows + ix0;
-    const int xr = int(x_rows), yr = int(y_rows);
-    const bool aligned = quad_aligned(xb) && quad_aligned(yb) && xr % 4 == 0 && yr % 4 == 0;
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, (halo_rows - fresh) * quads), [&](int e) {
-      const int i = fresh + e / quads, j = e % quads * 4;
-      const S* xp = xb + (i * xr + j);
-      const S* yp = yb + (i * yr + j);
-      if (aligned) {
-        copy_quad_to_scratch(&images(0, i, j), xp);
-        copy_quad_to_scratch(&images(1, i, j), yp);
-      } else {
-        copy_words_to_scratch(&images(0, i, j), xp);
-        copy_words_to_scratch(&images(1, i, j), yp);
-      }
-    });
-  }
-
-  // Whether tile k of the chain, at map row oy0 and column ox0, is (or was) prefetched by tile k - 1.
-  template <int Taps>
-  KOKKOS_INLINE_FUNCTION bool prefetched(int k, int oy0, int ox0, int halo) const {
-    if constexpr (prefetch && Taps > 0) {
-      constexpr int pitch = RowScratch<ExecSpace, T>::pitch(cols + Taps - 1);
-      return k > 0 && k < chain && oy0 < g.oh && rows_inside(oy0 - g.pad_h, ox0 - g.pad_w, halo, rows + halo, pitch);
-    } else {
-      return false;
-    }
-  }
-
-  // After prefetch_images: the same quads, once this thread's copies have landed, recentred into the staged
-  // sum and difference in place (the same arithmetic as stage_images, hence the same bits).
-  template <int Taps>
-  KOKKOS_INLINE_FUNCTION void recentre_prefetched(const Team& team, const Scratch& images, T s1, T s2,
-                                                  int fresh) const {
-    constexpr int quads = RowScratch<ExecSpace, T>::pitch(cols + Taps - 1) / 4;
-    const int halo_rows = int(images.extent(1));
-    wait_scratch_copies();
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, (halo_rows - fresh) * quads), [&](int e) {
-      const int i = fresh + e / quads, j = e % quads * 4;
-      T a[4], b[4];
-      load_quads(&images(0, i, j), a);
-      load_quads(&images(1, i, j), b);
-      for (int u = 0; u < 4; ++u) {
-        a[u] = a[u] - s1;
-        b[u] = b[u] - s2;
-      }
-      store_sum_difference(images, i, j, a, b);
-    });
-  }
-
   // Four staged pixels a = x', b = y' as their sum and difference (StagedPixels::SumDifference, LocalMoments.hpp).
   KOKKOS_FORCEINLINE_FUNCTION static void store_sum_difference(const Scratch& images, int i, int j, const T (&a)[4],
                                                                const T (&b)[4]) {
@@ -463,37 +379,17 @@ struct FusedForward {
           const S* xb = x.data() + std::ptrdiff_t(nc * g.h + iy0) * x_rows + ix0;
           const S* yb = y.data() + std::ptrdiff_t(nc * g.h + iy0) * y_rows + ix0;
           const int xr = int(x_rows), yr = int(y_rows);
-          const int count = (halo_rows - fresh) * quads;
-          const auto load = [&](int e, T(&a)[4], T(&b)[4]) {
+          Kokkos::parallel_for(Kokkos::TeamVectorRange(team, (halo_rows - fresh) * quads), [&](int e) {
             const int i = fresh + e / quads, j = e % quads * 4;
             const S* xp = xb + (i * xr + j);
             const S* yp = yb + (i * yr + j);
+            T a[4], b[4];
             for (int u = 0; u < 4; ++u) {
               a[u] = to_compute<T>(xp[u]) - s1;
               b[u] = to_compute<T>(yp[u]) - s2;
             }
-          };
-          const auto store = [&](int e, const T(&a)[4], const T(&b)[4]) {
-            store_sum_difference(images, fresh + e / quads, e % quads * 4, a, b);
-          };
-          if constexpr (stage_pairs) {
-            // Two quads per work item, all their loads issued before the first store (see stage_pairs).
-            const int half = (count + 1) / 2;
-            Kokkos::parallel_for(Kokkos::TeamVectorRange(team, half), [&](int e) {
-              const int e2 = e + half < count ? e + half : e;  // odd counts: the last item stores its quad twice
-              T a[4], b[4], a2[4], b2[4];
-              load(e, a, b);
-              load(e2, a2, b2);
-              store(e, a, b);
-              store(e2, a2, b2);
-            });
-          } else {
-            Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count), [&](int e) {
-              T a[4], b[4];
-              load(e, a, b);
-              store(e, a, b);
-            });
-          }
+            store_sum_difference(images, i, j, a, b);
+          });
           return;
         }
       }
@@ -580,7 +476,9 @@ int fused_forward_rows(const ExecSpace& exec, int window) {
 
 // Teams of the fused forward that a GPU runs at once: its multiprocessors times the teams the kernel's launch
 // bound holds on each (fused_min_teams: the registers allow no more; 660 for float on an H200). 0 where
-// the backend does not say (the callers then use its threads / 256).
+// the backend does not say (the callers then use its threads / 256). The forward without partials' bound: the
+// chains and the last-team finish of the forward with partials (4 teams per multiprocessor) follow the same
+// choices, as in the measurement that set its bound.
 template <class ExecSpace, class T>
 long long fused_resident_teams([[maybe_unused]] const ExecSpace& exec) {
 #if defined(KOKKOS_ENABLE_CUDA)

@@ -173,8 +173,9 @@ class Plan {
   // `l1_weight`: the weight of the L1 term in loss() (plans WithL1::Yes). `shifts`: the recentring shifts
   // to use (device, (images, 2)), as the slabs of a larger problem take their slices' (Slabs.hpp); null:
   // this problem's own (Recentring.hpp).
+  // mean_float: where the mean, rounded to float, goes too (optional; written by the kernel that computes it).
   void forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map,
-               double l1_weight = 0, const T* shifts = nullptr) const;
+               double l1_weight = 0, const T* shifts = nullptr, float* mean_float = nullptr) const;
 
   // Whether the map is of the raw window's moments (Window::Float32, RawWindow.hpp).
   bool raw_window() const { return constants_.window.raw_deficit != T(0); }
@@ -192,7 +193,7 @@ class Plan {
   // forward() with the map's term MapTerm: Term, or RawWindowTerm<Term> for Window::Float32.
   template <class MapTerm>
   void forward_with(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map,
-                    double l1_weight, const T* shifts) const;
+                    double l1_weight, const T* shifts, float* mean_float) const;
 
   template <int K, bool L1>
   void backward_planes(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
@@ -214,23 +215,25 @@ class Plan {
 // kernel) once per (execution space, value type) in a program with many translation units.
 template <class ExecSpace, class T, class Term, class S, class O>
 void Plan<ExecSpace, T, Term, S, O>::forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
-                                             const OutputArray<O>& map, double l1_weight, const T* shifts) const {
+                                             const OutputArray<O>& map, double l1_weight, const T* shifts,
+                                             float* mean_float) const {
   if constexpr (std::is_same_v<Term, SsimTerm>)  // only SSIM's plans have Window::Float32 (constructor)
-    if (raw_window()) return forward_with<RawWindowTerm<Term>>(exec, x, y, map, l1_weight, shifts);
-  forward_with<Term>(exec, x, y, map, l1_weight, shifts);
+    if (raw_window()) return forward_with<RawWindowTerm<Term>>(exec, x, y, map, l1_weight, shifts, mean_float);
+  forward_with<Term>(exec, x, y, map, l1_weight, shifts, mean_float);
 }
 
 template <class ExecSpace, class T, class Term, class S, class O>
 template <class MapTerm>
 void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const InputArray<S>& x,
                                                   const InputArray<S>& y, const OutputArray<O>& map, double l1_weight,
-                                                  const T* shifts) const {
+                                                  const T* shifts, float* mean_float) const {
   if (shifts)
     copy_shifts(exec, shifts, shifts_.data(), 2 * g_.images());
   else
     compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
   MapSums sums = sums_.arrays;
   sums.l1.weight = l1_weight;
+  sums.mean_float = mean_float;
   // What both schedules' map kernel writes, and reads besides its input.
   const auto set_map_outputs = [&](auto& k) {
     k.map = map;

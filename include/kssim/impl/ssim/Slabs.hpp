@@ -131,14 +131,17 @@ void zero_array(const ExecSpace& exec, const OutputArray<O>& a) {
   });
 }
 
-// total = the slices' sums in order, as sum_map adds them (Reduction.hpp); mean = total / count.
+// total = the slices' sums in order, as sum_map adds them (Reduction.hpp); mean = total / count (and, if
+// mean_float is not null, rounded to float there too).
 template <class ExecSpace>
-void sum_slices(const ExecSpace& exec, const double* sums, int images, double count, double* total, double* mean) {
+void sum_slices(const ExecSpace& exec, const double* sums, int images, double count, double* total, double* mean,
+                float* mean_float = nullptr) {
   launch("kssim::slab_total", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1), KOKKOS_LAMBDA(int) {
     double sum = 0;
     for (int i = 0; i < images; ++i) sum += sums[i];
     *total = sum;
     *mean = sum / count;
+    if (mean_float) *mean_float = float(sum / count);
   });
 }
 
@@ -190,11 +193,12 @@ class SlabPlan {
     return sliced() ? Kokkos::View<const double*, Mem>(image_sums_) : plans_[0]->image_sums();
   }
 
-  void forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map) const {
-    if (!sliced()) return plans_[0]->forward(exec, x, y, map);
+  void forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map,
+               float* mean_float = nullptr) const {
+    if (!sliced()) return plans_[0]->forward(exec, x, y, map, 0, nullptr, mean_float);
     compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
     for (const SlabPiece& p : pieces_) forward_piece(exec, p, x, y, map);
-    finish_sums(exec);
+    finish_sums(exec, mean_float);
   }
 
   // Gradients of scale * upstream * mean with respect to the images of the last forward(); sliced
@@ -386,8 +390,8 @@ class SlabPlan {
                              accumulate || later_slab, nullptr, 0, double(g_.map_size()));
   }
 
-  void finish_sums(const ExecSpace& exec) const {
-    sum_slices(exec, image_sums_.data(), g_.images(), double(g_.map_size()), total_.data(), mean_.data());
+  void finish_sums(const ExecSpace& exec, float* mean_float = nullptr) const {
+    sum_slices(exec, image_sums_.data(), g_.images(), double(g_.map_size()), total_.data(), mean_.data(), mean_float);
   }
 
  private:

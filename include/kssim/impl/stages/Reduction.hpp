@@ -47,6 +47,7 @@ struct MapSums {
   int tiles_per_image = 1;
   double map_size = 1;  // map pixels, for the mean
   L1Sums l1;
+  float* mean_float = nullptr;  // optional: the mean rounded to float here too (SSIM::forward_into), per call
 
   // Called by one thread of the map pass before any sum_map of this call.
   KOKKOS_INLINE_FUNCTION void invalidate_results() const {
@@ -235,6 +236,7 @@ KOKKOS_INLINE_FUNCTION void finish_mean(const Team& team, const MapSums& s, doub
   Kokkos::single(Kokkos::PerTeam(team), [&]() {
     *s.total = sum;
     *s.mean = sum / s.map_size;
+    if (s.mean_float) *s.mean_float = float(sum / s.map_size);
     if (s.l1.tile_sums) {
       *s.l1.total = l1;
       *s.l1.loss = s.l1.weight * (l1 / s.l1.count) + (1 - s.l1.weight) * (1 - sum / s.map_size);
