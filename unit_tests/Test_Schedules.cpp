@@ -26,6 +26,25 @@ TYPED_TEST(Schedules, EveryScheduleMatchesReferenceAcrossTiles) {
       [&](const ReferenceOptions& ro) { expect_noisy_pair_matches_reference<TypeParam, 4>(s, ro, seed, 0.1); });
 }
 
+// Rows of a multiple of 32 map pixels: on GPUs (and the gpu_paths runs of their code) the row-pass and
+// partial-derivative planes then get 16 elements of pitch more than the map's width (row_pitched, Plan.hpp),
+// which every pass must step over: every schedule against the float64 reference, values and gradients, with
+// 128-wide images and volumes in same padding (the skew) and valid padding (none).
+TYPED_TEST(Schedules, SkewedRowPitchMatchesReference) {
+  using Exec = typename TypeParam::execution_space;
+  using T = typename TypeParam::value_type;
+  ReferenceOptions same_padding;
+  same_padding.same = true;
+  const auto same = kssim::impl::make_geometry<4>({1, 2, 70, 128}, to_options(same_padding));
+  const int pitch = kssim::impl::row_pitched<Exec, T>(same).row_pitch;
+  EXPECT_EQ(pitch, kssim::impl::gpu_code_paths_v<Exec> ? 128 + KSSIM_TUNE_ROW_PITCH_SKEW : 128);
+  unsigned seed = 900;
+  for_both_paddings([&](const ReferenceOptions& ro) {
+    expect_noisy_pair_matches_reference<TypeParam, 4>(Shape{1, 2, 1, 70, 128}, ro, seed, 0.1);
+    expect_noisy_pair_matches_reference<TypeParam, 5>(Shape{1, 1, 14, 20, 64}, ro, seed, 0.1);
+  });
+}
+
 TYPED_TEST(Schedules, RouterPicksFusedForImagesAndStagesForVolumes) {
   using Exec = typename TypeParam::execution_space;
   using T = typename TypeParam::value_type;

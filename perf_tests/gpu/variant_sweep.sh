@@ -12,7 +12,9 @@
 #   perf_tests/gpu/variant_sweep.sh collect OUT       # OUT/sweep.tar.gz: <name>_<round>.txt, the build logs
 #   python3 perf_tests/sweep_table.py OUT/sweep       # medians per variant and case, ratios to the first
 #
-# WORK is perf_tests/gpu/run's (KSSIM_GPU_WORK, default /tmp/kssim-gpu); KSSIM_GPU_SWEEP_ROUNDS (default 3). A
+# WORK is perf_tests/gpu/run's (KSSIM_GPU_WORK, default /tmp/kssim-gpu); KSSIM_GPU_SWEEP_ROUNDS (default 3);
+# KSSIM_GPU_SWEEP_ARGS (default "fused flushed"; "" times every schedule back to back, whose printed SSIM and
+# gradient norms then compare the variants' results too). A
 # call for the sweep alone: `perf_tests/gpu/run start --src carry/src --only unpack,kokkos-4.6.01` first (the
 # variants then run once that job has ended).
 set -uo pipefail
@@ -51,7 +53,7 @@ job() {
   for round in $(seq 1 "${KSSIM_GPU_SWEEP_ROUNDS:-3}"); do
     for name in "${names[@]}"; do
       ( exec 9> "$work/gpu.lock"; flock 9
-        LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-} "$out/sweep_$name" fused flushed > "$out/${name}_$round.txt" 2>&1 )
+        LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-} "$out/sweep_$name" ${KSSIM_GPU_SWEEP_ARGS-fused flushed} > "$out/${name}_$round.txt" 2>&1 )
       echo "$name round $round: exit $?"
     done
   done

@@ -32,10 +32,22 @@ namespace kssim::impl {
 // The geometry with the row-pass planes' rows padded to a whole number of row chunks, and of quads, so
 // that every chunk of a row pass starts aligned (vector stores on GPUs) and the axis passes can stage
 // whole rows with 128-bit loads (AxisTile.hpp).
+// On GPUs a pitch of a multiple of 32 elements (rows 128 bytes apart for float: the same-padding maps of
+// 1920-, 3840-, 4096- and 512-wide images) gets 16 more: with it the fused backward, which stages 42 rows of
+// the partial-derivative planes at the same columns, ran 7% slower in same padding than in valid (ncu, 1080p,
+// 86.8 against 80.9 us, the same instructions; call 2026-12-04a), and the same-padding fwd+bwd took 2.0-2.6% more
+// on the four large shapes than with 16 more (4 more: 1.1-2.0%; valid unchanged: H200, call 2026-12-04j,
+// perf_tests/RESULTS.md "Kernel variants"). KSSIM_TUNE_ROW_PITCH_SKEW overrides the 16 (0: none), for A/B runs.
+#if !defined(KSSIM_TUNE_ROW_PITCH_SKEW)
+#define KSSIM_TUNE_ROW_PITCH_SKEW 16
+#endif
 template <class ExecSpace, class T>
 Geometry row_pitched(Geometry g) {
   constexpr int chunk = Tiles<ExecSpace, T>::row_chunk < 4 ? 4 : Tiles<ExecSpace, T>::row_chunk;
+  static_assert(KSSIM_TUNE_ROW_PITCH_SKEW % 4 == 0, "kssim: the pitch skew keeps rows of whole quads");
   g.row_pitch = ceil_div(g.ow, chunk) * chunk;
+  if constexpr (gpu_code_paths_v<ExecSpace>)
+    if (g.row_pitch % 32 == 0) g.row_pitch += KSSIM_TUNE_ROW_PITCH_SKEW;
   return g;
 }
 
