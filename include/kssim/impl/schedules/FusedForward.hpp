@@ -96,7 +96,7 @@ struct FusedTiles {
 #endif
 // The kernels of a training step take 16 bytes: 4 float teams, 64 registers per thread. At 48 the forward with
 // partial derivatives spilled (36/96 bytes of stores/loads, ptxas -v) and the backward held 24 accumulators at
-// the limit; at 64 neither spills, and the steps' fwd+bwd took 1.5-5% less (H200, both paddings of the five
+// the limit; at 64 neither spills, and the steps' fwd+bwd took 0.5-5% less (H200, both paddings of the five
 // perf_tests shapes, `schedule_sweep fused flushed`, medians of 3 alternating rounds, call 2026-12-04h,
 // perf_tests/RESULTS.md), the forward without partials (MapOnly below, 8/24 bytes of spills at 48) unchanged.
 // KSSIM_TUNE_FUSED_PARTIALS_MIN_TEAMS (the forward with partials, and every forward of a non-standard window
