@@ -18,6 +18,8 @@
 // registered only when KSSIM_BENCH_ALL=1 is set in the environment, so that a default run stays short
 // on a few cores. GPU backends always get every shape.
 
+#include "StepTiming.hpp"
+
 #include <kssim/kssim.hpp>
 
 #include <benchmark/benchmark.h>
@@ -156,10 +158,6 @@ inline bool run_all_shapes() {
 }
 inline constexpr double host_voxel_limit = double(1 << 23);
 
-template <class ExecSpace>
-inline constexpr bool is_host_space_v =
-    Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
-
 template <class ExecSpace, std::size_t Rank>
 bool shape_enabled(const std::array<int, Rank>& e) {
   return !is_host_space_v<ExecSpace> || run_all_shapes() || voxels(e) <= host_voxel_limit;
@@ -187,42 +185,11 @@ double timed_iterations(benchmark::State& state, const Step& step) {
   return state.iterations() > 0 ? seconds / double(state.iterations()) : 0;
 }
 
-// The two ways peers are timed (perf_tests/time_fused_ssim.py, triton's do_bench), as extra counters:
-//  - back to back: `count` steps launched one after the other, one fence at the end (no host wait per step);
-//  - L2 flushed: before each step a kernel writes a buffer larger than the last-level cache (256 MB on GPUs:
-//    the H200 has 60 MB of L2, and the small shapes fit in it), so every step reads its inputs from DRAM.
-//    Timed as (flush + step) x count minus flush x count, both back to back.
-template <class ExecSpace, class Step>
-double back_to_back_seconds(const ExecSpace& exec, const Step& step, int count) {
-  exec.fence("kssim_perf: before batch");
-  Kokkos::Timer timer;
-  for (int i = 0; i < count; ++i) step();
-  exec.fence("kssim_perf: after batch");
-  return timer.seconds() / count;
-}
-
-template <class ExecSpace>
-struct CacheFlush {
-  std::size_t words = 0;
-  Kokkos::View<unsigned*, typename ExecSpace::memory_space> buffer;
-  explicit CacheFlush(const ExecSpace& exec)
-      : words((!is_host_space_v<ExecSpace> ? std::size_t(256) : std::size_t(64)) << 18),  // MB -> 4-byte words
-        buffer(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim_perf::flush"), words) {}
-  void operator()(const ExecSpace& exec) const {
-    unsigned* p = buffer.data();  // a pointer, never a View, in the kernel (KernelArrays.hpp)
-    Kokkos::parallel_for("kssim_perf::flush_cache", Kokkos::RangePolicy<ExecSpace>(exec, 0, words),
-                         KOKKOS_LAMBDA(std::size_t i) { p[i] = unsigned(i); });
-  }
-};
-
 template <class ExecSpace, class Step>
 void peer_style_counters(benchmark::State& state, const ExecSpace& exec, const Step& step) {
   constexpr int count = 20;
   state.counters["us_b2b"] = benchmark::Counter(back_to_back_seconds(exec, step, count) * 1e6);
-  const CacheFlush<ExecSpace> flush(exec);
-  const double both = back_to_back_seconds(exec, [&] { flush(exec); step(); }, count);
-  const double flush_only = back_to_back_seconds(exec, [&] { flush(exec); }, count);
-  state.counters["us_flushed"] = benchmark::Counter((both - flush_only) * 1e6);
+  state.counters["us_flushed"] = benchmark::Counter(flushed_seconds(exec, step, count) * 1e6);
 }
 
 // One benchmark: the SSIM object and the images are set up outside the timed loop; each iteration is

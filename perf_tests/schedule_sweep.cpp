@@ -7,8 +7,10 @@
 // (-DKSSIM_TUNE_FUSED_MIN_TEAMS=<n> to try other launch bounds of the fused kernels). Prints the SSIM and
 // the L1 norm of the gradient of each run, to compare schedules at a glance. Arguments: `fused` times the
 // fused schedule only; `flushed` times each step after a kernel that writes 256 MB (the L2 cache flushed), as
-// kssim_perf_tests' us_flushed: (flush + step) x 20 minus flush x 20, both back to back (A/B runs of kernel
-// variants built with -DKSSIM_TUNE_...: perf_tests/gpu/variant_sweep.sh).
+// kssim_perf_tests' us_flushed (StepTiming.hpp: (flush + step) x 20 minus flush x 20, both back to back; A/B
+// runs of kernel variants built with -DKSSIM_TUNE_...: perf_tests/gpu/variant_sweep.sh).
+#include "StepTiming.hpp"
+
 #include <kssim/kssim.hpp>
 #include <Kokkos_Core.hpp>
 #include <cstdio>
@@ -22,19 +24,6 @@ int main(int argc, char** argv) {
     fused_only = fused_only || std::string(argv[i]) == "fused";
     flushed = flushed || std::string(argv[i]) == "flushed";
   }
-  const std::size_t flush_words = flushed ? std::size_t(64) << 20 : 0;  // 256 MB
-  Kokkos::View<unsigned*, Exec::memory_space> flush_buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "flush"), flush_words);
-  unsigned* flush_data = flush_buffer.data();
-  const auto flush = [&] {
-    Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, flush_words), KOKKOS_LAMBDA(std::size_t i) { flush_data[i] = unsigned(i); });
-  };
-  const auto per_step_us = [](Exec& exec, const auto& f, int count) {
-    exec.fence();
-    Kokkos::Timer t;
-    for (int i = 0; i < count; ++i) f();
-    exec.fence();
-    return t.seconds() / count * 1e6;
-  };
   const std::array<int, 4> shapes[] = {{1, 3, 1080, 1920}, {64, 1, 128, 128}, {1, 3, 2160, 3840}, {8, 3, 512, 512}, {1, 1, 4096, 4096}};
   for (auto e : shapes) {
     Exec exec;
@@ -53,8 +42,8 @@ int main(int argc, char** argv) {
           kssim::SSIM<Exec, T, 4> loss(exec, e, o, mode ? kssim::Gradients::Image1 : kssim::Gradients::None);
           auto step = [&] { loss.forward(a, b); if (mode) loss.backward(g); };
           for (int i = 0; i < 5; ++i) step();
-          const double us = flushed ? per_step_us(exec, [&] { flush(); step(); }, 20) - per_step_us(exec, flush, 20)
-                                    : per_step_us(exec, step, 50);
+          const double us = 1e6 * (flushed ? kssim_perf::flushed_seconds(exec, step, 20)
+                                           : kssim_perf::back_to_back_seconds(exec, step, 50));
           double gsum = 0;
           if (mode) { const T* gp = g.data(); Kokkos::parallel_reduce(Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(std::size_t i, double& s) { s += Kokkos::fabs(gp[i]); }, gsum); }
           std::printf("%dx%dx%dx%d %-5s %-6s %-7s %8.1f us  ssim %.6f |g| %.6e\n", e[0], e[1], e[2], e[3], kssim::to_string(padding),

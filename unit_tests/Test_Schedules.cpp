@@ -175,15 +175,13 @@ TYPED_TEST(Schedules, MeanIsTheSameWithAndWithoutGradients) {
 
 // The fused forward's chains (schedules/FusedForward.hpp, fused_forward_chain): a team of 1 to 8 tiles
 // down a column carries the window's halo rows of moments from tile to tile instead of computing them
-// again, which must not change a single map pixel; from the second tile of a chain on, GPUs copy a tile's
-// images during the previous tile's column pass (prefetch_images). 300 rows span 5 host tiles (64 rows) and 10
-// GPU tiles (32 rows): chains of 3 and 8 end in a partial chain. The mean only regroups its double sums.
+// again, which must not change a single map pixel. 300 rows span 5 host tiles (64 rows) and 10 GPU tiles
+// (32 rows): chains of 3 and 8 end in a partial chain. The mean only regroups its double sums.
 TYPED_TEST(Schedules, FusedForwardChainsGiveTheSameMap) {
   using C = TypeParam;
   using Exec = typename C::execution_space;
   using T = typename C::value_type;
-  // 141 columns: rows of 4-byte alignment only; 144: every staged quad 16-byte aligned (on CUDA, the
-  // background copies of the next tile take 4- and 16-byte copies: core/AsyncCopy.hpp).
+  // 141 columns: image rows aligned to 4 bytes only; 144: every staged quad of a row 16-byte aligned.
   const std::pair<int, bool> cases[] = {{141, false}, {141, true}, {144, false}, {144, true}};  // width, same
   for (const auto& c : cases) {
     const bool same = c.second;

@@ -139,9 +139,10 @@ void sum_slices(const ExecSpace& exec, const double* sums, int images, double co
   launch("kssim::slab_total", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1), KOKKOS_LAMBDA(int) {
     double sum = 0;
     for (int i = 0; i < images; ++i) sum += sums[i];
+    const double m = sum / count;
     *total = sum;
-    *mean = sum / count;
-    if (mean_float) *mean_float = float(sum / count);
+    *mean = m;
+    if (mean_float) *mean_float = float(m);
   });
 }
 

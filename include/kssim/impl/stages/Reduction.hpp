@@ -234,12 +234,13 @@ KOKKOS_INLINE_FUNCTION void finish_mean(const Team& team, const MapSums& s, doub
   const double sum = team_sum_in_order(team, s.image_sums, s.images, scratch, cap);
   const double l1 = s.l1.tile_sums ? team_sum_in_order(team, s.l1.image_sums, s.images, scratch, cap) : 0.0;
   Kokkos::single(Kokkos::PerTeam(team), [&]() {
+    const double mean = sum / s.map_size;
     *s.total = sum;
-    *s.mean = sum / s.map_size;
-    if (s.mean_float) *s.mean_float = float(sum / s.map_size);
+    *s.mean = mean;
+    if (s.mean_float) *s.mean_float = float(mean);
     if (s.l1.tile_sums) {
       *s.l1.total = l1;
-      *s.l1.loss = s.l1.weight * (l1 / s.l1.count) + (1 - s.l1.weight) * (1 - sum / s.map_size);
+      *s.l1.loss = s.l1.weight * (l1 / s.l1.count) + (1 - s.l1.weight) * (1 - mean);
     }
     *s.done = 0;
   });
