@@ -203,10 +203,10 @@ ImagePair<C, Rank> rounded_noisy_views(const Shape& s, unsigned seed, double amp
 // A rank-0 device View holding `value` (an upstream factor), staged through a host View: Kokkos'
 // deep_copy(view, value) runs its fill kernel, which holds a View (include/kssim/impl/core/KernelArrays.hpp
 // explains the hazard; under Kokkos develop's mdspan View on CUDA it left the value 0 or wrote out of bounds).
-template <class C>
-Kokkos::View<double, typename C::memory_space> device_scalar(double value) {
-  Kokkos::View<double, typename C::memory_space> v("scalar");
-  Kokkos::deep_copy(v, Kokkos::View<const double, Kokkos::HostSpace>(&value));
+template <class C, class F = double>
+Kokkos::View<F, typename C::memory_space> device_scalar(F value) {
+  Kokkos::View<F, typename C::memory_space> v("scalar");
+  Kokkos::deep_copy(v, Kokkos::View<const F, Kokkos::HostSpace>(&value));
   return v;
 }
 

@@ -112,7 +112,8 @@ void expect_training_object_matches_one_call_function(const Shape& s, const Make
 
 // After forward(): an existing gradient (random, from `seed`) plus -0.2 d/dx1 from a host factor and 0.5 d/dx1
 // from a device factor is start + 0.3 * want1 (want1: one_call's d value / d x1); then backward() with the
-// device factor alone overwrites it with 0.5 * want1.
+// device factor alone overwrites it with 0.5 * want1, and a float device factor (a float32 loss's gradient,
+// read by the kernels as it is) of 0.25 adds 0.25 * want1. An unallocated device factor is refused.
 template <class C, class Make, class Forward, class OneCall>
 void expect_accumulates_with_host_and_device_factors(const Shape& s, const Make& make, const Forward& forward,
                                                      const OneCall& one_call, unsigned seed) {
@@ -135,6 +136,12 @@ void expect_accumulates_with_host_and_device_factors(const Shape& s, const Make&
   std::vector<double> half(want1);
   for (double& v : half) v *= 0.5;
   EXPECT_LE(relative_l2_error(from_view(g, s), half), gradient_tolerance<T>());
+
+  const auto quarter = device_scalar<C>(0.25f);
+  loss.backward(quarter, g, {}, kssim::Accumulate::Yes);
+  for (double& v : half) v *= 1.5;
+  EXPECT_LE(relative_l2_error(from_view(g, s), half), gradient_tolerance<T>());
+  EXPECT_THROW(loss.backward(Kokkos::View<const float, typename C::memory_space>(), g), std::invalid_argument);
 }
 
 // Once warm, forward() and backward() (host and device upstream factors, accumulating) allocate nothing and

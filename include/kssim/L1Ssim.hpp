@@ -119,7 +119,7 @@ class L1SSIMLoss
 
  private:
   void backward_arrays(const ExecutionSpace& exec, const Images& x, const Images& y, const Outputs& grad1,
-                       const Outputs& grad2, double scale, const double* upstream, bool accumulate) {
+                       const Outputs& grad2, double scale, impl::UpstreamFactor upstream, bool accumulate) {
     // d loss = a d mean|x - y| - (1 - a) d SSIM.
     plan_.backward(exec, x, y, grad1, grad2, -(1 - weight_) * scale, upstream, accumulate, nullptr, weight_ * scale);
   }

@@ -131,7 +131,7 @@ class MSSSIM
 
  private:
   void backward_arrays(const ExecutionSpace& exec, const Images& x, const Images& y, const Outputs& grad1,
-                       const Outputs& grad2, double scale, const double* upstream, bool accumulate) {
+                       const Outputs& grad2, double scale, impl::UpstreamFactor upstream, bool accumulate) {
     plan_.backward(exec, x, y, grad1, grad2, scale, upstream, accumulate);
   }
 

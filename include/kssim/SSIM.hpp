@@ -5,6 +5,7 @@
 //   kssim::SSIM<Kokkos::Cuda, float> loss(exec, {N, C, H, W});          // gradient of image 1 by default
 //   loss.forward(render, target);                                        // loss.value(): rank-0 device View
 //   loss.backward(grad_render, {}, kssim::Accumulate::Yes, -0.2);        // += d(-0.2 * SSIM)/d render
+//   loss.backward(dloss, grad_render);   // dloss: a rank-0 device View<float> or <double>, read by the kernels
 //   ({} for a gradient that is not wanted; an empty View works too)
 //
 // backward() uses the images of the last forward(): keep them alive and unchanged in between.
@@ -86,7 +87,7 @@ class SSIM : public impl::TrainingObject<SSIM<ExecutionSpace, ValueType, Rank, O
 
  private:
   void backward_arrays(const ExecutionSpace& exec, const Images& x, const Images& y, const Outputs& grad1,
-                       const Outputs& grad2, double scale, const double* upstream, bool accumulate) {
+                       const Outputs& grad2, double scale, impl::UpstreamFactor upstream, bool accumulate) {
     plan_.backward(exec, x, y, grad1, grad2, scale, upstream, accumulate);
   }
 

@@ -79,6 +79,7 @@ void instantiate(const Exec& exec) {
   loss.backward(g1);
   loss.backward(g1, g2, kssim::Accumulate::Yes, -0.2);
   loss.backward(loss.value(), g1, g2, kssim::Accumulate::Yes);
+  loss.backward(Kokkos::View<const float, Mem>(), g1);  // a float32 upstream factor
 
   kssim::SSIM<Exec, T, Rank> forward_only(exec, extents, {}, kssim::Gradients::None);
   forward_only.forward(a, b);
@@ -129,6 +130,7 @@ void instantiate_ms_ssim_and_masked(const Exec& exec) {
   l1.forward(ca, cb);
   l1.backward(g1, g2, kssim::Accumulate::Yes, 0.5);
   l1.backward(l1.value(), g1);
+  l1.backward(Kokkos::View<const float, Mem>(), g1);
 }
 
 // A strided (e.g. subview) image: the kernels are the same, the host-side unification differs.

@@ -67,13 +67,6 @@ struct WriteResult {
   }
 };
 
-// A float upstream factor as the double the kernels read, in the workspace's slot.
-struct WidenUpstream {
-  const float* from = nullptr;
-  double* to = nullptr;
-  KOKKOS_INLINE_FUNCTION void operator()(int) const { *to = double(*from); }
-};
-
 // Runs a functor of `count` indices: on the host in place, after settle() (no Kokkos dispatch: a few values),
 // on a GPU as a kernel on the workspace's stream, ordered after the kernels before it.
 template <class Exec, class Functor>
@@ -136,16 +129,14 @@ class SsimWorkspace final : public Workspace {
   void backward(const void* upstream, Dtype upstream_dtype, const Strided& grad1, const Strided& grad2) override {
     const auto g1 = view_of<T, Rank, Mem>(grad1);
     const auto g2 = view_of<T, Rank, Mem>(grad2);
-    const double* factor = static_cast<const double*>(upstream);
-    if (upstream && upstream_dtype == Dtype::Float32) {  // the kernels read a double: widened, exactly
-      run_small(exec_, "kssim::torch::widen_upstream", 1,
-                WidenUpstream{static_cast<const float*>(upstream), upstream_.data()});
-      factor = upstream_.data();
-    } else if (upstream && upstream_dtype != Dtype::Float64) {
+    // The kernels read a float32 or float64 factor where it is (impl/core/UpstreamFactor.hpp): no kernel
+    // converts it first.
+    if (upstream && upstream_dtype == Dtype::Float32)
+      loss_.backward(Kokkos::View<const float, Mem>(static_cast<const float*>(upstream)), g1, g2);
+    else if (upstream && upstream_dtype == Dtype::Float64)
+      loss_.backward(Kokkos::View<const double, Mem>(static_cast<const double*>(upstream)), g1, g2);
+    else if (upstream)
       throw std::invalid_argument("kssim: internal error: an upstream factor is float32 or float64");
-    }
-    if (factor)
-      loss_.backward(Kokkos::View<const double, Mem>(factor), g1, g2);
     else
       loss_.backward(g1, g2);
     settle();

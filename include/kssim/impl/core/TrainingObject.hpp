@@ -15,6 +15,7 @@
 #include <kssim/impl/core/KernelArrays.hpp>
 #include <kssim/impl/stages/MapBlock.hpp>
 #include <kssim/impl/core/Storage.hpp>
+#include <kssim/impl/core/UpstreamFactor.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <array>
@@ -59,17 +60,26 @@ class TrainingObject {
   }
 
   // Gradients of upstream * value() with respect to the images of the last forward(). Either gradient View
-  // may be empty ({}). `upstream` is a host factor or a rank-0 device View<double> (e.g. d loss / d value).
+  // may be empty ({}). `upstream` is a host factor or a rank-0 device View of double or float (e.g. d loss /
+  // d value, computed on the device): the backward's kernels read it where it is.
   template <class Grad1, class Grad2 = writable_like_t<Grad1>>
     requires(Grad1::rank() != 0)  // a rank-0 first argument is the device upstream factor (overload below)
   void backward(const Grad1& grad1, const Grad2& grad2 = {}, Accumulate mode = Accumulate::No,
                 double upstream = 1.0) {
-    run_backward(grad1, grad2, mode, upstream, nullptr);
+    run_backward(grad1, grad2, mode, upstream, UpstreamFactor{});
   }
-  template <class Grad1, class Grad2 = writable_like_t<Grad1>>
-  void backward(const Kokkos::View<const double, memory_space>& upstream, const Grad1& grad1,
-                const Grad2& grad2 = {}, Accumulate mode = Accumulate::No) {
-    run_backward(grad1, grad2, mode, 1.0, upstream.data());
+  template <class Upstream, class Grad1, class Grad2 = writable_like_t<Grad1>>
+    requires(Kokkos::is_view_v<Upstream> && Upstream::rank() == 0)
+  void backward(const Upstream& upstream, const Grad1& grad1, const Grad2& grad2 = {},
+                Accumulate mode = Accumulate::No) {
+    using F = typename Upstream::non_const_value_type;
+    static_assert(std::is_same_v<F, double> || std::is_same_v<F, float>,
+                  "kssim: the device upstream factor is a rank-0 View of double or float");
+    static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, typename Upstream::memory_space>::accessible,
+                  "kssim: the device upstream factor must be accessible from the object's execution space");
+    if (upstream.data() == nullptr)
+      throw std::invalid_argument(std::string(name_) + ": backward() got an unallocated upstream View");
+    run_backward(grad1, grad2, mode, 1.0, UpstreamFactor(static_cast<const F*>(upstream.data())));
   }
 
  protected:
@@ -123,7 +133,7 @@ class TrainingObject {
   }
 
   template <class Grad1, class Grad2>
-  void run_backward(const Grad1& grad1, const Grad2& grad2, Accumulate mode, double scale, const double* upstream) {
+  void run_backward(const Grad1& grad1, const Grad2& grad2, Accumulate mode, double scale, UpstreamFactor upstream) {
     if (!has_forward_) throw std::logic_error(std::string(name_) + ": backward() called before forward()");
     static_cast<Derived&>(*this).backward_arrays(exec_, x_, y_, gradient("grad1", grad1), gradient("grad2", grad2),
                                                  scale, upstream, mode == Accumulate::Yes);

@@ -85,10 +85,10 @@ struct MaskedMean {
 
 // upstream * 1 / sum w, for the adjoint row pass. Only pointers.
 struct MaskedUpstream {
-  const double* upstream = nullptr;
+  UpstreamFactor upstream;
   const double* inverse_weight = nullptr;
   double* factor = nullptr;
-  KOKKOS_FUNCTION void operator()(int) const { *factor = *upstream * *inverse_weight; }
+  KOKKOS_FUNCTION void operator()(int) const { *factor = upstream.value() * *inverse_weight; }
 };
 
 template <class ExecSpace, class T>
@@ -147,7 +147,7 @@ class MaskedPlan {
   // d(upstream * masked mean)/dx and /dy from the partials of the last forward(); `scale` is a host factor,
   // `upstream` an optional device factor. grad1 / grad2 may be empty; `accumulate` adds to them.
   void backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const InputArray<T>& mask,
-                const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale, const double* upstream,
+                const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale, UpstreamFactor upstream,
                 bool accumulate) const;
 
  private:
@@ -274,7 +274,7 @@ void MaskedPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T
 template <class ExecSpace, class T>
 void MaskedPlan<ExecSpace, T>::backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
                                         const InputArray<T>& mask, const OutputArray<T>& grad1,
-                                        const OutputArray<T>& grad2, double scale, const double* upstream,
+                                        const OutputArray<T>& grad2, double scale, UpstreamFactor upstream,
                                         bool accumulate) const {
   const bool want1 = grad1.data() != nullptr, want2 = grad2.data() != nullptr;
   if (!want1 && !want2) return;

@@ -95,7 +95,7 @@ class MsSsimPlan {
   // d(upstream * mean)/dx and /dy for the images of the last forward(); `scale` is a host factor, `upstream`
   // an optional device factor. grad1 / grad2 may be empty; `accumulate` adds to them.
   void backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const OutputArray<T>& grad1,
-                const OutputArray<T>& grad2, double scale, const double* upstream, bool accumulate) const;
+                const OutputArray<T>& grad2, double scale, UpstreamFactor upstream, bool accumulate) const;
 
  private:
   static Buffer buffer(const ExecSpace& exec, const char* label, const std::array<int, 5>& e) {
@@ -143,7 +143,7 @@ void MsSsimPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T
 template <class ExecSpace, class T>
 void MsSsimPlan<ExecSpace, T>::backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
                                         const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale,
-                                        const double* upstream, bool accumulate) const {
+                                        UpstreamFactor upstream, bool accumulate) const {
   const bool want1 = grad1.data() != nullptr, want2 = grad2.data() != nullptr;
   if (!want1 && !want2) return;
   if ((want1 && !wanted_.image1) || (want2 && !wanted_.image2))

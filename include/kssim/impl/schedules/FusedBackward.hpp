@@ -18,6 +18,7 @@
 #include <kssim/impl/stages/L1Term.hpp>
 #include <kssim/impl/core/Packed16.hpp>
 #include <kssim/impl/schedules/FusedForward.hpp>
+#include <kssim/impl/core/UpstreamFactor.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <cstddef>
@@ -53,7 +54,7 @@ struct FusedBackward {
   InputArray<S> x, y;
   OutputArray<O> grad1, grad2;  // either may be null
   const T* shifts = nullptr;    // (NC, 2), Recentring.hpp
-  const double* upstream = nullptr;  // optional device factor (null: 1)
+  UpstreamFactor upstream;  // optional device factor (none: 1)
   const double* slice_factors = nullptr;  // optional device factor per (n, c) slice (null: 1; MS-SSIM)
   double scale = 1;                  // host factor, already divided by the map size
   double l1_scale = 0;               // L1: the L1 term's host factor, already divided by the pixels
@@ -101,7 +102,7 @@ struct FusedBackward {
     team.team_barrier();
 
     // Adjoint row pass and the chain rule, row_chunk gradient pixels per lane.
-    const double team_factor = scale * (upstream ? *upstream : 1.0);
+    const double team_factor = scale * upstream.value();
     const T factor = T(slice_factors ? team_factor * slice_factors[nc] : team_factor);
     constexpr int row_lanes = cols / row_chunk;
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows * row_lanes), [&](int e) {
@@ -165,7 +166,7 @@ struct FusedBackward {
   }
 
   // The L1 gradient's factor, computed where it is used (not held in a register through the adjoint passes).
-  KOKKOS_INLINE_FUNCTION T l1_factor() const { return T(l1_scale * (upstream ? *upstream : 1.0)); }
+  KOKKOS_INLINE_FUNCTION T l1_factor() const { return T(l1_scale * upstream.value()); }
 
   // staged(k, i, j) = partial plane k at map row my0 + i, column mx0 + j of slice nc; 0 outside the map.
   // FixedWidth: the staged rows' width when it is a compile-time constant (else 0).

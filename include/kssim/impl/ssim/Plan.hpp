@@ -21,6 +21,7 @@
 #include <kssim/impl/stages/RowBlur.hpp>
 #include <kssim/impl/core/Storage.hpp>
 #include <kssim/impl/core/KernelArrays.hpp>
+#include <kssim/impl/core/UpstreamFactor.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <stdexcept>
@@ -198,7 +199,7 @@ class Plan {
   // d(l1_scale * upstream * mean|x - y|)/dx and /dy (the fused loss's L1 term; it needs no partials).
   // `map_count`: the map pixels the mean is over (0: this problem's; a slab's is its whole problem's).
   void backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& grad1,
-                const OutputArray<O>& grad2, double scale, const double* upstream, bool accumulate,
+                const OutputArray<O>& grad2, double scale, UpstreamFactor upstream, bool accumulate,
                 const double* slice_factors = nullptr, double l1_scale = 0, double map_count = 0) const;
 
  private:
@@ -209,7 +210,7 @@ class Plan {
 
   template <int K, bool L1>
   void backward_planes(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
-                       const OutputArray<O>& grad1, const OutputArray<O>& grad2, double scale, const double* upstream,
+                       const OutputArray<O>& grad1, const OutputArray<O>& grad2, double scale, UpstreamFactor upstream,
                        bool accumulate, const double* slice_factors, double l1_scale, double count) const;
 
   Geometry g_;
@@ -298,7 +299,7 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
 template <class ExecSpace, class T, class Term, class S, class O>
 void Plan<ExecSpace, T, Term, S, O>::backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
                                         const OutputArray<O>& grad1, const OutputArray<O>& grad2, double scale,
-                                        const double* upstream, bool accumulate,
+                                        UpstreamFactor upstream, bool accumulate,
                                         const double* slice_factors, double l1_scale, double map_count) const {
   const double count = map_count != 0 ? map_count : double(g_.map_size());
   const bool want1 = grad1.data() != nullptr, want2 = grad2.data() != nullptr;
@@ -329,9 +330,9 @@ template <int K, bool L1>
 void Plan<ExecSpace, T, Term, S, O>::backward_planes(const ExecSpace& exec, const InputArray<S>& x,
                                                      const InputArray<S>& y, const OutputArray<O>& grad1,
                                                      const OutputArray<O>& grad2, double scale,
-                                               const double* upstream, bool accumulate,
-                                               const double* slice_factors, double l1_scale,
-                                               double count) const {
+                                                     UpstreamFactor upstream, bool accumulate,
+                                                     const double* slice_factors, double l1_scale,
+                                                     double count) const {
   // What both schedules' last kernel reads: the images, the gradients it writes and their factors.
   const auto set_gradient_inputs = [&](auto& k) {
     k.x = x;

@@ -205,7 +205,7 @@ class SlabPlan {
   // Gradients of scale * upstream * mean with respect to the images of the last forward(); sliced
   // problems recompute each piece's forward first (`recompute` false: forward_backward's sweep).
   void backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& grad1,
-                const OutputArray<O>& grad2, double scale, const double* upstream, bool accumulate) const {
+                const OutputArray<O>& grad2, double scale, UpstreamFactor upstream, bool accumulate) const {
     if (!sliced()) return plans_[0]->backward(exec, x, y, grad1, grad2, scale, upstream, accumulate);
     for (const SlabPiece& p : pieces_) {
       forward_piece(exec, p, x, y, {}, false);
@@ -216,7 +216,7 @@ class SlabPlan {
   // forward() and backward() in one sweep over the pieces (the one-call gradient functions).
   void forward_backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
                         const OutputArray<O>& grad1, const OutputArray<O>& grad2, double scale,
-                        const double* upstream, bool accumulate) const {
+                        UpstreamFactor upstream, bool accumulate) const {
     if (!sliced()) {
       plans_[0]->forward(exec, x, y, {});
       return plans_[0]->backward(exec, x, y, grad1, grad2, scale, upstream, accumulate);
@@ -375,7 +375,7 @@ class SlabPlan {
   }
 
   void backward_piece(const ExecSpace& exec, const SlabPiece& p, const InputArray<S>& x, const InputArray<S>& y,
-                      const OutputArray<O>& grad1, const OutputArray<O>& grad2, double scale, const double* upstream,
+                      const OutputArray<O>& grad1, const OutputArray<O>& grad2, double scale, UpstreamFactor upstream,
                       bool accumulate) const {
     const int axis = slab_axis(g_);
     const bool later_slab = p.map0 > 0;

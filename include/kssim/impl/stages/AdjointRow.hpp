@@ -16,6 +16,7 @@
 #include <kssim/impl/stages/RowBlur.hpp>
 #include <kssim/impl/core/Tiles.hpp>
 #include <kssim/impl/core/KernelArrays.hpp>
+#include <kssim/impl/core/UpstreamFactor.hpp>
 #include <kssim/impl/core/Launch.hpp>
 #include <kssim/impl/stages/StageKernel.hpp>
 
@@ -36,7 +37,7 @@ struct AdjointRow {
   InputArray<S> x, y;
   OutputArray<O> grad1, grad2;  // either may be null
   const T* shifts = nullptr;            // (NC, 2), Recentring.hpp
-  const double* upstream = nullptr;      // optional device factor (null: 1)
+  UpstreamFactor upstream;  // optional device factor (none: 1)
   const double* slice_factors = nullptr;  // optional device factor per (n, c) slice (null: 1)
   InputArray<T> pixel_weights;            // PixelWeights: the weight per pixel, channels may be broadcast
   double scale = 1;                          // host factor, already divided by the map size
@@ -110,7 +111,7 @@ struct AdjointRow {
     });
     team.team_barrier();
 
-    const double team_factor = scale * (upstream ? *upstream : 1.0);
+    const double team_factor = scale * upstream.value();
     for_each_tile_row<tile_rows>(team, row0, nrows, [&](int i, int r) {
       const T factor = T(slice_factors ? team_factor * slice_factors[r / slice_rows] : team_factor);
       const T* const weights_row = PixelWeights ? row_pointer(pixel_weights, weights_rows, r) : nullptr;
@@ -168,7 +169,7 @@ struct AdjointRow {
   KOKKOS_INLINE_FUNCTION static const S* raw_pixels(const InputArray<S>& img, std::ptrdiff_t rows, int r, int col) {
     return row_pointer(img, rows, r) + std::ptrdiff_t(col) * img.stride(4);
   }
-  KOKKOS_INLINE_FUNCTION T l1_factor() const { return T(l1_scale * (upstream ? *upstream : 1.0)); }
+  KOKKOS_INLINE_FUNCTION T l1_factor() const { return T(l1_scale * upstream.value()); }
 
   // The pixel weights of a chunk (0 past the image edge).
   KOKKOS_FORCEINLINE_FUNCTION void load_weights(const T* src, T (&w)[chunk], int n_valid) const {

@@ -1,0 +1,27 @@
+#pragma once
+// The optional device factor a backward pass multiplies its gradients by, besides its host `scale`: the
+// upstream gradient d loss / d value where the caller has it in device memory (a PyTorch autograd grad, a
+// loss computed on the device). The kernel that applies it reads it where it is, as a double or as a float
+// (PyTorch's float32 losses), so no kernel has to convert it first and nothing waits for the host.
+// Only pointers (KernelArrays.hpp).
+
+#include <Kokkos_Core.hpp>
+#include <cstddef>
+
+namespace kssim::impl {
+
+struct UpstreamFactor {
+  const double* f64 = nullptr;  // at most one of the two is set; neither: the factor is 1
+  const float* f32 = nullptr;
+
+  UpstreamFactor() = default;
+  KOKKOS_INLINE_FUNCTION UpstreamFactor(std::nullptr_t) {}  // none
+  KOKKOS_INLINE_FUNCTION UpstreamFactor(const double* p) : f64(p) {}
+  KOKKOS_INLINE_FUNCTION UpstreamFactor(const float* p) : f32(p) {}
+
+  KOKKOS_INLINE_FUNCTION explicit operator bool() const { return f64 != nullptr || f32 != nullptr; }
+  // The factor, widened exactly to double; 1 without one. Read on the device.
+  KOKKOS_INLINE_FUNCTION double value() const { return f64 ? *f64 : f32 ? double(*f32) : 1.0; }
+};
+
+}  // namespace kssim::impl
