@@ -173,24 +173,34 @@ TYPED_TEST(Schedules, MeanIsTheSameWithAndWithoutGradients) {
     }
 }
 
-// The fused forward's chains (schedules/FusedForward.hpp, fused_forward_chain): a team of 1 to 8 tiles
-// down a column carries the window's halo rows of moments from tile to tile instead of computing them
-// again, which must not change a single map pixel. 300 rows span 5 host tiles (64 rows) and 10 GPU tiles
-// (32 rows): chains of 3 and 8 end in a partial chain. The mean only regroups its double sums.
-TYPED_TEST(Schedules, FusedForwardChainsGiveTheSameMap) {
-  using C = TypeParam;
-  using Exec = typename C::execution_space;
-  using T = typename C::value_type;
-  // 141 columns: image rows aligned to 4 bytes only; 144: every staged quad of a row 16-byte aligned.
+// The problems of the chain tests below, each given to check(s, in, ro, o) with the fused schedule forced:
+// 300 rows span 5 host tiles (64 rows) and 10 GPU tiles (32 rows), so chains of 3 and 8 end in a partial
+// chain; 141 columns (image rows aligned to 4 bytes only) and 144 (every staged quad 16-byte aligned); both
+// paddings.
+template <class C, class Check>
+void for_each_chain_problem(unsigned seed, const Check& check) {
   const std::pair<int, bool> cases[] = {{141, false}, {141, true}, {144, false}, {144, true}};  // width, same
-  for (const auto& c : cases) {
-    const bool same = c.second;
-    const Shape s{1, 2, 1, 300, c.first};
-    const auto in = rounded_noisy_views<C>(s, 91, 0.1);
+  for (const auto& [width, same] : cases) {
+    const Shape s{1, 2, 1, 300, width};
+    const auto in = rounded_noisy_views<C>(s, seed, 0.1);
     ReferenceOptions ro;
     ro.same = same;
     kssim::Options o = to_options(ro);
     o.schedule = kssim::Schedule::Fused;
+    check(s, in, ro, o);
+  }
+}
+
+// The fused forward's chains (schedules/FusedForward.hpp, fused_forward_chain): a team of 1 to 8 tiles
+// down a column carries the window's halo rows of moments from tile to tile instead of computing them
+// again, which must not change a single map pixel. The mean only regroups its double sums.
+TYPED_TEST(Schedules, FusedForwardChainsGiveTheSameMap) {
+  using C = TypeParam;
+  using Exec = typename C::execution_space;
+  using T = typename C::value_type;
+  for_each_chain_problem<C>(91, [&](const Shape& s, const auto& in, const ReferenceOptions& ro,
+                                    const kssim::Options& o) {
+    const bool same = ro.same;
     const Shape ms{s.n, s.c, 1, same ? s.h : s.h - 10, same ? s.w : s.w - 10};
     std::vector<double> first_map;
     double first_mean = 0;
@@ -229,7 +239,49 @@ TYPED_TEST(Schedules, FusedForwardChainsGiveTheSameMap) {
       else
         EXPECT_EQ(value, first_loss) << "L1 + SSIM, chain " << chain << (same ? " same" : " valid");
     }
-  }
+  });
+}
+
+// The fused backward's chains (schedules/FusedBackward.hpp, fused_backward_chain): a team of 1 to 8 tiles
+// down a column sets itself up once for all of them, which must not change a single gradient pixel, of SSIM
+// (both images, accumulated onto a start) or of the fused L1 + SSIM loss.
+TYPED_TEST(Schedules, FusedBackwardChainsGiveTheSameGradients) {
+  using C = TypeParam;
+  using Exec = typename C::execution_space;
+  using T = typename C::value_type;
+  for_each_chain_problem<C>(93, [&](const Shape& s, const auto& in, const ReferenceOptions& ro,
+                                    const kssim::Options& o) {
+    const bool same = ro.same;
+    const auto start = random_image(s, 94);
+    kssim::L1SsimOptions lo;
+    lo.ssim = o;
+    lo.l1_weight = 0.25;
+    std::vector<double> first1, first2, first_l1;
+    for (const char* chain : {"1", "2", "3", "8"}) {
+      const ScopedEnv env("KSSIM_TUNE_FUSED_BACKWARD_CHAIN", chain);
+      kssim::SSIM<Exec, T, 4> loss(Exec(), {s.n, s.c, s.h, s.w}, o, kssim::Gradients::Both);
+      auto g1 = to_view<C>("g1", s, start);
+      auto g2 = make_view<C>("g2", s);
+      loss.forward(in.a, in.b);
+      loss.backward(g1, g2, kssim::Accumulate::Yes);
+      kssim::L1SSIMLoss<Exec, T, 4> l1_loss(Exec(), {s.n, s.c, s.h, s.w}, lo, kssim::Gradients::Image1);
+      auto l1 = make_view<C>("l1", s);
+      l1_loss.forward(in.a, in.b);
+      l1_loss.backward(l1);
+      const std::string what = std::string("chain ") + chain + (same ? " same" : " valid") + " width " +
+                               std::to_string(s.w);
+      if (first1.empty()) {
+        first1 = from_view(g1, s);
+        first2 = from_view(g2, s);
+        first_l1 = from_view(l1, s);
+        continue;
+      }
+      EXPECT_EQ(from_view(g1, s), first1) << what;
+      EXPECT_EQ(from_view(g2, s), first2) << what;
+      EXPECT_EQ(from_view(l1, s), first_l1) << "L1 + SSIM, " << what;
+      if (std::string(chain) == "3") expect_gradients_match_reference<C, 4>(s, ro, in.x, in.y, o);
+    }
+  });
 }
 
 // The fused kernels split their league rank with IndexDivisor (a multiply and a shift): exact for every

@@ -9,6 +9,8 @@
 #
 #   perf_tests/gpu/run start --src carry/src ... &&
 #   KSSIM_GPU_SWEEP_VARIANT="main: ; old: -DKSSIM_TUNE_FUSED_STAGE_PAIRS=0" perf_tests/gpu/variant_sweep.sh start
+#   (a variant's words that do not start with '-' are environment assignments for its runs, e.g.
+#   "bc3: KSSIM_TUNE_FUSED_BACKWARD_CHAIN=3"; the -D words are its build flags)
 #   perf_tests/gpu/variant_sweep.sh collect OUT       # OUT/sweep.tar.gz: <name>_<round>.txt, the build logs
 #   python3 perf_tests/sweep_table.py OUT/sweep       # medians per variant and case, ratios to the first
 #
@@ -24,10 +26,15 @@ out=$work/sweep
 cmd=${1:-}
 
 job() {
-  local kokkos=$work/kokkos-4.6.01 names=() flags=() v i
+  local kokkos=$work/kokkos-4.6.01 names=() flags=() envs=() v i word f e
   IFS=';' read -r -a variants <<< "${KSSIM_GPU_SWEEP_VARIANT:?name: flags; ...}"
   for v in "${variants[@]}"; do
-    i=${v%%:*}; names+=("${i// /}"); flags+=("${v#*:}")
+    i=${v%%:*}; names+=("${i// /}")
+    f=; e=
+    for word in ${v#*:}; do
+      case $word in -*) f="$f $word" ;; *) e="$e $word" ;; esac
+    done
+    flags+=("$f"); envs+=("$e")
   done
   echo "waiting for $work/stamps/kokkos-4.6.01"
   while [ ! -f "$work/stamps/kokkos-4.6.01" ]; do sleep 3; done
@@ -51,9 +58,11 @@ job() {
   done
   local round name
   for round in $(seq 1 "${KSSIM_GPU_SWEEP_ROUNDS:-3}"); do
-    for name in "${names[@]}"; do
+    for i in "${!names[@]}"; do
+      name=${names[$i]}
+      # shellcheck disable=SC2086
       ( exec 9> "$work/gpu.lock"; flock 9
-        LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-} "$out/sweep_$name" ${KSSIM_GPU_SWEEP_ARGS-fused flushed} > "$out/${name}_$round.txt" 2>&1 )
+        env LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-} ${envs[$i]} "$out/sweep_$name" ${KSSIM_GPU_SWEEP_ARGS-fused flushed} > "$out/${name}_$round.txt" 2>&1 )
       echo "$name round $round: exit $?"
     done
   done

@@ -22,6 +22,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstddef>
+#include <cstdlib>
 #include <type_traits>
 
 namespace kssim::impl {
@@ -61,9 +62,10 @@ struct FusedBackward {
   bool accumulate = false;
   GaussianWindow<T> window;  // already reversed
   Geometry g;
-  int rows = 0;  // gradient rows per tile
+  int rows = 0;   // gradient rows per tile
+  int chain = 1;  // vertically adjacent tiles per team (fused_backward_chain)
   int tiles_x = 0, tiles_y = 0;
-  IndexDivisor per_image, per_row;  // the league rank's divisors: tiles per slice, tiles_x (IndexDivisor.hpp)
+  IndexDivisor per_image, per_row;  // the league rank's divisors: teams per slice, tiles_x (IndexDivisor.hpp)
   std::ptrdiff_t x_rows = -1, y_rows = -1, grad1_rows = -1, grad2_rows = -1;  // nested_row_stride
 
   // Staged planes and the adjoint-column planes are as wide as the row pass needs: Cols + window - 1,
@@ -73,19 +75,41 @@ struct FusedBackward {
     const int w = width(window);
     return RowScratch<ExecSpace, T>::bytes(K, rows + window - 1, w) + RowScratch<ExecSpace, T>::bytes(K, rows, w);
   }
-  int league_size() const { return g.images() * tiles_x * tiles_y; }
+  // Teams per (n, c) slice: one per column of tiles and chain of `chain` tiles down it.
+  static int teams_per_image(const Geometry& g, int rows, int chain) {
+    return ceil_div(g.w, cols) * ceil_div(ceil_div(g.h, rows), chain);
+  }
+  int league_size() const { return g.images() * teams_per_image(g, rows, chain); }
 
+  // The team's tiles, top to bottom: the team's set-up (its indices, scratch, factors) is paid once per chain.
+  // Tile k + 1's staging may start while other threads still run tile k's row pass: that pass reads only
+  // `column`, which tile k + 1 writes after the barrier that follows its staging.
   template <int Taps>  // see FixedTaps.hpp
   KOKKOS_FUNCTION void run(const Team& team) const {
     const int rank = team.league_rank(), nc = per_image.quotient(rank), in_image = rank - nc * int(per_image.divisor);
-    const int tile_y = per_row.quotient(in_image), iy0 = tile_y * rows, ix0 = (in_image - tile_y * tiles_x) * cols;
-    // The adjoint of the forward correlation's offsets g.pad_h, g.pad_w.
-    const int offset_h = window.size - 1 - g.pad_h, offset_w = window.size - 1 - g.pad_w;
+    const int chain_row = per_row.quotient(in_image), ix0 = (in_image - chain_row * tiles_x) * cols;
     // With a compile-time tap count the width is a constant too: the flat indices below divide by constants.
     constexpr int fixed_w = Taps > 0 ? RowScratch<ExecSpace, T>::pitch(cols + Taps - 1) : 0;
     const int w = fixed_w > 0 ? fixed_w : width(window.size), halo_rows = rows + window.size - 1;
     const Scratch staged = RowScratch<ExecSpace, T>::allocate(team, K, halo_rows, w);
     const Scratch column = RowScratch<ExecSpace, T>::allocate(team, K, rows, w);
+    const double team_factor = scale * upstream.value();
+    const T factor = T(slice_factors ? team_factor * slice_factors[nc] : team_factor);
+    for (int k = 0; k < chain; ++k) {
+      const int iy0 = (chain_row * chain + k) * rows;
+      if (iy0 >= g.h) break;  // the same for the whole team
+      tile<Taps>(team, staged, column, factor, nc, iy0, ix0);
+    }
+  }
+
+  // Gradient rows iy0 .. iy0 + rows - 1, columns ix0 .. ix0 + cols - 1 of slice nc.
+  template <int Taps>
+  KOKKOS_FUNCTION void tile(const Team& team, const Scratch& staged, const Scratch& column, T factor, int nc, int iy0,
+                            int ix0) const {
+    // The adjoint of the forward correlation's offsets g.pad_h, g.pad_w.
+    const int offset_h = window.size - 1 - g.pad_h, offset_w = window.size - 1 - g.pad_w;
+    constexpr int fixed_w = Taps > 0 ? RowScratch<ExecSpace, T>::pitch(cols + Taps - 1) : 0;
+    const int w = fixed_w > 0 ? fixed_w : width(window.size);
 
     stage_partials<fixed_w>(team, staged, nc, iy0 - offset_h, ix0 - offset_w);
     team.team_barrier();
@@ -102,8 +126,6 @@ struct FusedBackward {
     team.team_barrier();
 
     // Adjoint row pass and the chain rule, row_chunk gradient pixels per lane.
-    const double team_factor = scale * upstream.value();
-    const T factor = T(slice_factors ? team_factor * slice_factors[nc] : team_factor);
     constexpr int row_lanes = cols / row_chunk;
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows * row_lanes), [&](int e) {
       const int i = e / row_lanes, j0 = e % row_lanes * row_chunk;
@@ -228,13 +250,25 @@ int fused_backward_rows(const ExecSpace& exec, int window) {
       FusedBackward<ExecSpace, T, K>::adjoint_rows);
 }
 
-// Fills in the launch shape of k (its rows must be set) and runs it.
+// Tiles per team down a column of tiles (FusedBackward::chain). A team's set-up (its indices, two scratch
+// allocations, the functor's fields and factors) is ~46 of the kernel's ~250 instructions per pixel, each
+// thread owning 4 pixels of a tile (sm_90, ncu, 1x3x1080x1920: perf_tests/RESULTS.md "Instructions per
+// pixel"); a chain pays it once per c tiles, but leaves fewer teams to fill the waves. 1 until timed:
+// KSSIM_TUNE_FUSED_BACKWARD_CHAIN=n in the environment (read when a plan is made) sets n (at most 8), for
+// tests and tuning runs.
+inline int fused_backward_chain() {
+  const char* tune = std::getenv("KSSIM_TUNE_FUSED_BACKWARD_CHAIN");
+  const int forced = tune ? std::atoi(tune) : 0;
+  return forced < 1 ? 1 : forced > 8 ? 8 : forced;
+}
+
+// Fills in the launch shape of k (its rows and chain must be set) and runs it.
 template <class ExecSpace, class T, int K, bool L1, class S, class O>
 void fused_backward(const ExecSpace& exec, const Options& opts, FusedBackward<ExecSpace, T, K, L1, S, O> k) {
   using B = FusedBackward<ExecSpace, T, K, L1, S, O>;
   k.tiles_x = ceil_div(k.g.w, B::cols);
   k.tiles_y = ceil_div(k.g.h, k.rows);
-  k.per_image = make_index_divisor(k.tiles_x * k.tiles_y);
+  k.per_image = make_index_divisor(B::teams_per_image(k.g, k.rows, k.chain));
   k.per_row = make_index_divisor(k.tiles_x);
   k.x_rows = nested_row_stride(k.x);
   k.y_rows = nested_row_stride(k.y);

@@ -21,6 +21,7 @@ struct ScheduleChoice {
   int fused_forward_rows = 0;   // > 0: the fused forward schedule with tiles of this height
   int fused_backward_rows = 0;  // > 0: the fused backward schedule with tiles of this height
   int fused_forward_chain = 1;  // tiles per team of the fused forward (fused_forward_chain)
+  int fused_backward_chain = 1;  // tiles per team of the fused backward (fused_backward_chain)
   bool fused_forward_finishes = false;  // its last team writes the mean (fused_forward_finishes): no sum_map
   bool fused_forward() const { return fused_forward_rows > 0; }
   bool fused_backward() const { return fused_backward_rows > 0; }
@@ -42,7 +43,8 @@ ScheduleChoice choose_schedule(const ExecSpace& exec, const Geometry& g, const O
                                                       " exceeds this backend's team scratch") +
                                   "); use Schedule::Auto or Schedule::Stages");
     const int chain = fused_forward_chain<ExecSpace, T>(exec, g, forward_rows);
-    return {forward_rows, backward_rows, chain, fused_forward_finishes<ExecSpace, T>(exec, g, forward_rows, chain)};
+    return {forward_rows, backward_rows, chain, fused_backward_chain(),
+            fused_forward_finishes<ExecSpace, T>(exec, g, forward_rows, chain)};
   }
   // Auto, from the measurements in perf_tests/RESULTS.md ("Schedules and the router"):
   //  - tiles shorter than their halo (double on GPUs, wide windows) repeat the row blur of the halo rows
@@ -54,6 +56,7 @@ ScheduleChoice choose_schedule(const ExecSpace& exec, const Geometry& g, const O
   const auto worth = [&](int rows) { return rows > 0 && rows >= g.window - 1; };
   choice.fused_forward_rows = worth(forward_rows) ? forward_rows : 0;
   choice.fused_backward_rows = worth(backward_rows) ? backward_rows : 0;
+  if (choice.fused_backward()) choice.fused_backward_chain = fused_backward_chain();
   if (choice.fused_forward()) {
     choice.fused_forward_chain = fused_forward_chain<ExecSpace, T>(exec, g, forward_rows);
     choice.fused_forward_finishes =

@@ -353,6 +353,7 @@ void Plan<ExecSpace, T, Term, S, O>::backward_planes(const ExecSpace& exec, cons
     k.partials = plane_array(partials_);
     set_gradient_inputs(k);
     k.rows = schedule_.fused_backward_rows;
+    k.chain = schedule_.fused_backward_chain;
     fused_backward(exec, opts_, k);
     return;
   }
