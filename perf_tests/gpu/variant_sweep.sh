@@ -10,7 +10,8 @@
 #   perf_tests/gpu/run start --src carry/src ... &&
 #   KSSIM_GPU_SWEEP_VARIANT="main: ; old: -DKSSIM_TUNE_FUSED_STAGE_PAIRS=0" perf_tests/gpu/variant_sweep.sh start
 #   (a variant's words that do not start with '-' are environment assignments for its runs, e.g.
-#   "bc3: KSSIM_TUNE_FUSED_BACKWARD_CHAIN=3"; the -D words are its build flags)
+#   "bc3: KSSIM_TUNE_FUSED_BACKWARD_CHAIN=3"; the -D words are its build flags; variants with the same build
+#   flags share one build)
 #   perf_tests/gpu/variant_sweep.sh collect OUT       # OUT/sweep.tar.gz: <name>_<round>.txt, the build logs
 #   python3 perf_tests/sweep_table.py OUT/sweep       # medians per variant and case, ratios to the first
 #
@@ -39,8 +40,15 @@ job() {
   echo "waiting for $work/stamps/kokkos-4.6.01"
   while [ ! -f "$work/stamps/kokkos-4.6.01" ]; do sleep 3; done
   local lib; lib=$(ls -d "$kokkos"/lib64 "$kokkos"/lib 2>/dev/null | head -1)
-  local t0=$SECONDS pids=()
+  local t0=$SECONDS pids=() built=() j same
   for i in "${!names[@]}"; do
+    same=
+    for j in "${built[@]}"; do [ "${flags[$j]}" = "${flags[$i]}" ] && same=$j && break; done
+    if [ -n "$same" ]; then  # the same build flags as an earlier variant: its binary, once built
+      ln -sf "sweep_${names[$same]}" "$out/sweep_${names[$i]}"
+      continue
+    fi
+    built+=("$i")
     # shellcheck disable=SC2086
     ( cd "$repo" && NVCC_APPEND_FLAGS=${NVCC_APPEND_FLAGS:--split-compile=4} nice -n 10 "$kokkos/bin/nvcc_wrapper" \
         -std=c++20 -O3 -DNDEBUG -arch=sm_90 --extended-lambda -fopenmp -Iinclude -I"$kokkos/include" ${flags[$i]} \
@@ -48,7 +56,7 @@ job() {
         > "$out/build_${names[$i]}.log" 2>&1 ) & pids+=($!)
   done
   local failed=0
-  for i in "${!pids[@]}"; do wait "${pids[$i]}" || { echo "build of ${names[$i]} failed"; failed=1; }; done
+  for i in "${!pids[@]}"; do wait "${pids[$i]}" || { echo "build of ${names[${built[$i]}]} failed"; failed=1; }; done
   echo "built in $((SECONDS - t0)) s"
   [ $failed = 0 ] || return 1
   echo "waiting for the job's timings (state/bench-torch) or its end (job.rc)"
