@@ -45,7 +45,14 @@ TYPED_TEST(Schedules, SkewedRowPitchMatchesReference) {
   });
 }
 
-TYPED_TEST(Schedules, RouterPicksFusedForImagesAndStagesForVolumes) {
+// Sets an environment variable for one scope (the tuning overrides are read when a plan is made).
+struct ScopedEnv {
+  std::string name;
+  ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
+  ~ScopedEnv() { unsetenv(name.c_str()); }
+};
+
+TYPED_TEST(Schedules, RouterPicksTheFusedSchedulesWhereTheyAreCompiled) {
   using Exec = typename TypeParam::execution_space;
   using T = typename TypeParam::value_type;
   Exec exec;
@@ -55,30 +62,110 @@ TYPED_TEST(Schedules, RouterPicksFusedForImagesAndStagesForVolumes) {
   const auto volume = kssim::impl::make_geometry<5>({1, 1, 16, 16, 16}, o);
   const auto for_image = kssim::impl::choose_schedule<Exec, T>(exec, image, o, one);
   const auto for_volume = kssim::impl::choose_schedule<Exec, T>(exec, volume, o, one);
-  EXPECT_FALSE(for_volume.fused_forward());
-  EXPECT_FALSE(for_volume.fused_backward());
-  // Every backend fits a float tile of the standard window; hosts fit double tiles as large.
+  // Every backend fits a float tile of the standard window; hosts fit double tiles as large. Volumes take the
+  // slice-fused schedule where the backend has its kernels (hosts: always; GPUs: float, 11 taps).
   if (sizeof(T) == 4 || !kssim::impl::is_gpu_space_v<Exec>) {
     EXPECT_TRUE(for_image.fused_forward());
     EXPECT_TRUE(for_image.fused_backward());
   }
+  const bool sliced = kssim::impl::fused_slices_compiled<Exec, T>(11);
+  EXPECT_EQ(sliced, !kssim::impl::gpu_code_paths_v<Exec> || sizeof(T) == 4);
+  EXPECT_EQ(for_volume.fused_forward(), sliced);
+  EXPECT_EQ(for_volume.fused_backward(), sliced);
+  EXPECT_FALSE(for_volume.fused_forward_finishes);  // the depth pass sums a volume's map
+  kssim::Options seven = o;
+  seven.window_size = 7;
+  const auto volume_seven = kssim::impl::make_geometry<5>({1, 1, 16, 16, 16}, seven);
+  const auto for_seven = kssim::impl::choose_schedule<Exec, T>(exec, volume_seven, seven, one);
+  EXPECT_EQ(for_seven.fused_forward(), !kssim::impl::gpu_code_paths_v<Exec>);
   kssim::Options stages = o;
   stages.schedule = kssim::Schedule::Stages;
-  const auto forced = kssim::impl::choose_schedule<Exec, T>(exec, image, stages, one);
-  EXPECT_FALSE(forced.fused_forward());
-  EXPECT_FALSE(forced.fused_backward());
+  for (const auto& g : {image, volume}) {
+    const auto forced = kssim::impl::choose_schedule<Exec, T>(exec, g, stages, one);
+    EXPECT_FALSE(forced.fused_forward());
+    EXPECT_FALSE(forced.fused_backward());
+  }
 }
 
-TYPED_TEST(Schedules, ForcingFusedOnAVolumeThrows) {
+// Forcing the fused schedule on a volume whose window or type has no slice-fused kernel on this backend
+// (GPUs: other than float with 11 taps) throws; where it has one, it runs.
+TYPED_TEST(Schedules, ForcingFusedOnAVolumeThrowsWhereItHasNoKernel) {
   using Exec = typename TypeParam::execution_space;
   using T = typename TypeParam::value_type;
   kssim::Options o;
   o.schedule = kssim::Schedule::Fused;
+  o.window_size = 7;
+  if (kssim::impl::fused_slices_compiled<Exec, T>(7)) {
+    const auto g = kssim::impl::make_geometry<5>({1, 1, 16, 16, 16}, o);
+    EXPECT_TRUE((kssim::impl::choose_schedule<Exec, T>(Exec(), g, o, kssim::impl::PartialPlanes{}).fused_forward()));
+    kssim::SSIM<Exec, T, 5> loss(Exec(), {1, 1, 16, 16, 16}, o);
+    return;
+  }
   try {
     kssim::SSIM<Exec, T, 5> loss(Exec(), {1, 1, 16, 16, 16}, o);
     FAIL() << "expected std::invalid_argument";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("fused schedule cannot run"), std::string::npos) << e.what();
+  }
+}
+
+// The slice-fused schedule of volumes (schedules/FusedSlices.hpp) on slices of several tiles in both
+// directions with ragged edges (host tiles 64 x 128, GPU tiles 32 x 32), with chains of tiles down each slice:
+// the map and both gradients bit for bit the same for every chain, against the float64 reference at one, and
+// the fused L1 + SSIM loss (its L1 sums per tile of every depth slice) against the stage schedule's.
+TYPED_TEST(Schedules, SliceFusedVolumesMatchAcrossTilesAndChains) {
+  using C = TypeParam;
+  using Exec = typename C::execution_space;
+  using T = typename C::value_type;
+  if (!kssim::impl::fused_slices_compiled<Exec, T>(11)) GTEST_SKIP() << "no slice-fused kernel for this type";
+  const Shape s{1, 2, 12, 70, 140, true};
+  const auto in = rounded_noisy_views<C, 5>(s, 95, 0.1);
+  for (const bool same : {false, true}) {
+    ReferenceOptions ro;
+    ro.same = same;
+    kssim::Options o = to_options(ro);
+    o.schedule = kssim::Schedule::Fused;
+    const Shape ms{s.n, s.c, same ? s.d : s.d - 10, same ? s.h : s.h - 10, same ? s.w : s.w - 10, true};
+    std::vector<double> first_map, first1, first2;
+    double first_mean = 0;
+    for (const auto& [forward_chain, backward_chain] :
+         std::vector<std::pair<const char*, const char*>>{{"1", "1"}, {"2", "3"}, {"3", "2"}}) {
+      const ScopedEnv forward_env("KSSIM_TUNE_FUSED_FORWARD_CHAIN", forward_chain);
+      const ScopedEnv backward_env("KSSIM_TUNE_FUSED_BACKWARD_CHAIN", backward_chain);
+      const auto g = kssim::impl::make_geometry<5>({s.n, s.c, s.d, s.h, s.w}, o);
+      const auto choice = kssim::impl::choose_schedule<Exec, T>(Exec(), g, o, kssim::impl::PartialPlanes{true, true});
+      ASSERT_TRUE(choice.fused_forward() && choice.fused_backward());
+      kssim::SSIM<Exec, T, 5> loss(Exec(), {s.n, s.c, s.d, s.h, s.w}, o, kssim::Gradients::Both);
+      auto map = make_view<C, 5>("map", ms);
+      auto g1 = make_view<C, 5>("g1", s), g2 = make_view<C, 5>("g2", s);
+      loss.forward(in.a, in.b, map);
+      loss.backward(g1, g2);
+      const std::string what = std::string("chains ") + forward_chain + "/" + backward_chain + (same ? " same" : " valid");
+      if (first_map.empty()) {
+        first_map = from_view(map, ms);
+        first_mean = loss.value_on_host();
+        first1 = from_view(g1, s);
+        first2 = from_view(g2, s);
+        expect_forward_matches_reference<C, 5>(s, ro, in.x, in.y, o);
+        expect_gradients_match_reference<C, 5>(s, ro, in.x, in.y, o);
+        continue;
+      }
+      EXPECT_EQ(from_view(map, ms), first_map) << what;
+      EXPECT_EQ(loss.value_on_host(), first_mean) << what;
+      EXPECT_EQ(from_view(g1, s), first1) << what;
+      EXPECT_EQ(from_view(g2, s), first2) << what;
+    }
+    // The fused loss's L1 sums: the same loss as the stage schedule's, to rounding (other summation order).
+    kssim::L1SsimOptions lo;
+    lo.ssim = o;
+    lo.l1_weight = 0.25;
+    const auto loss_with = [&](kssim::Schedule schedule) {
+      lo.ssim.schedule = schedule;
+      kssim::L1SSIMLoss<Exec, T, 5> l1_loss(Exec(), {s.n, s.c, s.d, s.h, s.w}, lo, kssim::Gradients::None);
+      l1_loss.forward(in.a, in.b);
+      return l1_loss.value_on_host();
+    };
+    EXPECT_NEAR(loss_with(kssim::Schedule::Fused), loss_with(kssim::Schedule::Stages), sizeof(T) == 4 ? 1e-6 : 1e-13);
   }
 }
 
@@ -96,12 +183,6 @@ TYPED_TEST(Schedules, SchedulesAgreeToRounding) {
   EXPECT_EQ(fused, mean_with(kssim::Schedule::Fused));  // deterministic
 }
 
-// Sets an environment variable for one scope (the tuning overrides are read when a plan is made).
-struct ScopedEnv {
-  std::string name;
-  ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
-  ~ScopedEnv() { unsetenv(name.c_str()); }
-};
 
 // The fused forward's last team can add the tile sums into the mean itself (FusedForward::finish, chosen on
 // GPUs for one-wave problems; forced here): the same tile sums in the same order (OrderedSum) as sum_map's,

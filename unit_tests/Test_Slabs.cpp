@@ -1,8 +1,9 @@
 // Problems split into pieces (include/kssim/impl/ssim/Slabs.hpp): groups of images, groups of channels, and
 // slabs along the outermost spatial axis (D for volumes, H for images), forced by small workspace budgets.
-// Every output against the float64 reference, with every schedule; against the unsplit problem (groups of
-// slices: bitwise; slabs: to rounding); the training object with its recomputed backward, Accumulate::Yes
-// and a device upstream factor; and budgets too small for one row.
+// Every output against the float64 reference, with every schedule (each with budgets from its own
+// workspace); against the unsplit problem (groups of slices: bitwise; slabs: to rounding); the training
+// object with its recomputed backward, Accumulate::Yes and a device upstream factor; and budgets too small
+// for one row.
 #include "SSIMChecks.hpp"
 
 #include <kssim/impl/ssim/Slabs.hpp>
@@ -15,14 +16,13 @@ TYPED_TEST_SUITE(Slabs, AllConfigs, ConfigNames);
 
 namespace {
 
-// The workspace a plan of this (sub-)problem takes with the stage schedule (the largest: budgets that split
-// it split every schedule's problem), optionally as an interior slab of `slab_rows` map rows along the slab
-// axis (the whole window's halo inside the field, as Slabs.hpp sizes slabs).
+// The workspace a plan of this (sub-)problem takes with o's schedule (forced: schedules take different
+// workspaces, so each gets its own budgets), optionally as an interior slab of `slab_rows` map rows along the
+// slab axis (the whole window's halo inside the field, as Slabs.hpp sizes slabs).
 template <class C, int Rank>
 std::size_t workspace_for(const Shape& s, kssim::Options o, kssim::impl::PartialPlanes wanted, int slab_rows = 0) {
   using Exec = typename C::execution_space;
   using T = typename C::value_type;
-  o.schedule = kssim::Schedule::Stages;
   auto g = kssim::impl::make_geometry<Rank>(object_extents<Rank>(s), o);
   if (slab_rows > 0) {
     (Rank == 5 ? g.d : g.h) = slab_rows + o.window_size - 1;
@@ -46,56 +46,61 @@ std::vector<std::pair<std::string, std::size_t>> budgets(const Shape& s, const k
   return b;
 }
 
+// Every schedule the router can pick, each with budgets from its own workspace.
 template <class C, int Rank>
 void expect_split_matches(const Shape& s, const ReferenceOptions& ro, unsigned seed, int rows) {
   using T = typename C::value_type;
   using Exec = typename C::execution_space;
   const auto x = random_image(s, seed), y = noisy_copy(x, seed + 1, 0.15);
-  kssim::Options o = to_options(ro);
-  for (const auto& [level, budget] : budgets<C, Rank>(s, o, rows, {true, true})) {
-    SCOPED_TRACE("split into " + level + ", budget " + std::to_string(budget));
-    kssim::Options split = o;
-    split.max_workspace_bytes = budget;
-    // The split happens: a test of the split must not pass by running the problem whole.
-    kssim::SSIM<Exec, T, Rank> probe(Exec(), object_extents<Rank>(s), split, kssim::Gradients::Both);
-    ASSERT_GT(probe.pieces(), 1);
-    ASSERT_LE(probe.workspace_bytes(), budget);
-    expect_forward_matches_reference<C, Rank>(s, ro, x, y, split);
-    expect_gradients_match_reference<C, Rank>(s, ro, x, y, split);
+  const auto xr = rounded<T>(x), yr = rounded<T>(y);
+  const ReferenceResult ref = reference_ssim(s, xr, yr, ro, true);
+  Exec exec;
+  auto a = to_view<C, Rank>("a", s, xr), b = to_view<C, Rank>("b", s, yr);
+  for (const kssim::Schedule schedule : schedules_for<C, Rank>(to_options(ro))) {
+    kssim::Options o = to_options(ro);
+    o.schedule = schedule;
+    for (const auto& [level, budget] : budgets<C, Rank>(s, o, rows, {true, true})) {
+      SCOPED_TRACE(describe(s, ro) + ", schedule " + kssim::to_string(schedule) + ", split into " + level +
+                   ", budget " + std::to_string(budget));
+      kssim::Options split = o;
+      split.max_workspace_bytes = budget;
+      // The split happens: a test of the split must not pass by running the problem whole.
+      kssim::SSIM<Exec, T, Rank> probe(exec, object_extents<Rank>(s), split, kssim::Gradients::Both);
+      ASSERT_GT(probe.pieces(), 1);
+      ASSERT_LE(probe.workspace_bytes(), budget);
+      expect_forward_outputs<C, Rank>(s, ref, a, b, split);
+      expect_gradient_outputs<C, Rank>(s, ref, a, b, split);
 
-    // Against the problem run whole: bitwise for groups of slices, to rounding for slabs.
-    Exec exec;
-    const auto xr = rounded<T>(x), yr = rounded<T>(y);
-    auto a = to_view<C, Rank>("a", s, xr), b = to_view<C, Rank>("b", s, yr);
-    auto g1 = make_view<C, Rank>("g1", s), g2 = make_view<C, Rank>("g2", s);
-    auto w1 = make_view<C, Rank>("w1", s), w2 = make_view<C, Rank>("w2", s);
-    const double whole = kssim::ssim_grad(exec, a, b, w1, w2, o);
-    const double sliced = kssim::ssim_grad(exec, a, b, g1, g2, split);
-    if (level != "slabs") {
-      EXPECT_EQ(sliced, whole);
-      EXPECT_EQ(from_view(g1, s), from_view(w1, s));
-      EXPECT_EQ(from_view(g2, s), from_view(w2, s));
-    } else {
-      EXPECT_NEAR(sliced, whole, value_tolerance<T>());
-      EXPECT_LE(relative_l2_error(from_view(g1, s), from_view(w1, s)), gradient_tolerance<T>());
-      EXPECT_LE(relative_l2_error(from_view(g2, s), from_view(w2, s)), gradient_tolerance<T>());
+      // Against the problem run whole: bitwise for groups of slices, to rounding for slabs.
+      auto g1 = make_view<C, Rank>("g1", s), g2 = make_view<C, Rank>("g2", s);
+      auto w1 = make_view<C, Rank>("w1", s), w2 = make_view<C, Rank>("w2", s);
+      const double whole = kssim::ssim_grad(exec, a, b, w1, w2, o);
+      const double sliced = kssim::ssim_grad(exec, a, b, g1, g2, split);
+      if (level != "slabs") {
+        EXPECT_EQ(sliced, whole);
+        EXPECT_EQ(from_view(g1, s), from_view(w1, s));
+        EXPECT_EQ(from_view(g2, s), from_view(w2, s));
+      } else {
+        EXPECT_NEAR(sliced, whole, value_tolerance<T>());
+        EXPECT_LE(relative_l2_error(from_view(g1, s), from_view(w1, s)), gradient_tolerance<T>());
+        EXPECT_LE(relative_l2_error(from_view(g2, s), from_view(w2, s)), gradient_tolerance<T>());
+      }
+
+      // The training object: forward, a recomputed backward, accumulation and a device upstream factor.
+      kssim::SSIM<Exec, T, Rank> loss(exec, object_extents<Rank>(s), split, kssim::Gradients::Both);
+      auto map = make_view<C, Rank>("map", ref.map_shape);
+      loss.forward(a, b, map);
+      EXPECT_NEAR(loss.value_on_host(), whole, value_tolerance<T>());
+      EXPECT_LE(max_abs_error(from_view(map, ref.map_shape), ref.map), map_tolerance<T>());
+      auto t1 = make_view<C, Rank>("t1", s), t2 = make_view<C, Rank>("t2", s);
+      loss.backward(t1, t2);
+      EXPECT_LE(relative_l2_error(from_view(t1, s), from_view(w1, s)), gradient_tolerance<T>());
+      EXPECT_LE(relative_l2_error(from_view(t2, s), from_view(w2, s)), gradient_tolerance<T>());
+      loss.backward(device_scalar<C>(-2.0), t1, {}, kssim::Accumulate::Yes);
+      std::vector<double> want = from_view(w1, s);
+      for (double& v : want) v = -v;  // g + (-2) g
+      EXPECT_LE(relative_l2_error(from_view(t1, s), want), 2 * gradient_tolerance<T>());
     }
-
-    // The training object: forward, a recomputed backward, accumulation and a device upstream factor.
-    kssim::SSIM<Exec, T, Rank> loss(exec, object_extents<Rank>(s), split, kssim::Gradients::Both);
-    const ReferenceResult ref = reference_ssim(s, xr, yr, ro, false);
-    auto map = make_view<C, Rank>("map", ref.map_shape);
-    loss.forward(a, b, map);
-    EXPECT_NEAR(loss.value_on_host(), whole, value_tolerance<T>());
-    EXPECT_LE(max_abs_error(from_view(map, ref.map_shape), ref.map), map_tolerance<T>());
-    auto t1 = make_view<C, Rank>("t1", s), t2 = make_view<C, Rank>("t2", s);
-    loss.backward(t1, t2);
-    EXPECT_LE(relative_l2_error(from_view(t1, s), from_view(w1, s)), gradient_tolerance<T>());
-    EXPECT_LE(relative_l2_error(from_view(t2, s), from_view(w2, s)), gradient_tolerance<T>());
-    loss.backward(device_scalar<C>(-2.0), t1, {}, kssim::Accumulate::Yes);
-    std::vector<double> want = from_view(w1, s);
-    for (double& v : want) v = -v;  // g + (-2) g
-    EXPECT_LE(relative_l2_error(from_view(t1, s), want), 2 * gradient_tolerance<T>());
   }
 }
 

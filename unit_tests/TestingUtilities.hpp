@@ -251,13 +251,15 @@ inline kssim::Options to_options(const ReferenceOptions& r) {
 }
 
 // Every schedule the router can pick for this problem (Router.hpp), forced in turn: the stage schedule always,
-// the fused schedules for images whose tiles fit this backend (with both gradients: the largest tile).
+// the fused schedules where their tiles fit this backend (with both gradients: the largest tile) and, for
+// volumes, where the backend has the slice-fused kernels (FusedSlices.hpp).
 template <class C, int Rank>
 std::vector<kssim::Schedule> schedules_for(const kssim::Options& o) {
   using Exec = typename C::execution_space;
   using T = typename C::value_type;
   std::vector<kssim::Schedule> s{kssim::Schedule::Stages};
-  if (Rank == 4 && kssim::impl::fused_forward_rows<Exec, T>(Exec(), o.window_size) > 0 &&
+  if ((Rank == 4 || kssim::impl::fused_slices_compiled<Exec, T>(o.window_size)) &&
+      kssim::impl::fused_forward_rows<Exec, T>(Exec(), o.window_size) > 0 &&
       kssim::impl::fused_backward_rows<Exec, T, 4>(Exec(), o.window_size) > 0)
     s.push_back(kssim::Schedule::Fused);
   return s;

@@ -18,7 +18,8 @@ enum class Padding {
 enum class Schedule {
   Auto,    // the router's choice for the shape, window, value type and backend
   Stages,  // one kernel per separable stage (row blur, column blur, adjoint column, adjoint row): any problem
-  Fused    // one kernel per pass (forward, backward) over tiles in team scratch: 2D images whose tile fits
+  Fused    // one kernel per pass (forward, backward) over tiles in team scratch: 2D images whose tile fits;
+           // volumes: those kernels per depth slice, the depth pass a stage (GPUs: float, window_size 11)
 };
 
 // Which gradients a training object (SSIM.hpp and the objects like it) prepares for: each costs one more

@@ -37,8 +37,9 @@ for i, line in enumerate(lines):
             spill = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", lines[i - 1])
             regs = re.search(r"Used (\d+) registers", line)
             if k and taps and spill:
-                kind = k.group(1)[5:] + (" map only" if "MapOnly<" in d else "")
-                print(f"{kind:17s} taps {taps.group(1):>2s}  {k.group(2).replace('kssim::impl::', '')[:48]:48s}"
+                run = re.search(r"FusedForwardRun<.*, false, (true|false)>", d)  # MapOnly, SliceStatistics
+                kind = k.group(1)[5:] + ((" slices" if run.group(1) == "true" else " map only") if run else "")
+                print(f"{kind:17s} taps {taps.group(1):>2s}  {re.sub(r'>, (true|false), (true|false)$', '', k.group(2)).replace('kssim::impl::', '')[:48]:48s}"
                       f" regs {regs.group(1)}  spills {spill.group(1)}/{spill.group(2)}")
         name = None
 PY

@@ -66,6 +66,10 @@ struct FusedBackward {
   int chain = 1;  // vertically adjacent tiles per team (fused_backward_chain)
   int tiles_x = 0, tiles_y = 0;
   IndexDivisor per_image, per_row;  // the league rank's divisors: teams per slice, tiles_x (IndexDivisor.hpp)
+  // Volumes (the slice-fused schedule, FusedSlices.hpp): every depth slice is a 2D image, slice s = nc * g.d + z,
+  // and `partials` are the adjoint depth pass's K planes (NC * D, Ho, Wo); slice_depth divides by g.d (the
+  // slice's (n, c) for its shifts and factor).
+  IndexDivisor slice_depth;
   std::ptrdiff_t x_rows = -1, y_rows = -1, grad1_rows = -1, grad2_rows = -1;  // nested_row_stride
 
   // Staged planes and the adjoint-column planes are as wide as the row pass needs: Cols + window - 1,
@@ -75,11 +79,12 @@ struct FusedBackward {
     const int w = width(window);
     return RowScratch<ExecSpace, T>::bytes(K, rows + window - 1, w) + RowScratch<ExecSpace, T>::bytes(K, rows, w);
   }
-  // Teams per (n, c) slice: one per column of tiles and chain of `chain` tiles down it.
+  // Teams per 2D slice (an (n, c) image or a depth slice): one per column of tiles and chain of `chain` tiles
+  // down it.
   static int teams_per_image(const Geometry& g, int rows, int chain) {
     return ceil_div(g.w, cols) * ceil_div(ceil_div(g.h, rows), chain);
   }
-  int league_size() const { return g.images() * teams_per_image(g, rows, chain); }
+  int league_size() const { return g.images() * g.d * teams_per_image(g, rows, chain); }
 
   // The team's tiles, top to bottom: the team's set-up (its indices, scratch, factors) is paid once per chain.
   // Tile k + 1's staging may start while other threads still run tile k's row pass: that pass reads only
@@ -93,19 +98,20 @@ struct FusedBackward {
     const int w = fixed_w > 0 ? fixed_w : width(window.size), halo_rows = rows + window.size - 1;
     const Scratch staged = RowScratch<ExecSpace, T>::allocate(team, K, halo_rows, w);
     const Scratch column = RowScratch<ExecSpace, T>::allocate(team, K, rows, w);
+    const int image = slice_depth.quotient(nc);
     const double team_factor = scale * upstream.value();
-    const T factor = T(slice_factors ? team_factor * slice_factors[nc] : team_factor);
+    const T factor = T(slice_factors ? team_factor * slice_factors[image] : team_factor);
     for (int k = 0; k < chain; ++k) {
       const int iy0 = (chain_row * chain + k) * rows;
       if (iy0 >= g.h) break;  // the same for the whole team
-      tile<Taps>(team, staged, column, factor, nc, iy0, ix0);
+      tile<Taps>(team, staged, column, factor, nc, image, iy0, ix0);
     }
   }
 
-  // Gradient rows iy0 .. iy0 + rows - 1, columns ix0 .. ix0 + cols - 1 of slice nc.
+  // Gradient rows iy0 .. iy0 + rows - 1, columns ix0 .. ix0 + cols - 1 of slice nc, of (n, c) slice `image`.
   template <int Taps>
-  KOKKOS_FUNCTION void tile(const Team& team, const Scratch& staged, const Scratch& column, T factor, int nc, int iy0,
-                            int ix0) const {
+  KOKKOS_FUNCTION void tile(const Team& team, const Scratch& staged, const Scratch& column, T factor, int nc,
+                            int image, int iy0, int ix0) const {
     // The adjoint of the forward correlation's offsets g.pad_h, g.pad_w.
     const int offset_h = window.size - 1 - g.pad_h, offset_w = window.size - 1 - g.pad_w;
     constexpr int fixed_w = Taps > 0 ? RowScratch<ExecSpace, T>::pitch(cols + Taps - 1) : 0;
@@ -148,7 +154,7 @@ struct FusedBackward {
       }
       const int n_valid = ix + row_chunk <= g.w ? row_chunk : g.w - ix;
       const int r = nc * g.h + iy;
-      const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
+      const T s1 = shifts[2 * image], s2 = shifts[2 * image + 1];
       const S* xrow = row_pointer(x, x_rows, r);
       const S* yrow = row_pointer(y, y_rows, r);
       const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4);
@@ -270,6 +276,8 @@ void fused_backward(const ExecSpace& exec, const Options& opts, FusedBackward<Ex
   k.tiles_y = ceil_div(k.g.h, k.rows);
   k.per_image = make_index_divisor(B::teams_per_image(k.g, k.rows, k.chain));
   k.per_row = make_index_divisor(k.tiles_x);
+  k.slice_depth = make_index_divisor(k.g.d);
+  if (k.g.volumetric) k.g.row_pitch = k.g.ow;  // the adjoint depth pass's planes are unpadded
   k.x_rows = nested_row_stride(k.x);
   k.y_rows = nested_row_stride(k.y);
   k.grad1_rows = nested_row_stride(k.grad1);

@@ -146,6 +146,12 @@ struct FusedForward {
   // The team that finishes last adds the tile sums into the slice sums and the mean (finish_sums), instead
   // of a sum_map launch after the kernel (fused_forward_finishes).
   bool finish = false;
+  // Volumes (the slice-fused schedule, FusedSlices.hpp): every depth slice is a 2D image of g.h x g.w, slice
+  // s = nc * g.d + z; run<Taps, false, true> writes the four moment planes after the row and column passes
+  // (Standard form, (NC * D, Ho, Wo)) for the depth pass instead of the map. slice_depth divides by g.d
+  // (the slice's (n, c) for its recentring shifts).
+  PlaneArray<T> statistics;
+  IndexDivisor slice_depth;
 
   static std::size_t scratch_bytes(int rows, int window) {
     const int halo = rows + window - 1;
@@ -153,21 +159,25 @@ struct FusedForward {
            RowScratch<ExecSpace, T>::bytes(moment_planes, halo, cols) +
            TileItemSums::bytes(rows / col_rows * (cols / col_chunk));
   }
-  // Teams per (n, c) slice: one per column of tiles and chain of `chain` tiles down it.
+  // Teams per 2D slice (an (n, c) image, or a depth slice of a volume): one per column of tiles and chain of
+  // `chain` tiles down it.
   static int teams_per_image(const Geometry& g, int rows, int chain) {
     return ceil_div(g.ow, cols) * ceil_div(ceil_div(g.oh, rows), chain);
   }
-  int league_size() const { return g.images() * teams_per_image(g, rows, chain); }
+  int league_size() const { return g.images() * g.d * teams_per_image(g, rows, chain); }
   // Tiles per (n, c) slice: each leaves one map sum (MapSums::tile_sums).
   static int tiles_per_image(const Geometry& g, int rows) { return ceil_div(g.ow, cols) * ceil_div(g.oh, rows); }
 
-  // Partials = false: the partial-derivative stores compiled out (MapOnly below).
-  template <int Taps, bool Partials = true>  // see FixedTaps.hpp
+  // Partials = false: the partial-derivative stores compiled out (MapOnly below). Statistics = true: the
+  // moment planes out instead of the map (volumes, SliceStatistics in FusedSlices.hpp); `nc` is then a depth
+  // slice.
+  template <int Taps, bool Partials = true, bool Statistics = false>  // see FixedTaps.hpp
   KOKKOS_FUNCTION void run(const Team& team) const {
     const int rank = team.league_rank(), nc = per_image.quotient(rank), in_image = rank - nc * int(per_image.divisor);
     const int chain_row = per_row.quotient(in_image), tile_x = in_image - chain_row * tiles_x;
     const int first_tile = chain_row * chain, ox0 = tile_x * cols;
-    const T s1 = shifts[2 * nc], s2 = shifts[2 * nc + 1];
+    const int image = Statistics ? slice_depth.quotient(nc) : nc;
+    const T s1 = shifts[2 * image], s2 = shifts[2 * image + 1];
     const int halo = tap_count<Taps>(window) - 1, halo_rows = rows + halo;
     const Scratch images = RowScratch<ExecSpace, T>::allocate(team, 2, halo_rows, cols + halo);
     const Scratch moments = RowScratch<ExecSpace, T>::allocate(team, moment_planes, halo_rows, cols);
@@ -188,7 +198,7 @@ struct FusedForward {
       const int fresh = k == 0 ? 0 : halo;  // the first row this tile stages and row-blurs
       if (k > 0) carry_halo_rows<Taps>(team, moments);
       stage_images<Taps>(team, images, nc, oy0 - g.pad_h, ox0 - g.pad_w, s1, s2, fresh);
-      if (k > 0) item_sums.sum_groups(team);  // of tile k - 1
+      if (!Statistics && k > 0) item_sums.sum_groups(team);  // of tile k - 1
       if (sums.l1.tile_sums) {
         const double l1 = l1_sum_of_tile(team, nc, oy0, ox0);
         Kokkos::single(Kokkos::PerTeam(team), [&]() { sums.l1.tile_sums[first_sum + std::size_t(k) * tiles_x] = l1; });
@@ -210,36 +220,49 @@ struct FusedForward {
             store_chunk<row_chunk>(dst, m[p], row_chunk);
         }
       });
-      if (k > 0)
+      if (!Statistics && k > 0)
         Kokkos::single(Kokkos::PerTeam(team),
                        [&]() { sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total(); });
       team.team_barrier();
 
-      // Column blur and map, one block of col_rows x col_chunk outputs per thread and lane (ColumnBlur's map
-      // pass); each block's sum goes to its slot of item_sums. store_map is read once: tested inside the
-      // store, the map's pointer was reloaded and compared for every row of every block.
-      const bool store_map = map.data() != nullptr;
-      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows / col_rows * col_lanes), [&](int e) {
-        const int j0 = e / col_lanes * col_rows, i0 = e % col_lanes * col_chunk;
-        const int oy = oy0 + j0, ox = ox0 + i0;
-        double sum = 0;
-        if (oy < g.oh && ox < g.ow) {
+      if constexpr (Statistics) {
+        // Column blur, one block of col_rows x col_chunk outputs per thread and lane, its moments out.
+        Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows / col_rows * col_lanes), [&](int e) {
+          const int j0 = e / col_lanes * col_rows, i0 = e % col_lanes * col_chunk;
+          const int oy = oy0 + j0, ox = ox0 + i0;
+          if (oy >= g.oh || ox >= g.ow) return;
           T acc[moment_planes][col_rows][col_chunk];
           combine_axis_tile<col_rows, col_chunk, Taps, MomentForm::SumDifference>(moments, window, j0, i0, acc);
-          const int nu = ox + col_chunk <= g.ow ? col_chunk : g.ow - ox;
-          sum = evaluate_map_block<col_rows, col_chunk, Term>(
-              acc, g.oh - oy, nu, s1, s2, c1, c2, window, Partials ? wanted : PartialPlanes{}, partials,
-              [&](int q) { return (std::size_t(nc) * g.oh + oy + q) * g.row_pitch + ox; },
-              [&](int q, const T(&value)[col_chunk]) {
-                if (!store_map) return;
-                for (int u = 0; u < col_chunk; ++u)
-                  if (u < nu) map(nc / g.c, nc % g.c, 0, oy + q, ox + u) = to_storage<O>(value[u]);
-              });
-        }
-        item_sums.items[e] = sum;
-      });
+          store_statistics(acc, nc, oy, ox);
+        });
+      } else {
+        // Column blur and map, one block of col_rows x col_chunk outputs per thread and lane (ColumnBlur's map
+        // pass); each block's sum goes to its slot of item_sums. store_map is read once: tested inside the
+        // store, the map's pointer was reloaded and compared for every row of every block.
+        const bool store_map = map.data() != nullptr;
+        Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows / col_rows * col_lanes), [&](int e) {
+          const int j0 = e / col_lanes * col_rows, i0 = e % col_lanes * col_chunk;
+          const int oy = oy0 + j0, ox = ox0 + i0;
+          double sum = 0;
+          if (oy < g.oh && ox < g.ow) {
+            T acc[moment_planes][col_rows][col_chunk];
+            combine_axis_tile<col_rows, col_chunk, Taps, MomentForm::SumDifference>(moments, window, j0, i0, acc);
+            const int nu = ox + col_chunk <= g.ow ? col_chunk : g.ow - ox;
+            sum = evaluate_map_block<col_rows, col_chunk, Term>(
+                acc, g.oh - oy, nu, s1, s2, c1, c2, window, Partials ? wanted : PartialPlanes{}, partials,
+                [&](int q) { return (std::size_t(nc) * g.oh + oy + q) * g.row_pitch + ox; },
+                [&](int q, const T(&value)[col_chunk]) {
+                  if (!store_map) return;
+                  for (int u = 0; u < col_chunk; ++u)
+                    if (u < nu) map(nc / g.c, nc % g.c, 0, oy + q, ox + u) = to_storage<O>(value[u]);
+                });
+          }
+          item_sums.items[e] = sum;
+        });
+      }
       team.team_barrier();  // the next tile overwrites the planes this one read; its item sums are complete
     }
+    if constexpr (Statistics) return;
     // The last tile's sum; with `finish`, the team counts itself done (the sum is visible first).
     item_sums.sum_groups(team);
     team.team_barrier();
@@ -278,6 +301,20 @@ struct FusedForward {
 
   // Work items of the column pass per tile: its map blocks.
   KOKKOS_INLINE_FUNCTION int items_per_tile() const { return rows / col_rows * (cols / col_chunk); }
+
+  // The moments of a block of outputs from map row oy, column ox of depth slice nc into the statistics planes
+  // ((NC * D, Ho, Wo), unpadded: the depth pass reads whole (Ho, Wo) planes), the rows and columns inside the map.
+  KOKKOS_INLINE_FUNCTION void store_statistics(const T (&acc)[moment_planes][col_rows][col_chunk], int nc, int oy,
+                                               int ox) const {
+    const int nu = ox + col_chunk <= g.ow ? col_chunk : g.ow - ox;
+    for (int q = 0; q < col_rows; ++q) {
+      if (oy + q >= g.oh) break;
+      const std::size_t at = (std::size_t(nc) * g.oh + oy + q) * g.ow + ox;
+      for (int p = 0; p < moment_planes; ++p)
+        for (int u = 0; u < col_chunk; ++u)
+          if (u < nu) statistics(p, at + u) = acc[p][q][u];
+    }
+  }
 
   // Moment rows rows .. rows + halo - 1 of the tile just done become rows 0 .. halo - 1 of the next. On GPUs
   // one flat range, four elements per lane (128-bit scratch accesses; the rows hold whole, aligned chunks),
@@ -509,7 +546,9 @@ int fused_forward_chain(const ExecSpace& exec, const Geometry& g, int rows) {
   const int forced = tune ? std::atoi(tune) : 0;
   const int max_chain = 8;
   if (forced > 0) return forced < max_chain ? forced : max_chain;
-  const auto teams = [&](int c) { return 1LL * g.images() * FusedForward<ExecSpace, T>::teams_per_image(g, rows, c); };
+  const auto teams = [&](int c) {  // volumes: a team's tiles lie in one depth slice
+    return 1LL * g.images() * g.d * FusedForward<ExecSpace, T>::teams_per_image(g, rows, c);
+  };
   const long long resident = fused_resident_teams<ExecSpace, T>(exec);
   if (resident > 0 && teams(1) < 2 * resident) {
     const int tiles_y = ceil_div(g.oh, rows), halo = g.window - 1;
@@ -558,25 +597,36 @@ bool fused_forward_finishes(const ExecSpace& exec, const Geometry& g, int rows, 
 #if !defined(KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY)
 #define KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY 1
 #endif
-template <class Kernel>
-struct MapOnly {
+// FusedForwardRun: FusedForward's run with outputs compiled out, as a kernel of its own (FixedTaps' Kernel).
+template <class Kernel, bool Partials, bool Statistics = false>
+struct FusedForwardRun {
   Kernel kernel;
   template <int Taps, class Team>
   KOKKOS_FUNCTION void run(const Team& team) const {
-    kernel.template run<Taps, false>(team);
+    kernel.template run<Taps, Partials, Statistics>(team);
   }
 };
+template <class Kernel>
+using MapOnly = FusedForwardRun<Kernel, false>;
 
-// Fills in the launch shape of k (its rows and chain must be set) and runs it.
+// Fills in what a fused forward's launch derives from its geometry, rows and chain.
 template <class ExecSpace, class T, class Term, class S, class O>
-void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<ExecSpace, T, Term, S, O> k) {
+void set_fused_forward_shape(FusedForward<ExecSpace, T, Term, S, O>& k) {
   using K = FusedForward<ExecSpace, T, Term, S, O>;
   k.tiles_x = ceil_div(k.g.ow, K::cols);
   k.tiles_y = ceil_div(k.g.oh, k.rows);
   k.per_image = make_index_divisor(K::teams_per_image(k.g, k.rows, k.chain));
   k.per_row = make_index_divisor(k.tiles_x);
+  k.slice_depth = make_index_divisor(k.g.d);
   k.x_rows = nested_row_stride(k.x);
   k.y_rows = nested_row_stride(k.y);
+}
+
+// Fills in the launch shape of k (its rows and chain must be set) and runs it.
+template <class ExecSpace, class T, class Term, class S, class O>
+void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<ExecSpace, T, Term, S, O> k) {
+  using K = FusedForward<ExecSpace, T, Term, S, O>;
+  set_fused_forward_shape(k);
   // Registers: the map formula of several outputs at once, as in the stage schedule's map pass; min_teams is
   // the launch bound (fused_min_teams).
   const auto run = [&](const auto& kernel, auto min_teams) {

@@ -3,7 +3,10 @@
 // forced choice. The candidates:
 //   - the stage schedule (Plan.hpp: row blur, column blur [, depth blur]; adjoint passes): any problem;
 //   - the fused forward and fused backward schedules (schedules/): 2D images whose tile, with the window's
-//     halo, fits the backend's team scratch.
+//     halo, fits the backend's team scratch;
+//   - for volumes, the slice-fused schedule (FusedSlices.hpp: the same kernels per depth slice, the depth
+//     pass a stage) where fused_slices_compiled has its kernel; the ScheduleChoice fields then describe
+//     those kernels' tiles and chains (Schedule::Fused names it for volumes).
 // The measurements behind the choices are in perf_tests/RESULTS.md ("Schedules and the router").
 
 #include <kssim/Options.hpp>
@@ -11,6 +14,7 @@
 #include <kssim/impl/stages/MapBlock.hpp>
 #include <kssim/impl/schedules/FusedBackward.hpp>
 #include <kssim/impl/schedules/FusedForward.hpp>
+#include <kssim/impl/schedules/FusedSlices.hpp>
 
 #include <stdexcept>
 #include <string>
@@ -31,20 +35,21 @@ template <class ExecSpace, class T>
 ScheduleChoice choose_schedule(const ExecSpace& exec, const Geometry& g, const Options& opts, PartialPlanes wanted) {
   ScheduleChoice choice;
   if (opts.schedule == Schedule::Stages) return choice;
-  const int forward_rows = g.volumetric ? 0 : fused_forward_rows<ExecSpace, T>(exec, g.window);
-  const int backward_rows = g.volumetric || !wanted.any() ? 0
-                            : wanted.count() == 4         ? fused_backward_rows<ExecSpace, T, 4>(exec, g.window)
-                                                          : fused_backward_rows<ExecSpace, T, 3>(exec, g.window);
+  const bool compiled = !g.volumetric || fused_slices_compiled<ExecSpace, T>(g.window);
+  const int forward_rows = compiled ? fused_forward_rows<ExecSpace, T>(exec, g.window) : 0;
+  const int backward_rows = !compiled || !wanted.any() ? 0
+                            : wanted.count() == 4      ? fused_backward_rows<ExecSpace, T, 4>(exec, g.window)
+                                                       : fused_backward_rows<ExecSpace, T, 3>(exec, g.window);
   if (opts.schedule == Schedule::Fused) {
     if (forward_rows == 0 || (wanted.any() && backward_rows == 0))
       throw std::invalid_argument(std::string("kssim: the fused schedule cannot run this problem (") +
-                                  (g.volumetric ? "volumes use the stage schedule"
-                                                : "its tile for window_size " + std::to_string(g.window) +
-                                                      " exceeds this backend's team scratch") +
+                                  (!compiled ? "this backend fuses volumes for float and window_size 11 only"
+                                             : "its tile for window_size " + std::to_string(g.window) +
+                                                   " exceeds this backend's team scratch") +
                                   "); use Schedule::Auto or Schedule::Stages");
     const int chain = fused_forward_chain<ExecSpace, T>(exec, g, forward_rows);
     return {forward_rows, backward_rows, chain, fused_backward_chain(),
-            fused_forward_finishes<ExecSpace, T>(exec, g, forward_rows, chain)};
+            !g.volumetric && fused_forward_finishes<ExecSpace, T>(exec, g, forward_rows, chain)};
   }
   // Auto, from the measurements in perf_tests/RESULTS.md ("Schedules and the router"):
   //  - tiles shorter than their halo (double on GPUs, wide windows) repeat the row blur of the halo rows
@@ -52,15 +57,16 @@ ScheduleChoice choose_schedule(const ExecSpace& exec, const Geometry& g, const O
   //  - with gradients, fused forward and backward (H200, float: 0.88-0.97x the stage schedule's fwd+bwd
   //    time on every shape and padding; 2 host cores, 1080p: 0.89-0.98x);
   //  - forward only: fused too (hosts 0.80-0.90x the stages' time; on GPUs, since the fused forward carries
-  //    its halo rows down a chain of tiles, see fused_forward_chain, perf_tests/RESULTS.md).
+  //    its halo rows down a chain of tiles, see fused_forward_chain, perf_tests/RESULTS.md);
+  //  - volumes: slice-fused, by the same rules (FusedSlices.hpp; perf_tests/RESULTS.md "Volumes and double").
   const auto worth = [&](int rows) { return rows > 0 && rows >= g.window - 1; };
   choice.fused_forward_rows = worth(forward_rows) ? forward_rows : 0;
   choice.fused_backward_rows = worth(backward_rows) ? backward_rows : 0;
   if (choice.fused_backward()) choice.fused_backward_chain = fused_backward_chain();
   if (choice.fused_forward()) {
     choice.fused_forward_chain = fused_forward_chain<ExecSpace, T>(exec, g, forward_rows);
-    choice.fused_forward_finishes =
-        fused_forward_finishes<ExecSpace, T>(exec, g, forward_rows, choice.fused_forward_chain);
+    choice.fused_forward_finishes =  // volumes: the depth pass after the fused kernel sums the map
+        !g.volumetric && fused_forward_finishes<ExecSpace, T>(exec, g, forward_rows, choice.fused_forward_chain);
   }
   return choice;
 }

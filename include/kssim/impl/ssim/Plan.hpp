@@ -2,7 +2,8 @@
 // One SSIM problem shape with its workspace: runs the forward and backward passes on unified rank-5
 // arrays with the schedules the router chose (Router.hpp): the stage schedule (row blur, column blur, and
 // for volumes the depth blur; adjoint depth, adjoint column, adjoint row: one kernel each) or the fused
-// schedules (schedules/: one kernel per pass). Allocates only in its constructor. The map evaluates `Term`
+// schedules (schedules/: one kernel per pass; volumes: one per depth slice around the depth pass's stages,
+// FusedSlices.hpp). Allocates only in its constructor. The map evaluates `Term`
 // (MapTerms.hpp): the SSIM map, or MS-SSIM's contrast-structure term (MsSsimPlan.hpp). A plan made
 // WithL1::Yes also computes the fused L1 + SSIM loss inside the same kernels (L1Term.hpp). The images are
 // stored as S, the map and the gradients as O, the kernels compute in T (Storage.hpp: S and O are T, or
@@ -17,6 +18,7 @@
 #include <kssim/impl/core/Geometry.hpp>
 #include <kssim/impl/stages/Recentring.hpp>
 #include <kssim/impl/stages/Reduction.hpp>
+#include <kssim/impl/schedules/FusedSlices.hpp>
 #include <kssim/impl/schedules/Router.hpp>
 #include <kssim/impl/stages/RowBlur.hpp>
 #include <kssim/impl/core/Storage.hpp>
@@ -136,12 +138,16 @@ class Plan {
     column_stats_ =
         take(reuse ? &reuse->column_stats : nullptr, "kssim::column_stats", moment_planes, sizes.column_stats);
     partials_ = take(reuse ? &reuse->partials : nullptr, "kssim::partials", wanted.count(), sizes.partials);
-    const int map_sums_per_image = schedule_.fused_forward()
-                                       ? FusedForward<ExecSpace, T>::tiles_per_image(g, schedule_.fused_forward_rows)
+    // The map sums: one per tile of the fused forward (images), or per team of the last stage.
+    const int fused_tiles =
+        schedule_.fused_forward() ? FusedForward<ExecSpace, T>::tiles_per_image(g, schedule_.fused_forward_rows) : 0;
+    const int map_sums_per_image = schedule_.fused_forward() && !g.volumetric
+                                       ? fused_tiles
                                        : last.tiles_per_outer() * last.outer_per_image;
-    // The L1 sums: one per tile of the fused forward, or per (row, column tile) of the row blur.
+    // The L1 sums: one per tile of the fused forward (volumes: of each depth slice), or per (row, column tile)
+    // of the row blur.
     const int l1_tiles_per_image = l1 == WithL1::No           ? 0
-                                   : schedule_.fused_forward() ? map_sums_per_image
+                                   : schedule_.fused_forward() ? g.d * fused_tiles
                                                                : g.d * g.h * ceil_div(g.ow, RowBlur<ExecSpace, T>::tile_cols);
     sums_ = MapSumStore<Mem>(exec, g.images(), map_sums_per_image, double(g.map_size()), l1_tiles_per_image,
                              double(g.input_size()));
@@ -259,7 +265,7 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
     k.c1 = constants_.c1;
     k.c2 = constants_.c2;
   };
-  if (schedule_.fused_forward()) {
+  if (schedule_.fused_forward() && !g_.volumetric) {
     FusedForward<ExecSpace, T, MapTerm, S, O> k{};
     k.x = x;
     k.y = y;
@@ -271,11 +277,30 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
     if (!k.finish) sum_map(exec, sums);
     return;
   }
+  using MapPass = ColumnBlur<ExecSpace, T, ColumnOutput::Map, MapTerm, O>;
+  MapPass last{};
+  if (schedule_.fused_forward()) {  // volumes, slice-fused (FusedSlices.hpp): the moments of every depth slice
+    FusedForward<ExecSpace, T, SsimTerm, S, T> k{};
+    k.x = x;
+    k.y = y;
+    k.statistics = plane_array(column_stats_);
+    k.sums.l1 = sums.l1;
+    k.shifts = shifts_.data();
+    k.window = constants_.window;
+    k.g = g_;
+    k.rows = schedule_.fused_forward_rows;
+    k.chain = schedule_.fused_forward_chain;
+    fused_slice_statistics(exec, opts_, k);
+    last.in = plane_array(column_stats_);
+    last.a = depth_;
+    set_map_outputs(last);
+    column_blur(exec, opts_, last);
+    sum_map(exec, sums);
+    return;
+  }
   RowBlur<ExecSpace, T, S> rows{x, y, shifts_.data(), plane_array(row_stats_), constants_.window, g_};
   rows.l1_tile_sums = sums.l1.tile_sums;
   row_blur(exec, opts_, rows);
-  using MapPass = ColumnBlur<ExecSpace, T, ColumnOutput::Map, MapTerm, O>;
-  MapPass last{};
   if (g_.volumetric) {
     ColumnBlur<ExecSpace, T, ColumnOutput::Statistics> k{};
     k.in = plane_array(row_stats_);
@@ -351,6 +376,12 @@ void Plan<ExecSpace, T, Term, S, O>::backward_planes(const ExecSpace& exec, cons
   if (schedule_.fused_backward()) {
     FusedBackward<ExecSpace, T, K, L1, S, O> k{};
     k.partials = plane_array(partials_);
+    if (g_.volumetric) {  // slice-fused (FusedSlices.hpp): the adjoint depth pass, then every depth slice
+      adjoint_column(exec, opts_,
+                     AdjointColumn<ExecSpace, T, K>{k.partials, plane_array(column_stats_), constants_.reversed,
+                                                    adjoint_depth_});
+      k.partials = plane_array(column_stats_);
+    }
     set_gradient_inputs(k);
     k.rows = schedule_.fused_backward_rows;
     k.chain = schedule_.fused_backward_chain;
