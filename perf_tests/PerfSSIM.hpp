@@ -254,12 +254,13 @@ void bench_ssim(benchmark::State& state, std::array<int, Rank> extents, kssim::P
 }
 
 // Registers every mode x padding of one value type for one shape on one execution space: the router's
-// choice under the plain family name (what a user gets), and for images each schedule forced, under
-// "<family>@stages" and "<family>@fused" (the measurements behind the router, perf_tests/RESULTS.md).
+// choice under the plain family name (what a user gets), and each schedule forced, under "<family>@stages"
+// and "<family>@fused" (the measurements behind the router, perf_tests/RESULTS.md; volumes: the slice-fused
+// schedule, where this backend has it for T).
 template <class ExecSpace, class T, int Rank>
 void register_value_type(const char* family, const std::array<int, Rank>& extents) {
-  std::vector<kssim::Schedule> schedules{kssim::Schedule::Auto};
-  if (Rank == 4) schedules.insert(schedules.end(), {kssim::Schedule::Stages, kssim::Schedule::Fused});
+  std::vector<kssim::Schedule> schedules{kssim::Schedule::Auto, kssim::Schedule::Stages};
+  if (Rank == 4 || kssim::impl::fused_slices_compiled<ExecSpace, T>(11)) schedules.push_back(kssim::Schedule::Fused);
   for (kssim::Schedule schedule : schedules)
     for (Mode mode : all_modes) {
       for (kssim::Padding padding : all_paddings) {

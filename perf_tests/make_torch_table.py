@@ -9,9 +9,13 @@ us_flushed) of the kernels kssim.fused_ssim launches: Window::Float32, fused-ssi
 too), from the same process; ratio = kssim_torch_us / fused_ssim_us. Also prints the binding's overhead
 (kssim_torch_us - kssim_cpp_us) per row, and writes the C++-vs-peer table with --cpp-csv
 (case,padding,shape,kssim_us,fused_ssim_us,ratio: kssim's C++ time, the exact window (the C++ API's
-default, family ssim2d), against fused-ssim's).
+default, family ssim2d), against fused-ssim's). With --volumes-csv, the volumes' table:
+case,padding,shape,kssim_stages_us,kssim_fused_us,kssim_us,fused_ssim3d_us,ratio (the C++ times of the stage
+and slice-fused schedules forced and of the router's choice, us_flushed; fused_ssim3d's do_bench time through
+PyTorch; ratio = kssim_us / fused_ssim3d_us).
 
-  python3 perf_tests/make_torch_table.py bench-cpp.json bench-torch.json --csv torch.csv --cpp-csv cpp.csv
+  python3 perf_tests/make_torch_table.py bench-cpp.json bench-torch.json --csv torch.csv --cpp-csv cpp.csv \
+      --volumes-csv volumes.csv
 """
 
 import argparse
@@ -39,6 +43,7 @@ def main():
     p.add_argument("torch_json")
     p.add_argument("--csv", required=True)
     p.add_argument("--cpp-csv")
+    p.add_argument("--volumes-csv")
     args = p.parse_args()
     exact = cpp_times(args.cpp_json, "ssim2d")
     cpp = cpp_times(args.cpp_json, "ssim2d-float32") or exact  # the kernels the drop-in runs
@@ -77,6 +82,35 @@ def main():
         over = r["kssim_torch_us"] - r["kssim_cpp_us"] if r["kssim_cpp_us"] != "" else float("nan")
         print(f"{r['case']:8s} {r['padding']:7s} {r['shape']:14s} {r['kssim_cpp_us']!s:>8s} {r['kssim_torch_us']:8.1f} "
               f"{r['fused_ssim_us']:8.1f} {r['ratio']:6.3f} {over:8.1f}")
+
+    if args.volumes_csv:
+        write_volumes(args.cpp_json, torch_runs, args.volumes_csv)
+
+
+def write_volumes(cpp_json, torch_runs, path):
+    """The volumes' table (module docstring) to path, and printed."""
+    times = {name: cpp_times(cpp_json, family)
+             for name, family in (("stages", "ssim3d@stages"), ("fused", "ssim3d@fused"), ("router", "ssim3d"))}
+    rows = []
+    for r in torch_runs["results"]:
+        peer = r.get("fused_ssim_do_bench_us")
+        key = (r["mode"], r["padding"], r["shape"])
+        if r.get("family") != "ssim3d" or peer is None or key not in times["router"]:
+            continue
+        cell = {name: round(t[key], 1) if key in t else "" for name, t in times.items()}
+        rows.append(dict(case=r["mode"], padding=r["padding"], shape=r["shape"], kssim_stages_us=cell["stages"],
+                         kssim_fused_us=cell["fused"], kssim_us=cell["router"], fused_ssim3d_us=round(peer, 1),
+                         ratio=round(times["router"][key] / peer, 3)))
+    if not rows:
+        print("no volume rows (bench-cpp.json needs ssim3d, bench-torch.json fused_ssim3d)")
+        return
+    rows.sort(key=lambda r: (r["case"], r["shape"], r["padding"]))
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    for r in rows:
+        print(",".join(str(v) for v in r.values()))
 
 
 if __name__ == "__main__":

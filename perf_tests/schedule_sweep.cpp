@@ -6,51 +6,76 @@
 //       perf_tests/schedule_sweep.cpp -L$KOKKOS/lib -lkokkoscore -lcuda -ldl -o schedule_sweep
 // (-DKSSIM_TUNE_FUSED_MIN_TEAMS=<n> to try other launch bounds of the fused kernels). Prints the SSIM and
 // the L1 norm of the gradient of each run, to compare schedules at a glance. Arguments: `fused` times the
-// fused schedule only; `flushed` times each step after a kernel that writes 256 MB (the L2 cache flushed), as
+// fused schedule only; `volumes` the three perf_tests volume shapes instead of the images; `flushed` times each step after a kernel that writes 256 MB (the L2 cache flushed), as
 // kssim_perf_tests' us_flushed (StepTiming.hpp: (flush + step) x 20 minus flush x 20, both back to back; A/B
 // runs of kernel variants built with -DKSSIM_TUNE_...: perf_tests/gpu/variant_sweep.sh).
 #include "StepTiming.hpp"
 
 #include <kssim/kssim.hpp>
 #include <Kokkos_Core.hpp>
+#include <array>
 #include <cstdio>
 #include <string>
+#include <type_traits>
+using Exec = Kokkos::DefaultExecutionSpace;
+using T = float;
+
+// Times every schedule (or the fused one) of one shape, both paddings, fwd and fwd+bwd, and prints a line each.
+template <int Rank>
+void sweep_shape(const std::array<int, Rank>& e, bool fused_only, bool flushed) {
+  using Layout = Kokkos::LayoutRight;
+  using Image = std::conditional_t<Rank == 4, Kokkos::View<T****, Layout, Exec::memory_space>,
+                                   Kokkos::View<T*****, Layout, Exec::memory_space>>;
+  Exec exec;
+  std::size_t n = 1;
+  for (int v : e) n *= std::size_t(v);
+  const auto make = [&](const char* name) {
+    if constexpr (Rank == 4)
+      return Image(name, e[0], e[1], e[2], e[3]);
+    else
+      return Image(name, e[0], e[1], e[2], e[3], e[4]);
+  };
+  Image a = make("a"), b = make("b"), g = make("g");
+  T* pa = a.data(); T* pb = b.data();
+  Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(std::size_t i) {
+    unsigned h = unsigned(i) * 2654435761u; h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
+    pa[i] = float(h & 0xffffff) / 16777216.0f; unsigned k = h * 0x9e3779b1u; k ^= k >> 16; pb[i] = 0.6f * pa[i] + 0.4f * float(k & 0xffff) / 65536.0f; });
+  std::string shape;
+  for (int v : e) shape += (shape.empty() ? "" : "x") + std::to_string(v);
+  for (auto padding : {kssim::Padding::Valid, kssim::Padding::Same})
+    for (auto sch : {kssim::Schedule::Stages, kssim::Schedule::Fused})
+      for (int mode = 0; mode < 2; ++mode) {
+        if (fused_only && sch != kssim::Schedule::Fused) continue;
+        try {
+        kssim::Options o; o.padding = padding; o.schedule = sch;
+        kssim::SSIM<Exec, T, Rank> loss(exec, e, o, mode ? kssim::Gradients::Image1 : kssim::Gradients::None);
+        auto step = [&] { loss.forward(a, b); if (mode) loss.backward(g); };
+        for (int i = 0; i < 5; ++i) step();
+        const double us = 1e6 * (flushed ? kssim_perf::flushed_seconds(exec, step, 20)
+                                         : kssim_perf::back_to_back_seconds(exec, step, 50));
+        double gsum = 0;
+        if (mode) { const T* gp = g.data(); Kokkos::parallel_reduce(Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(std::size_t i, double& s) { s += Kokkos::fabs(gp[i]); }, gsum); }
+        std::printf("%s %-5s %-6s %-7s %8.1f us  ssim %.6f |g| %.6e\n", shape.c_str(), kssim::to_string(padding),
+                    kssim::to_string(sch), mode ? "fwd+bwd" : "fwd", us, loss.value_on_host(), gsum);
+        T* pg = g.data();  // zero it with a pointer-only kernel (Kokkos' own fill misbehaves under nvcc + mdspan)
+        Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(std::size_t i) { pg[i] = T(0); });
+        } catch (const std::exception& ex) { std::printf("%s: %s\n", kssim::to_string(sch), ex.what()); }
+      }
+}
+
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard guard(argc, argv);
-  using Exec = Kokkos::DefaultExecutionSpace;
-  using T = float;
-  bool fused_only = false, flushed = false;
+  bool fused_only = false, flushed = false, volumes = false;
   for (int i = 1; i < argc; ++i) {
     fused_only = fused_only || std::string(argv[i]) == "fused";
     flushed = flushed || std::string(argv[i]) == "flushed";
+    volumes = volumes || std::string(argv[i]) == "volumes";
+  }
+  if (volumes) {
+    for (const std::array<int, 5> e : {std::array<int, 5>{1, 1, 128, 128, 128}, {2, 3, 96, 96, 96}, {1, 1, 256, 256, 256}})
+      sweep_shape<5>(e, fused_only, flushed);
+    return 0;
   }
   const std::array<int, 4> shapes[] = {{1, 3, 1080, 1920}, {64, 1, 128, 128}, {1, 3, 2160, 3840}, {8, 3, 512, 512}, {1, 1, 4096, 4096}};
-  for (auto e : shapes) {
-    Exec exec;
-    const std::size_t n = std::size_t(e[0]) * e[1] * e[2] * e[3];
-    Kokkos::View<T****, Kokkos::LayoutRight, Exec::memory_space> a("a", e[0], e[1], e[2], e[3]), b("b", e[0], e[1], e[2], e[3]), g("g", e[0], e[1], e[2], e[3]);
-    T* pa = a.data(); T* pb = b.data();
-    Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(std::size_t i) {
-      unsigned h = unsigned(i) * 2654435761u; h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
-      pa[i] = float(h & 0xffffff) / 16777216.0f; unsigned k = h * 0x9e3779b1u; k ^= k >> 16; pb[i] = 0.6f * pa[i] + 0.4f * float(k & 0xffff) / 65536.0f; });
-    for (auto padding : {kssim::Padding::Valid, kssim::Padding::Same})
-      for (auto sch : {kssim::Schedule::Stages, kssim::Schedule::Fused})
-        for (int mode = 0; mode < 2; ++mode) {
-          if (fused_only && sch != kssim::Schedule::Fused) continue;
-          try {
-          kssim::Options o; o.padding = padding; o.schedule = sch;
-          kssim::SSIM<Exec, T, 4> loss(exec, e, o, mode ? kssim::Gradients::Image1 : kssim::Gradients::None);
-          auto step = [&] { loss.forward(a, b); if (mode) loss.backward(g); };
-          for (int i = 0; i < 5; ++i) step();
-          const double us = 1e6 * (flushed ? kssim_perf::flushed_seconds(exec, step, 20)
-                                           : kssim_perf::back_to_back_seconds(exec, step, 50));
-          double gsum = 0;
-          if (mode) { const T* gp = g.data(); Kokkos::parallel_reduce(Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(std::size_t i, double& s) { s += Kokkos::fabs(gp[i]); }, gsum); }
-          std::printf("%dx%dx%dx%d %-5s %-6s %-7s %8.1f us  ssim %.6f |g| %.6e\n", e[0], e[1], e[2], e[3], kssim::to_string(padding),
-                      kssim::to_string(sch), mode ? "fwd+bwd" : "fwd", us, loss.value_on_host(), gsum);
-          T* pg = g.data();  // zero it with a pointer-only kernel (Kokkos' own fill misbehaves under nvcc + mdspan)
-          Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(std::size_t i) { pg[i] = T(0); });
-          } catch (const std::exception& ex) { std::printf("%s: %s\n", kssim::to_string(sch), ex.what()); }
-        }
-  }
+  for (auto e : shapes) sweep_shape<4>(e, fused_only, flushed);
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Medians of perf_tests/gpu/variant_sweep.sh's runs: one row per case (shape, padding, fwd or fwd+bwd), one
-column per variant (the medians of its rounds, us), and each variant's ratio to the first one named.
+column per variant (the medians of its rounds, us), and each variant's ratio to the first one named (the
+stage schedule's lines, where the sweep timed them, under <shape>@stages).
 
     python3 perf_tests/sweep_table.py OUT/sweep [--order main,old,...]
 """
@@ -10,7 +11,7 @@ import re
 import statistics
 import sys
 
-LINE = re.compile(r"^(\d+x\d+x\d+x\d+)\s+(\w+)\s+(\w+)\s+(fwd\+bwd|fwd)\s+([\d.]+) us")
+LINE = re.compile(r"^(\d+(?:x\d+){3,4})\s+(\w+)\s+(\w+)\s+(fwd\+bwd|fwd)\s+([\d.]+) us")
 
 
 def main():
@@ -24,7 +25,8 @@ def main():
         for line in f.read_text().splitlines():
             m = LINE.match(line)
             if m:
-                case = (m.group(4), m.group(2), m.group(1))
+                shape = m.group(1) if m.group(3) == "fused" else f"{m.group(1)}@{m.group(3)}"  # images, volumes
+                case = (m.group(4), m.group(2), shape)
                 times.setdefault(variant, {}).setdefault(case, []).append(float(m.group(5)))
     if not times:
         sys.exit("no sweep output in " + a.folder)

@@ -154,7 +154,10 @@ def main():
             results = {mode: dict(family=family, mode=mode, dtype="float", padding=padding, shape=shape_name(shape))
                        for mode in ("fwd", "fwd+bwd")}
             for prefix, (module, dtype, autocast) in impls.items():
-                fn = getattr(module, fn_name)
+                fn = getattr(module, fn_name, None)
+                if fn is None:  # e.g. a peer without volumes
+                    print(f"{prefix}: no {fn_name}, skipped", flush=True)
+                    continue
                 img1, img2 = images[dtype]
 
                 def forward():
@@ -214,7 +217,10 @@ def main():
                 case = f"{r['family']}/{r['mode']}/{r['padding']}/{r['shape']}"
                 line = f"{'':{len(title) + 2}s}{case:35s} " + (f"{cpp:9.1f}" if cpp else f"{'-':>9s}")
                 for p in impls:
-                    t = r[f"{p}{suffix}_us"]
+                    t = r.get(f"{p}{suffix}_us")
+                    if t is None:
+                        line += f" {'-':>15s} {'-':>6s}"
+                        continue
                     line += f" {t:15.1f} " + (f"{t / cpp:6.3f}" if cpp else f"{'-':>6s}")
                 print(line)
 
