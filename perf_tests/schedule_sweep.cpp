@@ -6,9 +6,10 @@
 //       perf_tests/schedule_sweep.cpp -L$KOKKOS/lib -lkokkoscore -lcuda -ldl -o schedule_sweep
 // (-DKSSIM_TUNE_FUSED_MIN_TEAMS=<n> to try other launch bounds of the fused kernels). Prints the SSIM and
 // the L1 norm of the gradient of each run, to compare schedules at a glance. Arguments: `fused` times the
-// fused schedule only; `volumes` the three perf_tests volume shapes instead of the images; `flushed` times each step after a kernel that writes 256 MB (the L2 cache flushed), as
-// kssim_perf_tests' us_flushed (StepTiming.hpp: (flush + step) x 20 minus flush x 20, both back to back; A/B
-// runs of kernel variants built with -DKSSIM_TUNE_...: perf_tests/gpu/variant_sweep.sh).
+// fused schedule only; `volumes` the three perf_tests volume shapes too, after the images; `flushed` times
+// each step after a kernel that writes 256 MB (the L2 cache flushed), as kssim_perf_tests' us_flushed
+// (StepTiming.hpp: (flush + step) x 20 minus flush x 20, both back to back; A/B runs of kernel variants built
+// with -DKSSIM_TUNE_...: perf_tests/gpu/variant_sweep.sh).
 #include "StepTiming.hpp"
 
 #include <kssim/kssim.hpp>
@@ -71,11 +72,9 @@ int main(int argc, char** argv) {
     flushed = flushed || std::string(argv[i]) == "flushed";
     volumes = volumes || std::string(argv[i]) == "volumes";
   }
-  if (volumes) {
-    for (const std::array<int, 5> e : {std::array<int, 5>{1, 1, 128, 128, 128}, {2, 3, 96, 96, 96}, {1, 1, 256, 256, 256}})
-      sweep_shape<5>(e, fused_only, flushed);
-    return 0;
-  }
   const std::array<int, 4> shapes[] = {{1, 3, 1080, 1920}, {64, 1, 128, 128}, {1, 3, 2160, 3840}, {8, 3, 512, 512}, {1, 1, 4096, 4096}};
   for (auto e : shapes) sweep_shape<4>(e, fused_only, flushed);
+  if (volumes)
+    for (const std::array<int, 5> e : {std::array<int, 5>{1, 1, 128, 128, 128}, {2, 3, 96, 96, 96}, {1, 1, 256, 256, 256}})
+      sweep_shape<5>(e, fused_only, flushed);
 }
