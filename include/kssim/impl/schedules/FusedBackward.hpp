@@ -8,6 +8,7 @@
 //   3. runs the adjoint row pass and the chain rule (GradientStore.hpp), adds the fused loss's L1 gradient
 //      in the instance with L1 (L1Term.hpp; a compile-time choice: the runtime branch made SSIM's instance,
 //      which its launch bound holds to 48 registers on sm_90, spill more, ptxas -v), and writes the gradients.
+// Volumes run it on every depth slice after the adjoint depth pass (FusedSlices.hpp).
 // Bytes per pixel (float, DRAM): 4K in (halo re-reads hit the caches) + 8 for the images + 4 per gradient
 // out; the stage schedule writes the K adjoint-column planes and reads them back on top: 8K bytes more.
 // Images of a 16-bit storage type S are converted to T as they are read, gradients rounded to their type O

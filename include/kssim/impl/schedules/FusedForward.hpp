@@ -13,6 +13,8 @@
 //      tile (TileItemSums, Reduction.hpp), the map's partial derivatives when gradients are wanted, the map
 //      when asked;
 //   and for the fused L1 + SSIM loss, one sum of |x - y| over the pixels the tile owns (L1Term.hpp).
+// Volumes run it on every depth slice with the Statistics output (FusedSlices.hpp): step 3 then writes the
+// column blur's four moment planes for the depth pass instead of the map.
 // Bytes per map pixel (float, valid, DRAM): 8 in (halo re-reads hit the caches), 0 out for the mean alone,
 // 12-16 out with the partial derivatives. The stage schedule moves the four row planes out and back in on
 // top: 32 bytes more. The price is the row blur over the halo rows: (chain Rows + window - 1) / (chain Rows)
