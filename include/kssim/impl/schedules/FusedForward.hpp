@@ -582,6 +582,7 @@ int fused_forward_chain(const ExecSpace& exec, const Geometry& g, int rows) {
 template <class ExecSpace, class T>
 bool fused_forward_finishes(const ExecSpace& exec, const Geometry& g, int rows, int chain) {
   using K = FusedForward<ExecSpace, T>;
+  if (g.volumetric) return false;  // the slice-fused forward: the depth pass after it sums the map
   const int tiles = K::tiles_per_image(g, rows);
   if (K::finish_capacity(rows, g.window) < OrderedSum::scratch(tiles)) return false;
   const char* tune = std::getenv("KSSIM_TUNE_FUSED_FORWARD_FINISH");  // read when a plan is made

@@ -54,10 +54,10 @@ void fused_slice_statistics(const ExecSpace& exec, const Options& opts, FusedFor
     throw std::logic_error("kssim: internal error: no slice-fused kernel for this window on this backend");
   set_fused_forward_shape(k);
   const auto run = [&](const auto& kernel) {
-    auto policy = make_team_policy<fused_min_teams<T, KSSIM_TUNE_FUSED_SLICES_MIN_TEAMS>>(exec, k.league_size(), k.rows / K::col_rows,
-                                                       K::cols / K::col_chunk, K::Tile::scratch_level,
-                                                       K::scratch_bytes(k.rows, k.window.size), opts, kernel,
-                                                       Kokkos::ParallelForTag{});
+    constexpr int min_teams = fused_min_teams<T, KSSIM_TUNE_FUSED_SLICES_MIN_TEAMS>;
+    auto policy = make_team_policy<min_teams>(exec, k.league_size(), k.rows / K::col_rows, K::cols / K::col_chunk,
+                                              K::Tile::scratch_level, K::scratch_bytes(k.rows, k.window.size), opts,
+                                              kernel, Kokkos::ParallelForTag{});
     launch("kssim::fused_slice_statistics", policy, kernel);
   };
   using Kernel = SliceStatistics<K>;

@@ -49,7 +49,7 @@ ScheduleChoice choose_schedule(const ExecSpace& exec, const Geometry& g, const O
                                   "); use Schedule::Auto or Schedule::Stages");
     const int chain = fused_forward_chain<ExecSpace, T>(exec, g, forward_rows);
     return {forward_rows, backward_rows, chain, fused_backward_chain(),
-            !g.volumetric && fused_forward_finishes<ExecSpace, T>(exec, g, forward_rows, chain)};
+            fused_forward_finishes<ExecSpace, T>(exec, g, forward_rows, chain)};
   }
   // Auto, from the measurements in perf_tests/RESULTS.md ("Schedules and the router"):
   //  - tiles shorter than their halo (double on GPUs, wide windows) repeat the row blur of the halo rows
@@ -65,8 +65,8 @@ ScheduleChoice choose_schedule(const ExecSpace& exec, const Geometry& g, const O
   if (choice.fused_backward()) choice.fused_backward_chain = fused_backward_chain();
   if (choice.fused_forward()) {
     choice.fused_forward_chain = fused_forward_chain<ExecSpace, T>(exec, g, forward_rows);
-    choice.fused_forward_finishes =  // volumes: the depth pass after the fused kernel sums the map
-        !g.volumetric && fused_forward_finishes<ExecSpace, T>(exec, g, forward_rows, choice.fused_forward_chain);
+    choice.fused_forward_finishes =
+        fused_forward_finishes<ExecSpace, T>(exec, g, forward_rows, choice.fused_forward_chain);
   }
   return choice;
 }

@@ -277,8 +277,6 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
     if (!k.finish) sum_map(exec, sums);
     return;
   }
-  using MapPass = ColumnBlur<ExecSpace, T, ColumnOutput::Map, MapTerm, O>;
-  MapPass last{};
   if (schedule_.fused_forward()) {  // volumes, slice-fused (FusedSlices.hpp): the moments of every depth slice
     FusedForward<ExecSpace, T, SsimTerm, S, T> k{};
     k.x = x;
@@ -291,31 +289,25 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
     k.rows = schedule_.fused_forward_rows;
     k.chain = schedule_.fused_forward_chain;
     fused_slice_statistics(exec, opts_, k);
-    last.in = plane_array(column_stats_);
-    last.a = depth_;
-    set_map_outputs(last);
-    column_blur(exec, opts_, last);
-    sum_map(exec, sums);
-    return;
-  }
-  RowBlur<ExecSpace, T, S> rows{x, y, shifts_.data(), plane_array(row_stats_), constants_.window, g_};
-  rows.l1_tile_sums = sums.l1.tile_sums;
-  row_blur(exec, opts_, rows);
-  if (g_.volumetric) {
-    ColumnBlur<ExecSpace, T, ColumnOutput::Statistics> k{};
-    k.in = plane_array(row_stats_);
-    k.out_stats = plane_array(column_stats_);
-    k.shifts = shifts_.data();
-    k.window = constants_.window;
-    k.a = column_;
-    k.g = g_;
-    column_blur(exec, opts_, k);
-    last.in = plane_array(column_stats_);
-    last.a = depth_;
   } else {
-    last.in = plane_array(row_stats_);
-    last.a = column_;
+    RowBlur<ExecSpace, T, S> rows{x, y, shifts_.data(), plane_array(row_stats_), constants_.window, g_};
+    rows.l1_tile_sums = sums.l1.tile_sums;
+    row_blur(exec, opts_, rows);
+    if (g_.volumetric) {
+      ColumnBlur<ExecSpace, T, ColumnOutput::Statistics> k{};
+      k.in = plane_array(row_stats_);
+      k.out_stats = plane_array(column_stats_);
+      k.shifts = shifts_.data();
+      k.window = constants_.window;
+      k.a = column_;
+      k.g = g_;
+      column_blur(exec, opts_, k);
+    }
   }
+  // The last pass evaluates the map: along D from the column planes (volumes), else along H from the row planes.
+  ColumnBlur<ExecSpace, T, ColumnOutput::Map, MapTerm, O> last{};
+  last.in = plane_array(g_.volumetric ? column_stats_ : row_stats_);
+  last.a = g_.volumetric ? depth_ : column_;
   set_map_outputs(last);
   column_blur(exec, opts_, last);
   sum_map(exec, sums);
