@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <string>
 #include <type_traits>
+#include <utility>
 using Exec = Kokkos::DefaultExecutionSpace;
 using T = float;
 
@@ -30,13 +31,13 @@ void sweep_shape(const std::array<int, Rank>& e, bool fused_only, bool flushed) 
   Exec exec;
   std::size_t n = 1;
   for (int v : e) n *= std::size_t(v);
-  const auto make = [&](const char* name) {
-    if constexpr (Rank == 4)
-      return Image(name, e[0], e[1], e[2], e[3]);
-    else
-      return Image(name, e[0], e[1], e[2], e[3], e[4]);
+  // One extent per rank; the label as std::string (Kokkos 4.6's View takes no `const char*` label, and nvcc
+  // instantiates both branches of an `if constexpr` in this lambda).
+  const auto make = [&]<std::size_t... I>(const char* name, std::index_sequence<I...>) {
+    return Image(std::string(name), std::size_t(e[I])...);
   };
-  Image a = make("a"), b = make("b"), g = make("g");
+  const auto extents = std::make_index_sequence<Rank>{};
+  Image a = make("a", extents), b = make("b", extents), g = make("g", extents);
   T* pa = a.data(); T* pb = b.data();
   Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(std::size_t i) {
     unsigned h = unsigned(i) * 2654435761u; h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;

@@ -31,6 +31,7 @@ implementation's, and their ratios to the first one's (the binding's over the C+
 import argparse
 import csv
 import importlib
+import itertools
 import json
 import statistics
 
@@ -121,6 +122,9 @@ def main():
     p.add_argument("--shapes", choices=("all", "2d", "3d"), default="all")
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--iters", type=int, default=50)
+    p.add_argument("--rounds", type=int, default=1,
+                   help="time every implementation this many times, alternating, and keep each time's median "
+                        "(host-bound cases, e.g. 64x1x128x128 fwd+bwd, vary by tens of us from one timing to the next)")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--csv", help="write the results here as CSV")
     p.add_argument("--kssim-json", help="kssim_perf_tests JSON to print side by side")
@@ -153,10 +157,12 @@ def main():
         for padding in ("valid", "same"):
             results = {mode: dict(family=family, mode=mode, dtype="float", padding=padding, shape=shape_name(shape))
                        for mode in ("fwd", "fwd+bwd")}
-            for prefix, (module, dtype, autocast) in impls.items():
+            samples = {mode: {} for mode in results}  # mode -> column -> one time per round
+            for _round, (prefix, (module, dtype, autocast)) in itertools.product(range(args.rounds), impls.items()):
                 fn = getattr(module, fn_name, None)
                 if fn is None:  # e.g. a peer without volumes
-                    print(f"{prefix}: no {fn_name}, skipped", flush=True)
+                    if _round == 0:
+                        print(f"{prefix}: no {fn_name}, skipped", flush=True)
                     continue
                 img1, img2 = images[dtype]
 
@@ -180,20 +186,24 @@ def main():
                 for mode, step in (("fwd", forward), ("fwd+bwd", forward_backward)):
                     median, best = time_case(step, reset, args.warmup, args.iters)
                     flushed, _ = time_case(step, reset_and_flush, args.warmup, args.iters)
-                    row = results[mode]
-                    row.update({f"{prefix}_us": median, f"{prefix}_min_us": best, f"{prefix}_flushed_us": flushed})
+                    times = {f"{prefix}_us": median, f"{prefix}_min_us": best, f"{prefix}_flushed_us": flushed}
                     if args.do_bench:
-                        row[f"{prefix}_do_bench_us"] = time_do_bench(step, [img1])
-                    row["ssim" if prefix == "fused_ssim" else f"{prefix}_ssim"] = value
+                        times[f"{prefix}_do_bench_us"] = time_do_bench(step, [img1])
+                    for column, t in times.items():
+                        samples[mode].setdefault(column, []).append(t)
+                    results[mode]["ssim" if prefix == "fused_ssim" else f"{prefix}_ssim"] = value
                     print(f"{prefix} {family}/{mode}/{dtype}/{padding}/{shape_name(shape)}: median {median:9.1f} us, "
-                          f"min {best:9.1f} us, flushed {flushed:9.1f} us, ssim {value:.6f}", flush=True)
+                          f"min {best:9.1f} us, flushed {flushed:9.1f} us, ssim {value:.6f}"
+                          + (f" (round {_round + 1})" if args.rounds > 1 else ""), flush=True)
+            for mode, columns in samples.items():  # each column: the median of its rounds
+                results[mode].update({column: statistics.median(ts) for column, ts in columns.items()})
             rows += results.values()
         del images, base1, base2
         torch.cuda.empty_cache()
 
     meta = dict(torch=torch.__version__, cuda=torch.version.cuda, device=torch.cuda.get_device_name(),
                 fused_ssim_source=args.source, has_3d=has_3d, warmup=args.warmup, iters=args.iters,
-                implementations=list(impls), do_bench=args.do_bench)
+                implementations=list(impls), do_bench=args.do_bench, rounds=args.rounds)
     if "kssim_torch" in impls:
         kssim_module = impls["kssim_torch"][0]
         meta.update(kssim=kssim_module.__version__, kssim_build=kssim_module.build_info(),
