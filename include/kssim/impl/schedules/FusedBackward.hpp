@@ -260,9 +260,10 @@ int fused_backward_rows(const ExecSpace& exec, int window) {
 // Tiles per team down a column of tiles (FusedBackward::chain). A team's set-up (its indices, two scratch
 // allocations, the functor's fields and factors) is ~46 of the kernel's ~250 instructions per pixel, each
 // thread owning 4 pixels of a tile (sm_90, ncu, 1x3x1080x1920: perf_tests/RESULTS.md "Instructions per
-// pixel"); a chain pays it once per c tiles, but leaves fewer teams to fill the waves. 1 until timed:
-// KSSIM_TUNE_FUSED_BACKWARD_CHAIN=n in the environment (read when a plan is made) sets n (at most 8), for
-// tests and tuning runs.
+// pixel"); a chain pays it once per c tiles, but leaves fewer teams to fill the waves. Timed on an H200
+// (call 2026-12-05b, RESULTS.md "Kernel variants"): 2 and 4 within 1-2% of 1 either way, no better than
+// that call's noise, so 1. KSSIM_TUNE_FUSED_BACKWARD_CHAIN=n in the environment (read when a plan is made)
+// sets n (at most 8), for tests and tuning runs.
 inline int fused_backward_chain() {
   const char* tune = std::getenv("KSSIM_TUNE_FUSED_BACKWARD_CHAIN");
   const int forced = tune ? std::atoi(tune) : 0;

@@ -33,12 +33,14 @@ constexpr bool fused_slices_compiled(int window) {
     return true;
 }
 
-// The launch bound of the slice-fused forward (fused_min_teams): 20 bytes, 5 float teams per multiprocessor, as
-// the 2D forward without partials (no map formula here either; sm_90, ptxas -v: 48 registers, 8 / 12 bytes of
-// spill stores / loads, against 8 / 24 for the 2D one). KSSIM_TUNE_FUSED_SLICES_MIN_TEAMS=16 (4 teams, 64
-// registers), for tuning runs only.
+// The launch bound of the slice-fused forward (fused_min_teams): 16 bytes, 4 float teams per multiprocessor and
+// 64 registers, as the training kernels (sm_90, ptxas -v: no spills; at 20 bytes, 5 teams, 48 registers and 8 / 12
+// bytes of spill stores / loads). H200, the three volume shapes of perf_tests, both paddings, float
+// (`schedule_sweep fused flushed volumes`, medians of 2 alternating rounds, call 2026-12-05b, perf_tests/RESULTS.md):
+// forwards 0.98-1.00x the time at 20 bytes, fwd+bwd 0.99-1.00x. KSSIM_TUNE_FUSED_SLICES_MIN_TEAMS overrides it,
+// for tuning runs only.
 #if !defined(KSSIM_TUNE_FUSED_SLICES_MIN_TEAMS)
-#define KSSIM_TUNE_FUSED_SLICES_MIN_TEAMS 20
+#define KSSIM_TUNE_FUSED_SLICES_MIN_TEAMS 16
 #endif
 
 // FusedForward's run with the moment planes out instead of the map (volumes).
