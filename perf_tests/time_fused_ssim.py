@@ -131,6 +131,8 @@ def main():
     p.add_argument("--source", default="", help="fused-ssim revision, recorded in the output")
     p.add_argument("--kssim-dtypes", default="float32", help="comma-separated image dtypes for kssim")
     args = p.parse_args()
+    if args.rounds < 1:
+        p.error("--rounds needs a positive number")
 
     assert torch.cuda.is_available(), "fused-ssim timing needs a CUDA device"
     impls = {}  # column prefix -> (module, image dtype, autocast)
@@ -158,10 +160,10 @@ def main():
             results = {mode: dict(family=family, mode=mode, dtype="float", padding=padding, shape=shape_name(shape))
                        for mode in ("fwd", "fwd+bwd")}
             samples = {mode: {} for mode in results}  # mode -> column -> one time per round
-            for _round, (prefix, (module, dtype, autocast)) in itertools.product(range(args.rounds), impls.items()):
+            for round_index, (prefix, (module, dtype, autocast)) in itertools.product(range(args.rounds), impls.items()):
                 fn = getattr(module, fn_name, None)
                 if fn is None:  # e.g. a peer without volumes
-                    if _round == 0:
+                    if round_index == 0:
                         print(f"{prefix}: no {fn_name}, skipped", flush=True)
                     continue
                 img1, img2 = images[dtype]
@@ -194,7 +196,7 @@ def main():
                     results[mode]["ssim" if prefix == "fused_ssim" else f"{prefix}_ssim"] = value
                     print(f"{prefix} {family}/{mode}/{dtype}/{padding}/{shape_name(shape)}: median {median:9.1f} us, "
                           f"min {best:9.1f} us, flushed {flushed:9.1f} us, ssim {value:.6f}"
-                          + (f" (round {_round + 1})" if args.rounds > 1 else ""), flush=True)
+                          + (f" (round {round_index + 1})" if args.rounds > 1 else ""), flush=True)
             for mode, columns in samples.items():  # each column: the median of its rounds
                 results[mode].update({column: statistics.median(ts) for column, ts in columns.items()})
             rows += results.values()
