@@ -227,28 +227,21 @@ struct FusedForward {
                        [&]() { sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total(); });
       team.team_barrier();
 
-      if constexpr (Statistics) {
-        // Column blur, one block of col_rows x col_chunk outputs per thread and lane, its moments out.
-        Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows / col_rows * col_lanes), [&](int e) {
-          const int j0 = e / col_lanes * col_rows, i0 = e % col_lanes * col_chunk;
-          const int oy = oy0 + j0, ox = ox0 + i0;
-          if (oy >= g.oh || ox >= g.ow) return;
+      // Column blur, one block of col_rows x col_chunk outputs per thread and lane, then the map (ColumnBlur's map
+      // pass: each block's sum goes to its slot of item_sums) or, for volumes, the block's moments out.
+      // store_map is read once: tested inside the store, the map's pointer was reloaded and compared for every
+      // row of every block.
+      [[maybe_unused]] const bool store_map = map.data() != nullptr;
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows / col_rows * col_lanes), [&](int e) {
+        const int j0 = e / col_lanes * col_rows, i0 = e % col_lanes * col_chunk;
+        const int oy = oy0 + j0, ox = ox0 + i0;
+        [[maybe_unused]] double sum = 0;
+        if (oy < g.oh && ox < g.ow) {
           T acc[moment_planes][col_rows][col_chunk];
           combine_axis_tile<col_rows, col_chunk, Taps, MomentForm::SumDifference>(moments, window, j0, i0, acc);
-          store_statistics(acc, nc, oy, ox);
-        });
-      } else {
-        // Column blur and map, one block of col_rows x col_chunk outputs per thread and lane (ColumnBlur's map
-        // pass); each block's sum goes to its slot of item_sums. store_map is read once: tested inside the
-        // store, the map's pointer was reloaded and compared for every row of every block.
-        const bool store_map = map.data() != nullptr;
-        Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows / col_rows * col_lanes), [&](int e) {
-          const int j0 = e / col_lanes * col_rows, i0 = e % col_lanes * col_chunk;
-          const int oy = oy0 + j0, ox = ox0 + i0;
-          double sum = 0;
-          if (oy < g.oh && ox < g.ow) {
-            T acc[moment_planes][col_rows][col_chunk];
-            combine_axis_tile<col_rows, col_chunk, Taps, MomentForm::SumDifference>(moments, window, j0, i0, acc);
+          if constexpr (Statistics) {
+            store_statistics(acc, nc, oy, ox);
+          } else {
             const int nu = ox + col_chunk <= g.ow ? col_chunk : g.ow - ox;
             sum = evaluate_map_block<col_rows, col_chunk, Term>(
                 acc, g.oh - oy, nu, s1, s2, c1, c2, window, Partials ? wanted : PartialPlanes{}, partials,
@@ -259,9 +252,9 @@ struct FusedForward {
                     if (u < nu) map(nc / g.c, nc % g.c, 0, oy + q, ox + u) = to_storage<O>(value[u]);
                 });
           }
-          item_sums.items[e] = sum;
-        });
-      }
+        }
+        if constexpr (!Statistics) item_sums.items[e] = sum;
+      });
       team.team_barrier();  // the next tile overwrites the planes this one read; its item sums are complete
     }
     if constexpr (Statistics) return;
