@@ -113,6 +113,9 @@ Layout layout_of(TIFF* tif, Source& source) {
   return l;
 }
 
+// The largest strip or tile larger than the image itself that is read (1024x1024 RGBA float tiles fit).
+constexpr std::size_t max_unit_bytes = std::size_t(16) << 20;
+
 // Copies every strip or tile (each a rectangle of `unit_w` x `unit_h` pixels holding all samples when the
 // planes are contiguous, one sample otherwise) into interleaved (H, W, samples) order.
 template <class T>
@@ -133,6 +136,13 @@ std::vector<T> read_samples(TIFF* tif, Source& source, const Layout& l) {
   const std::size_t unit_bytes = std::size_t(unit_w) * unit_h * unit_spp * sizeof(T);
   const tmsize_t lib_bytes = tiled ? TIFFTileSize(tif) : TIFFStripSize(tif);
   if (lib_bytes <= 0 || std::size_t(lib_bytes) < unit_bytes) fail(source.message[0] ? source.message : "bad strip or tile size");
+  // The tile size is a header field that nothing ties to the image size: a few bytes can announce a 1x1 image
+  // in 100 GB tiles. Tiles pad the image's edges, so one may exceed the image, but not past max_unit_bytes.
+  const std::size_t plane_bytes = w * h * unit_spp * sizeof(T);
+  if (std::size_t(lib_bytes) > std::max(plane_bytes, max_unit_bytes))
+    unsupported("a " + std::to_string(unit_w) + "x" + std::to_string(unit_h) + " " + (tiled ? "tile" : "strip") +
+                " of " + std::to_string(lib_bytes) + " bytes for a " + std::to_string(l.width) + "x" +
+                std::to_string(l.height) + " image (at most the image's size or 16 MiB)");
   std::vector<unsigned char> buffer(static_cast<std::size_t>(lib_bytes));
   const std::size_t planes = l.planar == PLANARCONFIG_CONTIG ? 1 : spp;
   for (std::size_t plane = 0; plane < planes; ++plane) {

@@ -232,6 +232,44 @@ TEST(Tiff, RejectsWhatItDoesNotRead) {
   EXPECT_THROW(decode_tiff(bytes_of("MM\0*")), Error);
 }
 
+// A tile's size is a header field: a few bytes could otherwise make the reader allocate 100 GB (found by the
+// "formats" fuzzer). Tiles larger than the image are read (they pad its edges) up to max(image, 16 MiB).
+std::vector<std::byte> one_pixel_in_a_tile(std::uint32_t tile, const std::string& name) {
+  const fs::path p = temp_path(name);
+  TIFF* t = TIFFOpen(p.string().c_str(), "w");
+  EXPECT_NE(t, nullptr);
+  TIFFSetField(t, TIFFTAG_IMAGEWIDTH, 1u);
+  TIFFSetField(t, TIFFTAG_IMAGELENGTH, 1u);
+  TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1);
+  TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 8);
+  TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+  TIFFSetField(t, TIFFTAG_COMPRESSION, COMPRESSION_ADOBE_DEFLATE);  // a flat tile compresses to a few bytes
+  TIFFSetField(t, TIFFTAG_TILEWIDTH, tile);
+  TIFFSetField(t, TIFFTAG_TILELENGTH, tile);
+  std::vector<unsigned char> buf(std::size_t(tile) * tile, 0);
+  buf[0] = 77;
+  EXPECT_GE(TIFFWriteTile(t, buf.data(), 0, 0, 0, 0), 0);
+  TIFFClose(t);
+  auto b = file_bytes(p);
+  fs::remove(p);
+  return b;
+}
+
+TEST(Tiff, ReadsTilesLargerThanTheImageUpToALimit) {
+  const auto small = one_pixel_in_a_tile(1024, "tile1024.tif");  // 1 MiB tile for one pixel: read
+  const auto im = std::get<Image>(decode_tiff(small));
+  EXPECT_EQ(im.width, 1);
+  EXPECT_EQ(im.samples, std::vector<std::uint16_t>{77});
+  const auto big = one_pixel_in_a_tile(8192, "tile8192.tif");  // 64 MiB tile for one pixel: refused unread
+  try {
+    decode_tiff(big);
+    ADD_FAILURE() << "a 64 MiB tile for a 1x1 image was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("8192x8192 tile of 67108864 bytes for a 1x1 image"), std::string::npos)
+        << e.what();
+  }
+}
+
 // ---- JPEG, written with libjpeg ----
 
 std::vector<std::byte> write_jpeg(int w, int h, int components, J_COLOR_SPACE space, const std::vector<unsigned char>& px) {
