@@ -326,6 +326,54 @@ TYPED_TEST(Schedules, FusedForwardChainsGiveTheSameMap) {
   });
 }
 
+// Shorter fused-forward tiles (KSSIM_TUNE_FUSED_FORWARD_ROWS, tuning runs: smaller teams, long chains),
+// down to tiles shorter than the window's halo, whose chains carry the halo rows in bands (carry_halo_rows):
+// the same map, bit for bit, as the default tiles, and the same gradients (the forward's partial
+// derivatives); the mean only to rounding (other tiles' sums).
+TYPED_TEST(Schedules, ShortFusedForwardTilesGiveTheSameMapAndGradients) {
+  using C = TypeParam;
+  using Exec = typename C::execution_space;
+  using T = typename C::value_type;
+  for_each_chain_problem<C>(97, [&](const Shape& s, const auto& in, const ReferenceOptions& ro,
+                                    const kssim::Options& o) {
+    const bool same = ro.same;
+    const Shape ms{s.n, s.c, 1, same ? s.h : s.h - 10, same ? s.w : s.w - 10};
+    const auto run = [&](std::vector<double>& map, std::vector<double>& g1, std::vector<double>& g2) {
+      kssim::SSIM<Exec, T, 4> loss(Exec(), {s.n, s.c, s.h, s.w}, o, kssim::Gradients::Both);
+      auto m = make_view<C, 4>("map", ms);
+      auto v1 = make_view<C, 4>("g1", s), v2 = make_view<C, 4>("g2", s);
+      loss.forward(in.a, in.b, m);
+      loss.backward(v1, v2);
+      map = from_view(m, ms);
+      g1 = from_view(v1, s);
+      g2 = from_view(v2, s);
+      return loss.value_on_host();
+    };
+    std::vector<double> map0, g10, g20;
+    const double mean0 = run(map0, g10, g20);
+    constexpr int col_rows = kssim::impl::FusedForward<Exec, T>::col_rows;
+    int tile_heights = 0;
+    for (const int rows : {col_rows, 2 * col_rows, 4 * col_rows}) {
+      const std::string rows_text = std::to_string(rows);
+      const ScopedEnv rows_env("KSSIM_TUNE_FUSED_FORWARD_ROWS", rows_text.c_str());
+      if (kssim::impl::fused_forward_rows<Exec, T>(Exec(), 11) != rows) continue;  // taller than the scratch holds
+      ++tile_heights;
+      for (const char* chain : {"1", "5", "40"}) {
+        const ScopedEnv chain_env("KSSIM_TUNE_FUSED_FORWARD_CHAIN", chain);
+        const std::string what = "rows " + rows_text + ", chain " + chain + (same ? " same" : " valid") +
+                                 " width " + std::to_string(s.w);
+        std::vector<double> map, g1, g2;
+        const double mean = run(map, g1, g2);
+        EXPECT_EQ(map, map0) << what;
+        EXPECT_EQ(g1, g10) << what;
+        EXPECT_EQ(g2, g20) << what;
+        EXPECT_NEAR(mean, mean0, 1e-12) << what;
+      }
+    }
+    EXPECT_GE(tile_heights, 2);  // at least one tile shorter than the halo and one as tall
+  });
+}
+
 // The fused backward's chains (schedules/FusedBackward.hpp, fused_backward_chain): a team of 1 to 8 tiles
 // down a column sets itself up once for all of them, which must not change a single gradient pixel, of SSIM
 // (both images, accumulated onto a start) or of the fused L1 + SSIM loss.

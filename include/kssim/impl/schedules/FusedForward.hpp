@@ -315,22 +315,33 @@ struct FusedForward {
   // one flat range, four elements per lane (128-bit scratch accesses; the rows hold whole, aligned chunks),
   // with the compile-time tap count's constant divisors; on hosts row by row (no index arithmetic per
   // element: with it the copy cost more than the row blur it saves, 2 cores).
+  // Tiles shorter than the halo (tuning runs: KSSIM_TUNE_FUSED_FORWARD_ROWS) read rows that they also write:
+  // they copy in bands of `rows` destination rows, top down, a barrier between bands. Band b writes rows
+  // b * rows .. and reads rows (b + 1) * rows ..: rows that no earlier band wrote.
   template <int Taps>
   KOKKOS_INLINE_FUNCTION void carry_halo_rows(const Team& team, const Scratch& moments) const {
     const int halo = tap_count<Taps>(window) - 1;
+    if (rows >= halo) return copy_moment_rows(team, moments, 0, halo);  // inlined: constant divisors for Taps > 0
+    for (int first = 0; first < halo; first += rows) {
+      if (first > 0) team.team_barrier();  // the previous band has read the rows this one writes
+      copy_moment_rows(team, moments, first, Kokkos::min(rows, halo - first));
+    }
+  }
+  // Moment rows rows + first .. rows + first + count - 1 to rows first .. first + count - 1, every plane.
+  KOKKOS_FORCEINLINE_FUNCTION void copy_moment_rows(const Team& team, const Scratch& moments, int first, int count) const {
     constexpr int pitch = RowScratch<ExecSpace, T>::pitch(cols);
     if constexpr (Tile::gpu && pitch % 4 == 0) {
       constexpr int quads = pitch / 4;
-      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, moment_planes * halo * quads), [&](int e) {
-        const int p = e / (halo * quads), i = e / quads % halo, j = e % quads * 4;
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, moment_planes * count * quads), [&](int e) {
+        const int p = e / (count * quads), i = first + e / quads % count, j = e % quads * 4;
         T v[4];
         load_quads(&moments(p, rows + i, j), v);
         store_quads(&moments(p, i, j), v);
       });
     } else {
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, moment_planes * halo), [&](int r) {
-        const T* from = &moments(r / halo, rows + r % halo, 0);
-        T* to = &moments(r / halo, r % halo, 0);
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, moment_planes * count), [&](int r) {
+        const T* from = &moments(r / count, rows + first + r % count, 0);
+        T* to = &moments(r / count, first + r % count, 0);
         Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, pitch), [&](int j) { to[j] = from[j]; });
       });
     }
@@ -526,23 +537,26 @@ long long fused_resident_teams([[maybe_unused]] const ExecSpace& exec) {
 
 // Tiles per team down a column of tiles (FusedForward::chain), two regimes (H200 sweep of every chain 1-8,
 // perf_tests/RESULTS.md "Chains"):
-//  - large problems: the longest chain, up to 8 tiles, that still leaves two teams for every 256 threads of
-//    the GPU (hosts: for every thread), so that the launch keeps every multiprocessor or core busy;
+//  - large problems: the longest chain that still leaves two teams for every team the GPU holds by threads
+//    (hosts: for every thread), so that the launch keeps every multiprocessor or core busy;
 //  - small problems, where even single-tile teams fill fewer than two waves of the GPU's resident teams
 //    (64x1x128x128: 1024 teams, 660 resident): teams run in whole waves, so the chain with the fewest
 //    rounds x tiles per team x row-blur work per tile wins (there: 2 tiles per team, one wave, 2-4% faster
 //    than 1 tile in two waves; 3 tiles would leave 3 + 1 and take 12% longer).
-// 1 where the tile is shorter than the window's halo (the carried rows would overlap).
-// KSSIM_TUNE_FUSED_FORWARD_CHAIN=n in the environment forces n, for tuning runs only.
+// Chains are up to 8 tiles long, or 256 rows for tiles shorter than 32 rows (KSSIM_TUNE_FUSED_FORWARD_ROWS, or
+// double's 8-row GPU tiles), whose teams are smaller: the GPU's slots count teams of their size. Tiles shorter
+// than the window's halo carry their rows in bands (carry_halo_rows) and get chains only when forced (not
+// timed yet). KSSIM_TUNE_FUSED_FORWARD_CHAIN=n in the environment forces n, for tuning runs only.
 template <class ExecSpace, class T>
 int fused_forward_chain(const ExecSpace& exec, const Geometry& g, int rows) {
-  if (rows < g.window - 1) return 1;
+  using K = FusedForward<ExecSpace, T>;
   const char* tune = std::getenv("KSSIM_TUNE_FUSED_FORWARD_CHAIN");  // read when a plan is made
   const int forced = tune ? std::atoi(tune) : 0;
-  const int max_chain = 8;
+  const int max_chain = Kokkos::max(8, 256 / rows);
   if (forced > 0) return forced < max_chain ? forced : max_chain;
+  if (rows < g.window - 1) return 1;
   const auto teams = [&](int c) {  // volumes: a team's tiles lie in one depth slice
-    return 1LL * g.images() * g.d * FusedForward<ExecSpace, T>::teams_per_image(g, rows, c);
+    return 1LL * g.images() * g.d * K::teams_per_image(g, rows, c);
   };
   const long long resident = fused_resident_teams<ExecSpace, T>(exec);
   if (resident > 0 && teams(1) < 2 * resident) {
@@ -558,7 +572,8 @@ int fused_forward_chain(const ExecSpace& exec, const Geometry& g, int rows) {
     }
     return best;
   }
-  const long long slots = is_gpu_space_v<ExecSpace> ? exec.concurrency() / max_team_threads : exec.concurrency();
+  const long long team_threads = Kokkos::min(max_team_threads, rows / K::col_rows * (K::cols / K::col_chunk));
+  const long long slots = is_gpu_space_v<ExecSpace> ? exec.concurrency() / team_threads : exec.concurrency();
   const long long wanted = 2 * (slots > 0 ? slots : 1);
   int chain = 1;
   for (int c = 2; c <= max_chain; ++c)
