@@ -8,7 +8,9 @@
 //
 // Kokkos options (--kokkos-num-threads=N, --kokkos-device-id=N, ...) are consumed before Google
 // Benchmark parses the rest. The JSON context records the Kokkos version, the execution spaces, their
-// concurrency and the git revision the binary was configured from.
+// concurrency and the git revision the binary was built from (KssimGitHash.hpp: generated at every build,
+// GitHash.cmake).
+#include "KssimGitHash.hpp"
 #include "PerfSSIM.hpp"
 
 #include <benchmark/benchmark.h>
@@ -20,9 +22,6 @@
 #include <cuda_runtime_api.h>
 #endif
 
-#ifndef KSSIM_GIT_HASH
-#define KSSIM_GIT_HASH "unknown"
-#endif
 
 namespace {
 
