@@ -1,9 +1,9 @@
 #pragma once
 // Copies from global memory into team scratch that the copying thread does not wait for: on CUDA devices of
 // compute capability 8.0 and newer, cp.async (the load goes from L2 straight into shared memory, past the
-// registers, and the thread issues its next instructions at once). The fused forward issues the next tile's
-// pixels before its column pass and waits for them only at the next tile, so their latency hides behind a
-// pass instead of stalling the team at its staging (FusedForward.hpp, KSSIM_TUNE_FUSED_FORWARD_ASYNC).
+// registers, and the thread issues its next instructions at once). The fused backward issues the next tile's
+// partial planes before its adjoint row pass and waits for them only at the next tile, so their latency hides
+// behind a pass instead of stalling the team at its staging (FusedBackward.hpp, KSSIM_TUNE_FUSED_BACKWARD_ASYNC).
 // Elsewhere (HIP, hosts, the host compilation of CUDA code) they are plain copies, done when the call returns,
 // and the same schedule is correct.
 // A thread sees its own copies after wait_async_copies(); its team sees them after a team barrier that follows.

@@ -22,7 +22,6 @@
 // Images of a 16-bit storage type S are converted to the compute type T as they are staged (on GPUs four
 // pixels per load, Packed16.hpp), the map is rounded to its type O as it is stored (Storage.hpp).
 
-#include <kssim/impl/core/AsyncCopy.hpp>
 #include <kssim/impl/stages/AxisTile.hpp>
 #include <kssim/impl/core/FixedTaps.hpp>
 #include <kssim/impl/core/GaussianWindow.hpp>
@@ -113,17 +112,6 @@ struct FusedTiles {
 template <class T, int Bytes = KSSIM_TUNE_FUSED_MIN_TEAMS>
 inline constexpr int fused_min_teams = Bytes / sizeof(T) > 1 ? int(Bytes / sizeof(T)) : 1;
 
-// Staging ahead (KSSIM_TUNE_FUSED_FORWARD_ASYNC=1; GPU float tiles of images of the compute type): a tile's
-// pixels are copied into scratch as stored (StagedPixels::Raw, LocalMoments.hpp), by copies issued during the
-// previous tile's column pass and waited for at the tile's start (AsyncCopy.hpp: cp.async on CUDA), instead of
-// loaded, recentred and stored at the tile's start, where the team waits for them (ncu, 2026-12-03i: the
-// staging's global loads were 20% of the forward's warp-stall samples and the barrier after them 22%). The
-// row pass then forms the sum and difference itself (2 more operations per staged pixel, 4 fewer in the
-// staging). 0: staging at the tile's start, as before.
-#if !defined(KSSIM_TUNE_FUSED_FORWARD_ASYNC)
-#define KSSIM_TUNE_FUSED_FORWARD_ASYNC 0
-#endif
-
 template <class ExecSpace, class T, class Term = SsimTerm, class S = T, class O = T>  // Term: MapTerms.hpp
 struct FusedForward {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
@@ -134,10 +122,6 @@ struct FusedForward {
   // of them (KSSIM_TUNE_FUSED_FORWARD_COL_ROWS: float GPU tiles, tuning runs only).
   static constexpr int col_rows = Tile::gpu && sizeof(T) == 4 ? KSSIM_TUNE_FUSED_FORWARD_COL_ROWS : Tile::col_rows;
   static_assert(Tile::max_rows % col_rows == 0);
-  // Staging ahead (above); async: with copies the thread does not wait for (CUDA), else plain ones.
-  static constexpr bool stage_ahead = KSSIM_TUNE_FUSED_FORWARD_ASYNC != 0 && Tile::gpu && sizeof(T) == 4 &&
-                                      row_chunk % 4 == 0 && std::is_same_v<S, T>;
-  static constexpr bool async = stage_ahead && async_copies_v<ExecSpace> && Tile::scratch_level == 0;
 
   // Only pointers, extents and PODs (KernelArrays.hpp).
   InputArray<S> x, y;
@@ -215,12 +199,7 @@ struct FusedForward {
       if (oy0 >= g.oh) break;  // the same for the whole team
       const int fresh = k == 0 ? 0 : halo;  // the first row this tile stages and row-blurs
       if (k > 0) carry_halo_rows<Taps>(team, moments);
-      if constexpr (stage_ahead) {  // later tiles' copies were issued during the previous tile's column pass
-        if (k == 0) stage_raw<Taps>(team, images, nc, oy0 - g.pad_h, ox0 - g.pad_w, 0);
-        wait_async_copies<async>();
-      } else {
-        stage_images<Taps>(team, images, nc, oy0 - g.pad_h, ox0 - g.pad_w, s1, s2, fresh);
-      }
+      stage_images<Taps>(team, images, nc, oy0 - g.pad_h, ox0 - g.pad_w, s1, s2, fresh);
       if (!Statistics && k > 0) item_sums.sum_groups(team);  // of tile k - 1
       if (sums.l1.tile_sums) {
         const double l1 = l1_sum_of_tile(team, nc, oy0, ox0);
@@ -233,9 +212,8 @@ struct FusedForward {
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, (halo_rows - fresh) * row_lanes), [&](int e) {
         const int i = fresh + e / row_lanes, j0 = e % row_lanes * row_chunk;
         T m[moment_planes][row_chunk];
-        constexpr StagedPixels staged = stage_ahead ? StagedPixels::Raw : StagedPixels::SumDifference;
-        row_moments<row_chunk, Taps, Tile::gpu && (Taps > 0), MomentForm::SumDifference, staged>(
-            &images(0, i, j0), &images(1, i, j0), window, m, s1, s2);
+        row_moments<row_chunk, Taps, Tile::gpu && (Taps > 0), MomentForm::SumDifference, StagedPixels::SumDifference>(
+            &images(0, i, j0), &images(1, i, j0), window, m);
         for (int p = 0; p < moment_planes; ++p) {
           T* dst = &moments(p, i, j0);
           if constexpr (Tile::gpu && row_chunk % 4 == 0)
@@ -248,10 +226,6 @@ struct FusedForward {
         Kokkos::single(Kokkos::PerTeam(team),
                        [&]() { sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total(); });
       team.team_barrier();
-      if constexpr (stage_ahead) {  // the next tile's fresh rows, into the staged rows this row pass is done with
-        if (k + 1 < chain && oy0 + rows < g.oh)
-          stage_raw<Taps>(team, images, nc, oy0 + rows - g.pad_h, ox0 - g.pad_w, halo);
-      }
 
       // Column blur, one block of col_rows x col_chunk outputs per thread and lane, then the map (ColumnBlur's map
       // pass: each block's sum goes to its slot of item_sums) or, for volumes, the block's moments out.
@@ -526,55 +500,6 @@ struct FusedForward {
         }
       });
     }
-  }
-  // images(0 / 1, i, j) = x / y as stored at input row iy0 + i, column ix0 + j of slice nc, 0 outside the image,
-  // for the rows i >= fresh (StagedPixels::Raw; staging ahead, above): copies this thread waits for with
-  // wait_async_copies. Quads of four pixels per lane as in stage_images; tiles inside the image whose rows
-  // start on 16-byte boundaries (valid padding of aligned images) copy each quad whole, others pixel by pixel.
-  template <int Taps>
-  KOKKOS_INLINE_FUNCTION void stage_raw(const Team& team, const Scratch& images, int nc, int iy0, int ix0,
-                                        int fresh) const {
-    constexpr int fixed_pitch = Taps > 0 ? RowScratch<ExecSpace, T>::pitch(cols + Taps - 1) : 0;
-    const int halo_rows = int(images.extent(1)), pitch = fixed_pitch > 0 ? fixed_pitch : int(images.extent(2));
-    const int quads = pitch / 4, count = (halo_rows - fresh) * quads;
-    if (rows_inside(iy0, ix0, fresh, halo_rows, pitch)) {
-      const T* xb = x.data() + std::ptrdiff_t(nc * g.h + iy0) * x_rows + ix0;
-      const T* yb = y.data() + std::ptrdiff_t(nc * g.h + iy0) * y_rows + ix0;
-      const int xr = int(x_rows), yr = int(y_rows);
-      if (quad_aligned(xb) && quad_aligned(yb) && xr % 4 == 0 && yr % 4 == 0) {
-        Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count), [&](int e) {
-          const int i = fresh + e / quads, j = e % quads * 4;
-          copy_quad_async<async>(&images(0, i, j), xb + (i * xr + j));
-          copy_quad_async<async>(&images(1, i, j), yb + (i * yr + j));
-        });
-      } else {
-        Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count), [&](int e) {
-          const int i = fresh + e / quads, j = e % quads * 4;
-          for (int u = 0; u < 4; ++u) {
-            copy_async<async>(&images(0, i, j + u), xb + (i * xr + j + u));
-            copy_async<async>(&images(1, i, j + u), yb + (i * yr + j + u));
-          }
-        });
-      }
-      return;
-    }
-    const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4);
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count), [&](int e) {
-      const int i = fresh + e / quads, j = e % quads * 4, iy = iy0 + i, ix = ix0 + j;
-      const bool row_inside = unsigned(iy) < unsigned(g.h);
-      const T* xr = row_inside ? row_pointer(x, x_rows, nc * g.h + iy) : nullptr;
-      const T* yr = row_inside ? row_pointer(y, y_rows, nc * g.h + iy) : nullptr;
-      for (int u = 0; u < 4; ++u) {
-        const bool inside = row_inside && unsigned(ix + u) < unsigned(g.w);
-        if (inside) {
-          copy_async<async>(&images(0, i, j + u), xr + (ix + u) * xs);
-          copy_async<async>(&images(1, i, j + u), yr + (ix + u) * ys);
-        } else {
-          images(0, i, j + u) = T(0);
-          images(1, i, j + u) = T(0);
-        }
-      }
-    });
   }
 };
 

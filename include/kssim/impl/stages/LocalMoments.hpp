@@ -95,11 +95,9 @@ KOKKOS_FORCEINLINE_FUNCTION void sum_and_difference(T v1, T v2, T c1, T c2, T& s
 
 // What a row pass reads: the two recentred images x', y' (Images), or their sum and difference
 // u = x' + y', w = x' - y' (SumDifference: the fused forward stages them so, once per staged pixel, and its
-// row pass then forms each deviation pair s, t with 2 operations instead of 4), or the images as stored, 0
-// outside them (Raw: what asynchronous copies leave in scratch, AsyncCopy.hpp; a deviation from a centre is
-// the same with or without the shift, so only the centres are recentred, by the shifts the caller passes).
-// Identical images stage w = 0 (or x == y) exactly, so t, B and Q stay exactly 0 (the top of this file).
-enum class StagedPixels { Images, SumDifference, Raw };
+// row pass then forms each deviation pair s, t with 2 operations instead of 4). Identical images stage
+// w = 0 exactly, so t, B and Q stay exactly 0 (the top of this file).
+enum class StagedPixels { Images, SumDifference };
 
 // s, t of a staged sample (v1, v2) around centres (c1, c2) given in the same form.
 template <StagedPixels Input, class T>
@@ -175,12 +173,11 @@ KOKKOS_FORCEINLINE_FUNCTION void add_staged_moments(T w, T m1, T m2, T vs, T cov
 //    pixel's deviations and products are formed once and reused by all the outputs it touches;
 //  - otherwise (hosts, and GPUs for other windows): each output subtracts its own window's centre; the
 //    loops vectorise over outputs.
-// Input: what xs, ys hold (StagedPixels); the centres are then in that form too. shift1, shift2: the
-// recentring shifts of Raw pixels (Recentring.hpp; ignored otherwise).
+// Input: what xs, ys hold (StagedPixels); the centres are then in that form too.
 template <int Chunk, int Taps, bool SharedCentre, MomentForm Form = MomentForm::Standard,
           StagedPixels Input = StagedPixels::Images, class T, class Window>
 KOKKOS_FORCEINLINE_FUNCTION void row_moments(const T* xs, const T* ys, const Window& window,
-                                             T (&out)[moment_planes][Chunk], T shift1 = T(0), T shift2 = T(0)) {
+                                             T (&out)[moment_planes][Chunk]) {
   const int taps = tap_count<Taps>(window);
   T c1[Chunk], c2[Chunk], a[Chunk], b[Chunk], p[Chunk], q[Chunk];
   for (int u = 0; u < Chunk; ++u) {
@@ -237,10 +234,6 @@ KOKKOS_FORCEINLINE_FUNCTION void row_moments(const T* xs, const T* ys, const Win
   }
   KSSIM_VECTORIZE
   for (int u = 0; u < Chunk; ++u) {
-    if constexpr (Input == StagedPixels::Raw) {  // the deviations are done: the centres as x', y'
-      c1[u] -= shift1;
-      c2[u] -= shift2;
-    }
     if constexpr (Input == StagedPixels::SumDifference && Form == MomentForm::SumDifference) {
       out[0][u] = c1[u] + a[u];  // the centres are already u and w
       out[1][u] = c2[u] + b[u];
