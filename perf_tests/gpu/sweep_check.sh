@@ -4,8 +4,9 @@
 # environment words as in KSSIM_GPU_SWEEP_VARIANT, e.g. "ab4:KSSIM_TUNE_FUSED_BACKWARD_CHAIN=4") into
 # WORK/sweep/check_<name>.txt, then prints, per variant, the largest difference between the fused and the stage
 # schedule's printed SSIM and gradient norm over the cases (the stage schedule never uses the fused kernels'
-# tuning switches, so a fused variant that computes something else shows here; rounding differences are
-# ~1e-6). variant_sweep.sh collect takes the files along.
+# tuning switches, so a fused variant that computes something else shows here). More than 2e-6 in SSIM (printed
+# to 6 decimals) or 1e-5 relative in the gradient norm, or no case at all, prints MISMATCH and exits 1.
+# variant_sweep.sh collect takes the files along.
 #
 #   perf_tests/gpu/sweep_check.sh async "ab4:KSSIM_TUNE_FUSED_BACKWARD_CHAIN=4"
 set -uo pipefail
@@ -23,7 +24,7 @@ for spec in "$@"; do
     { echo "sweep_check: $name failed (exit $?)"; status=1; continue; }
   awk -v name="$name" '
     $3 == "stages" || $3 == "fused" {
-      key = $1 " " $2 " " $4; ssim[key, $3] = $7; grad[key, $3] = $9; keys[key] = 1 }
+      key = $1 " " $2 " " $4; ssim[key, $3] = $8; grad[key, $3] = $10; keys[key] = 1 }
     END {
       ds = 0; dg = 0; n = 0
       for (k in keys) {
@@ -32,7 +33,10 @@ for spec in "$@"; do
         d = ssim[k, "fused"] - ssim[k, "stages"]; if (d < 0) d = -d; if (d > ds) ds = d
         if (grad[k, "stages"] != 0) { d = grad[k, "fused"] / grad[k, "stages"] - 1; if (d < 0) d = -d; if (d > dg) dg = d }
       }
-      printf "%s: %d cases, fused against stages: largest SSIM difference %.1e, gradient norm %.1e (relative)\n", name, n, ds, dg
-    }' "$out/check_$name.txt"
+      bad = n == 0 || ds > 2e-6 || dg > 1e-5
+      printf "%s: %d cases, fused against stages: largest SSIM difference %.1e, gradient norm %.1e (relative)%s\n",
+             name, n, ds, dg, bad ? ": MISMATCH" : ""
+      exit bad
+    }' "$out/check_$name.txt" || status=1
 done
 exit $status
