@@ -14,7 +14,6 @@
 // Images of a 16-bit storage type S are converted to T as they are read, gradients rounded to their type O
 // as they are stored (Storage.hpp); on GPUs four 16-bit pixels per load and store (Packed16.hpp).
 
-#include <kssim/impl/core/AsyncCopy.hpp>
 #include <kssim/impl/stages/AxisTile.hpp>
 #include <kssim/impl/stages/GradientStore.hpp>
 #include <kssim/impl/stages/L1Term.hpp>
@@ -41,15 +40,6 @@ namespace kssim::impl {
 #define KSSIM_TUNE_FUSED_BACKWARD_COL_ROWS 8
 #endif
 
-// Staging ahead (KSSIM_TUNE_FUSED_BACKWARD_ASYNC=1; GPU float tiles): in a chain (fused_backward_chain), the
-// next tile's partial planes are copied into scratch during this tile's adjoint row pass and waited for at
-// the next tile's start (AsyncCopy.hpp: cp.async on CUDA, plain copies elsewhere), instead of loaded at its
-// start while the team waits (ncu, 2026-12-03i: the staging's loads were 18% of the backward's warp-stall
-// samples). The first tile of a chain stages as before. 0: every tile stages at its start.
-#if !defined(KSSIM_TUNE_FUSED_BACKWARD_ASYNC)
-#define KSSIM_TUNE_FUSED_BACKWARD_ASYNC 0
-#endif
-
 template <class ExecSpace, class T, int K, bool L1 = false, class S = T, class O = T>
 struct FusedBackward {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
@@ -60,10 +50,6 @@ struct FusedBackward {
   static constexpr int adjoint_rows =
       Tile::gpu && K == 3 && sizeof(T) == 4 ? KSSIM_TUNE_FUSED_BACKWARD_COL_ROWS : col_rows;  // above
   static_assert(adjoint_rows % col_rows == 0);
-  // Staging ahead (above); async: with copies the thread does not wait for (CUDA), else plain ones.
-  static constexpr bool stage_ahead =
-      KSSIM_TUNE_FUSED_BACKWARD_ASYNC != 0 && Tile::gpu && sizeof(T) == 4 && row_chunk % 4 == 0;
-  static constexpr bool async = stage_ahead && async_copies_v<ExecSpace> && Tile::scratch_level == 0;
 
   // Only pointers, extents and PODs (KernelArrays.hpp).
   PlaneArray<T> partials;       // K planes (NC * Ho * row_pitch) in PartialPlanes order
@@ -119,27 +105,20 @@ struct FusedBackward {
     for (int k = 0; k < chain; ++k) {
       const int iy0 = (chain_row * chain + k) * rows;
       if (iy0 >= g.h) break;  // the same for the whole team
-      tile<Taps>(team, staged, column, factor, nc, image, iy0, ix0, k == 0, k + 1 < chain && iy0 + rows < g.h);
+      tile<Taps>(team, staged, column, factor, nc, image, iy0, ix0);
     }
   }
 
   // Gradient rows iy0 .. iy0 + rows - 1, columns ix0 .. ix0 + cols - 1 of slice nc, of (n, c) slice `image`.
-  // first: the chain's first tile; more: another tile follows in the chain (staging ahead).
   template <int Taps>
   KOKKOS_FUNCTION void tile(const Team& team, const Scratch& staged, const Scratch& column, T factor, int nc,
-                            int image, int iy0, int ix0, [[maybe_unused]] bool first,
-                            [[maybe_unused]] bool more) const {
+                            int image, int iy0, int ix0) const {
     // The adjoint of the forward correlation's offsets g.pad_h, g.pad_w.
     const int offset_h = window.size - 1 - g.pad_h, offset_w = window.size - 1 - g.pad_w;
     constexpr int fixed_w = Taps > 0 ? RowScratch<ExecSpace, T>::pitch(cols + Taps - 1) : 0;
     const int w = fixed_w > 0 ? fixed_w : width(window.size);
 
-    if constexpr (stage_ahead) {  // later tiles' copies were issued during the previous tile's row pass
-      if (first) stage_partials_ahead<fixed_w>(team, staged, nc, iy0 - offset_h, ix0 - offset_w);
-      wait_async_copies<async>();
-    } else {
-      stage_partials<fixed_w>(team, staged, nc, iy0 - offset_h, ix0 - offset_w);
-    }
+    stage_partials<fixed_w>(team, staged, nc, iy0 - offset_h, ix0 - offset_w);
     team.team_barrier();
 
     // Adjoint column pass: every staged column, adjoint_rows x col_chunk outputs per thread and lane.
@@ -152,9 +131,6 @@ struct FusedBackward {
         for (int q = 0; q < adjoint_rows; ++q) store_chunk<col_chunk>(&column(k, j0 + q, i0), acc[k][q], col_chunk);
     });
     team.team_barrier();
-    if constexpr (stage_ahead) {  // the next tile's planes, into the staged rows the column pass is done with
-      if (more) stage_partials_ahead<fixed_w>(team, staged, nc, iy0 + rows - offset_h, ix0 - offset_w);
-    }
 
     // Adjoint row pass and the chain rule, row_chunk gradient pixels per lane.
     constexpr int row_lanes = cols / row_chunk;
@@ -270,33 +246,6 @@ struct FusedBackward {
           for (int j = 0; j < w; ++j) staged(k, i, j) = T(0);
       });
     }
-  }
-  // stage_partials' result by copies this thread waits for with wait_async_copies (staging ahead): quads of
-  // four positions per lane, each plane's quad in one 16-byte copy where it is inside the map and aligned,
-  // else position by position.
-  template <int FixedWidth>
-  KOKKOS_INLINE_FUNCTION void stage_partials_ahead(const Team& team, const Scratch& staged, int nc, int my0,
-                                                   int mx0) const {
-    const int halo_rows = int(staged.extent(1)), w = FixedWidth > 0 ? FixedWidth : int(staged.extent(2));
-    const int quads = w / 4;
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, halo_rows * quads), [&](int e) {
-      const int i = e / quads, j = e % quads * 4, my = my0 + i, mx = mx0 + j;
-      const bool row_inside = unsigned(my) < unsigned(g.oh);
-      const std::size_t row = row_inside ? (std::size_t(nc) * g.oh + my) * g.row_pitch : 0;
-      for (int k = 0; k < K; ++k) {
-        const T* from = row_inside ? &partials(k, row) : nullptr;
-        if (row_inside && mx >= 0 && mx + 4 <= g.ow && quad_aligned(from + mx)) {
-          copy_quad_async<async>(&staged(k, i, j), from + mx);
-          continue;
-        }
-        for (int u = 0; u < 4; ++u) {
-          if (row_inside && unsigned(mx + u) < unsigned(g.ow))
-            copy_async<async>(&staged(k, i, j + u), from + mx + u);
-          else
-            staged(k, i, j + u) = T(0);
-        }
-      }
-    });
   }
 };
 
