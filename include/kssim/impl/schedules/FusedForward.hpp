@@ -328,9 +328,12 @@ struct FusedForward {
     }
   }
   // Moment rows rows + first .. rows + first + count - 1 to rows first .. first + count - 1, every plane.
+  // Quads only where RowScratch aligns rows to them (chunks of 4: float on GPUs). Double's GPU chunk is one
+  // element, its rows 8-byte aligned: 32-byte vector accesses there stopped the kernel with a misaligned
+  // address (H100, call 2026-12-05d, once short tiles got chains) while hosts, which allow them, passed.
   KOKKOS_FORCEINLINE_FUNCTION void copy_moment_rows(const Team& team, const Scratch& moments, int first, int count) const {
     constexpr int pitch = RowScratch<ExecSpace, T>::pitch(cols);
-    if constexpr (Tile::gpu && pitch % 4 == 0) {
+    if constexpr (Tile::gpu && row_chunk % 4 == 0) {
       constexpr int quads = pitch / 4;
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, moment_planes * count * quads), [&](int e) {
         const int p = e / (count * quads), i = first + e / quads % count, j = e % quads * 4;
