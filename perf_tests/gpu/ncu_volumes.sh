@@ -12,4 +12,6 @@ timeout 150 ncu --clock-control none --kernel-name-base demangled --kernel-name 
   --launch-count 24 --csv --metrics gpu__time_duration.sum,dram__bytes.sum,launch__grid_size,launch__block_size \
   "$bin/kssim_perf_tests" --benchmark_filter='^ssim3d/fwd\+bwd/float/valid/1x1x256x256x256/Cuda/' \
   --benchmark_min_time=12x > "$out/ncu_volumes_256.csv" 2> "$out/ncu_volumes_256.log"
-echo "ncu_volumes: exit $?"
+rc=$?
+echo "ncu_volumes: exit $rc"
+exit $rc
