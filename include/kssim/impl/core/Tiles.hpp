@@ -77,25 +77,22 @@ struct RowScratch {
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   static constexpr int chunk = Tiles<ExecSpace, T>::row_chunk;
   static constexpr std::size_t align = chunk * sizeof(T);
+  // Host runs of the GPU paths: the tile moved by `align` off any address aligned to twice that (above).
 #if defined(KSSIM_TEST_GPU_CODE_PATHS)
-  static constexpr std::size_t slack = 2 * align;  // get_shmem_aligned's padding, then the shift by align
+  static constexpr std::size_t test_shift = align;
 #else
-  static constexpr std::size_t slack = align;
+  static constexpr std::size_t test_shift = 0;
 #endif
   KOKKOS_INLINE_FUNCTION static constexpr int pitch(int count) { return (count + chunk - 1) / chunk * chunk; }
   static std::size_t bytes(int planes, int rows, int count) {
-    return std::size_t(planes) * rows * pitch(count) * sizeof(T) + slack;
+    return std::size_t(planes) * rows * pitch(count) * sizeof(T) + align + test_shift;  // + alignment slack
   }
   template <class Team>
   KOKKOS_INLINE_FUNCTION static Scratch allocate(const Team& team, int planes, int rows, int count) {
     const std::size_t size = std::size_t(planes) * rows * pitch(count) * sizeof(T);
     const int level = int(Tiles<ExecSpace, T>::scratch_level);
-#if defined(KSSIM_TEST_GPU_CODE_PATHS)
-    char* p = static_cast<char*>(team.team_scratch(level).get_shmem_aligned(size + align, std::ptrdiff_t(align)));
-    if (reinterpret_cast<std::uintptr_t>(p) % (2 * align) == 0) p += align;
-#else
-    void* p = team.team_scratch(level).get_shmem_aligned(size, std::ptrdiff_t(align));
-#endif
+    char* p = static_cast<char*>(team.team_scratch(level).get_shmem_aligned(size + test_shift, std::ptrdiff_t(align)));
+    if (test_shift > 0 && reinterpret_cast<std::uintptr_t>(p) % (2 * align) == 0) p += test_shift;
     return Scratch(reinterpret_cast<T*>(p), planes, rows, pitch(count));
   }
 };
