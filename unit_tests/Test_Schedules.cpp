@@ -3,9 +3,12 @@
 // in one host tile), the router's choices, and forced schedules it cannot honour.
 #include "SSIMChecks.hpp"
 
+#include <kssim/impl/stages/Reduction.hpp>
+
 #include <array>
 #include <cmath>
 #include <cstdlib>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -230,6 +233,56 @@ TYPED_TEST(Schedules, FusedForwardFinishGivesTheSameMean) {
         expect_forward_matches_reference<C, 4>(s, ro, in.x, in.y, o);
       }
     }
+  }
+}
+
+// sum_map adds each slice's tile sums in OrderedSum's order (Reduction.hpp), whatever the slice's size: strand p
+// adds values p, p + strands, ... in that order, then groups of 32 strands, then the groups, then the slices.
+// Slices of 1 to 10216 tiles (strands of 1 to 10 values: whole and cut batches of strand_sum's loads), values
+// spread over 12 orders of magnitude and both signs, so that any other order changes the bits; checked against
+// that order written out here, bit for bit, and the tile sums are consumed (NaN) afterwards.
+TYPED_TEST(Schedules, SumMapAddsTileSumsInTheOrderedSumOrder) {
+  using Exec = typename TypeParam::execution_space;
+  using Mem = typename Exec::memory_space;
+  const auto ordered = [](const double* v, int n) {
+    const int strands = n < 1024 ? n : 1024;
+    double total = 0;
+    for (int g0 = 0; g0 < strands; g0 += 32) {
+      double group = 0;
+      for (int p = g0; p < g0 + 32 && p < strands; ++p) {
+        double strand = 0;
+        for (int t = p; t < n; t += strands) strand += v[t];
+        group += strand;
+      }
+      total += group;
+    }
+    return total;
+  };
+  for (const int n : {1, 31, 1024, 1025, 8 * 1024, 8 * 1024 + 3, 9 * 1024 + 1000}) {
+    SCOPED_TRACE(n);
+    const int images = 3;
+    kssim::impl::MapSumStore<Mem> store(Exec(), images, n, 1.0);
+    std::vector<double> values(std::size_t(images) * n);
+    std::mt19937_64 rng{static_cast<unsigned>(n)};
+    std::uniform_real_distribution<double> exponent(-6, 6), mantissa(-1, 1);
+    for (double& v : values) v = mantissa(rng) * std::pow(10.0, exponent(rng));
+    auto tiles = Kokkos::create_mirror_view(store.tile_sums);
+    for (std::size_t i = 0; i < values.size(); ++i) tiles(i) = values[i];
+    Kokkos::deep_copy(store.tile_sums, tiles);
+    kssim::impl::sum_map(Exec(), store.arrays);
+    Exec().fence();
+    auto slices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), store.image_sums);
+    auto total = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), store.total);
+    double expected_total = 0;
+    for (int i = 0; i < images; ++i) {
+      const double expected = ordered(values.data() + std::size_t(i) * n, n);
+      EXPECT_EQ(slices(i), expected) << "slice " << i;
+      expected_total += expected;
+    }
+    EXPECT_EQ(total(), expected_total);
+    Kokkos::deep_copy(tiles, store.tile_sums);
+    for (std::size_t i = 0; i < values.size(); ++i)
+      if (!std::isnan(tiles(i))) FAIL() << "tile sum " << i << " not consumed";
   }
 }
 

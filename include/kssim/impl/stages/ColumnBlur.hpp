@@ -149,11 +149,20 @@ struct ColumnBlur {
   KOKKOS_INLINE_FUNCTION void store_sums(int team, double sum) const { store_tile_sum(sums, team, sum); }
 };
 
+// The map pass holds the statistics of several outputs and the map formula's temporaries: its launch bound asks
+// for 16 / sizeof(T) teams per multiprocessor (four float teams: 64 registers per thread) rather than the
+// compiler's two. More teams made the volumes' depth pass (the one map pass the router takes for float on GPUs)
+// no faster: five float teams (20 bytes) fwd 0.96-1.05x, fwd+bwd 0.99-1.03x the time, six (24 bytes) 0.99-1.10x
+// and 1.02-1.06x (1x1x128^3, 2x3x96^3, 1x1x256^3, both paddings; H100, call 2026-12-05f, perf_tests/RESULTS.md
+// "Kernel variants").
+// KSSIM_TUNE_MAP_PASS_MIN_TEAMS overrides the 16, for tuning runs only.
+#if !defined(KSSIM_TUNE_MAP_PASS_MIN_TEAMS)
+#define KSSIM_TUNE_MAP_PASS_MIN_TEAMS 16
+#endif
 template <class ExecSpace, class T, ColumnOutput Output, class Term, class O>
 void column_blur(const ExecSpace& exec, const Options& opts, ColumnBlur<ExecSpace, T, Output, Term, O> k) {
-  // The map pass holds the statistics of several outputs and the map formula's temporaries: ask for four
-  // teams per multiprocessor (64 registers per float thread) rather than the compiler's two.
-  constexpr int min_teams = Output == ColumnOutput::Map ? int(16 / sizeof(T)) : 1;
+  constexpr int map_teams = KSSIM_TUNE_MAP_PASS_MIN_TEAMS / int(sizeof(T));
+  constexpr int min_teams = Output == ColumnOutput::Map && map_teams > 1 ? map_teams : 1;
   launch_stage<min_teams>(Output == ColumnOutput::Map ? Term::kernel_name : "kssim::column_blur_stats", exec, opts, k,
                           k.a.league_size(), k.a.tile_len, k.tile_inner);
 }

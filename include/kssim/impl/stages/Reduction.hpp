@@ -204,6 +204,8 @@ KOKKOS_INLINE_FUNCTION void sum_slices_in_order(const Team& team, double* v, int
                                                 double* out) {
   const int strands = OrderedSum::strands(n), groups = OrderedSum::groups(n), per = strands + groups;
   const volatile double* values = v;
+  // (A strand's loads in batches of 8 before their adds, tried 2026-12-05f: no faster anywhere, 2-4% slower on the
+  // one-wave forwards, whose last team runs this; perf_tests/RESULTS.md "Tried and rejected".)
   Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count * strands), [&](int e) {
     const int i = e / strands, p = e % strands;
     double s = 0;
