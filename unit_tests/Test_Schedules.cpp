@@ -380,8 +380,8 @@ TYPED_TEST(Schedules, FusedForwardChainsGiveTheSameMap) {
 }
 
 // Shorter fused-forward tiles (KSSIM_TUNE_FUSED_FORWARD_ROWS, tuning runs: smaller teams, long chains),
-// down to tiles shorter than the window's halo, whose chains carry the halo rows in bands (carry_halo_rows):
-// the same map, bit for bit, as the default tiles, and the same gradients (the forward's partial
+// down to tiles shorter than the window's halo, which fused_forward_chain never chains (a forced chain is
+// ignored): the same map, bit for bit, as the default tiles, and the same gradients (the forward's partial
 // derivatives); the mean only to rounding (other tiles' sums).
 TYPED_TEST(Schedules, ShortFusedForwardTilesGiveTheSameMapAndGradients) {
   using C = TypeParam;

@@ -314,37 +314,28 @@ struct FusedForward {
   // Moment rows rows .. rows + halo - 1 of the tile just done become rows 0 .. halo - 1 of the next. On GPUs
   // one flat range, four elements per lane (128-bit scratch accesses; the rows hold whole, aligned chunks),
   // with the compile-time tap count's constant divisors; on hosts row by row (no index arithmetic per
-  // element: with it the copy cost more than the row blur it saves, 2 cores).
-  // Tiles shorter than the halo (tuning runs: KSSIM_TUNE_FUSED_FORWARD_ROWS) read rows that they also write:
-  // they copy in bands of `rows` destination rows, top down, a barrier between bands. Band b writes rows
-  // b * rows .. and reads rows (b + 1) * rows ..: rows that no earlier band wrote.
-  template <int Taps>
-  KOKKOS_INLINE_FUNCTION void carry_halo_rows(const Team& team, const Scratch& moments) const {
-    const int halo = tap_count<Taps>(window) - 1;
-    if (rows >= halo) return copy_moment_rows(team, moments, 0, halo);  // inlined: constant divisors for Taps > 0
-    for (int first = 0; first < halo; first += rows) {
-      if (first > 0) team.team_barrier();  // the previous band has read the rows this one writes
-      copy_moment_rows(team, moments, first, Kokkos::min(rows, halo - first));
-    }
-  }
-  // Moment rows rows + first .. rows + first + count - 1 to rows first .. first + count - 1, every plane.
+  // element: with it the copy cost more than the row blur it saves, 2 cores). Only tiles at least as tall as
+  // the halo are chained (fused_forward_chain), so the rows read and the rows written do not overlap.
   // Quads only where RowScratch aligns rows to them (chunks of 4: float on GPUs). Double's GPU chunk is one
   // element, its rows 8-byte aligned: 32-byte vector accesses there stopped the kernel with a misaligned
-  // address (H100, call 2026-12-05d, once short tiles got chains) while hosts, which allow them, passed.
-  KOKKOS_FORCEINLINE_FUNCTION void copy_moment_rows(const Team& team, const Scratch& moments, int first, int count) const {
+  // address (H100, call 2026-12-05d, when short double tiles could be chained) while hosts, which allow them,
+  // passed.
+  template <int Taps>
+  KOKKOS_INLINE_FUNCTION void carry_halo_rows(const Team& team, const Scratch& moments) const {
+    const int count = tap_count<Taps>(window) - 1;  // the halo: a constant for Taps > 0
     constexpr int pitch = RowScratch<ExecSpace, T>::pitch(cols);
     if constexpr (Tile::gpu && row_chunk % 4 == 0) {
       constexpr int quads = pitch / 4;
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, moment_planes * count * quads), [&](int e) {
-        const int p = e / (count * quads), i = first + e / quads % count, j = e % quads * 4;
+        const int p = e / (count * quads), i = e / quads % count, j = e % quads * 4;
         T v[4];
         load_quads(&moments(p, rows + i, j), v);
         store_quads(&moments(p, i, j), v);
       });
     } else {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, moment_planes * count), [&](int r) {
-        const T* from = &moments(r / count, rows + first + r % count, 0);
-        T* to = &moments(r / count, first + r % count, 0);
+        const T* from = &moments(r / count, rows + r % count, 0);
+        T* to = &moments(r / count, r % count, 0);
         Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, pitch), [&](int j) { to[j] = from[j]; });
       });
     }
@@ -546,18 +537,20 @@ long long fused_resident_teams([[maybe_unused]] const ExecSpace& exec) {
 //    (64x1x128x128: 1024 teams, 660 resident): teams run in whole waves, so the chain with the fewest
 //    rounds x tiles per team x row-blur work per tile wins (there: 2 tiles per team, one wave, 2-4% faster
 //    than 1 tile in two waves; 3 tiles would leave 3 + 1 and take 12% longer).
-// Chains are up to 8 tiles long, or 256 rows for tiles shorter than 32 rows (KSSIM_TUNE_FUSED_FORWARD_ROWS, or
-// double's 8-row GPU tiles), whose teams are smaller: the GPU's slots count teams of their size. Tiles shorter
-// than the window's halo carry their rows in bands (carry_halo_rows) and get chains only when forced (not
-// timed yet). KSSIM_TUNE_FUSED_FORWARD_CHAIN=n in the environment forces n, for tuning runs only.
+// Chains are up to 8 tiles long, or 256 rows for tiles shorter than 32 rows (KSSIM_TUNE_FUSED_FORWARD_ROWS),
+// whose teams are smaller: the GPU's slots count teams of their size. Tiles shorter than the window's halo
+// (double's 8-row GPU tiles) get none: carrying their halo took copies in bands, and short tiles marching down
+// the image in long chains took 1.03-3.26x the 32-row tiles' time (H100, call 2026-12-05d, perf_tests/RESULTS.md
+// "Tried and rejected"). KSSIM_TUNE_FUSED_FORWARD_CHAIN=n in the environment forces n for the others, for tuning
+// runs only.
 template <class ExecSpace, class T>
 int fused_forward_chain(const ExecSpace& exec, const Geometry& g, int rows) {
   using K = FusedForward<ExecSpace, T>;
   const char* tune = std::getenv("KSSIM_TUNE_FUSED_FORWARD_CHAIN");  // read when a plan is made
   const int forced = tune ? std::atoi(tune) : 0;
   const int max_chain = Kokkos::max(8, 256 / rows);
-  if (forced > 0) return forced < max_chain ? forced : max_chain;
   if (rows < g.window - 1) return 1;
+  if (forced > 0) return forced < max_chain ? forced : max_chain;
   const auto teams = [&](int c) {  // volumes: a team's tiles lie in one depth slice
     return 1LL * g.images() * g.d * K::teams_per_image(g, rows, c);
   };
