@@ -50,7 +50,7 @@ ${arg_EVERY}(${macro}, ${type})
 endfunction()
 
 # kssim_default_space_kernels(): the object library kssim_default_space_kernels, made by the first of the
-# PyTorch binding and the benchmarks that asks for it and linked by both: kssim's kernels for Kokkos' default
+# CLI, the PyTorch binding and the benchmarks that asks for it and linked by all three: kssim's kernels for Kokkos' default
 # spaces (KSSIM_EVERY_DEFAULT_SPACE: the host space, and the device's in a GPU build), float and double,
 # position-independent for the binding's module. One compile of them per build instead of two (~750 CPU-s of
 # nvcc in the GPU build, perf_tests/gpu/run). Whatever links it sees them declared extern through a forced
@@ -75,4 +75,6 @@ KSSIM_EVERY_DEFAULT_SPACE(KSSIM_EXTERN_INSTANTIATION, double)
   set_target_properties(kssim_default_space_kernels PROPERTIES POSITION_INDEPENDENT_CODE ON)
   target_link_libraries(kssim_default_space_kernels PUBLIC kssim::kssim)
   target_compile_options(kssim_default_space_kernels INTERFACE "SHELL:-include ${header}")
+  # For a target that wants the objects and the extern declarations in some of its sources only (the CLI).
+  set_target_properties(kssim_default_space_kernels PROPERTIES KSSIM_EXTERN_HEADER ${header})
 endfunction()
