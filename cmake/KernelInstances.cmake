@@ -50,7 +50,8 @@ ${arg_EVERY}(${macro}, ${type})
 endfunction()
 
 # kssim_default_space_kernels(): the object library kssim_default_space_kernels, made by the first of the
-# CLI, the PyTorch binding and the benchmarks that asks for it and linked by all three: kssim's kernels for Kokkos' default
+# PyTorch binding and the benchmarks that asks for it and linked by both (and by the CLI where it exists:
+# src/CMakeLists.txt): kssim's kernels for Kokkos' default
 # spaces (KSSIM_EVERY_DEFAULT_SPACE: the host space, and the device's in a GPU build), float and double,
 # position-independent for the binding's module. One compile of them per build instead of two (~750 CPU-s of
 # nvcc in the GPU build, perf_tests/gpu/run). Whatever links it sees them declared extern through a forced
