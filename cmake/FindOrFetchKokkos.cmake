@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Kokkos >= 4.6 is required. An installed Kokkos is used when CMake finds it (Kokkos_ROOT,
 # CMAKE_PREFIX_PATH, system paths). With -DKSSIM_FETCH_KOKKOS=ON and internet access, a pinned upstream
 # release is downloaded and built instead; CI never does this.

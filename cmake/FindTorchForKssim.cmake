@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Finds the PyTorch that Python 3 imports, for the binding (src/python). Included at directory scope:
 # PyTorch's own CMake package enables the CUDA language when PyTorch is a CUDA build, which CMake allows
 # only there. Sets

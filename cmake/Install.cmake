@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Installs the headers and an exported CMake package: find_package(kssim) gives kssim::kssim (and kssim::mpi
 # when the build had MPI).
 include(GNUInstallDirs)

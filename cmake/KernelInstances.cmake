@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # kssim_kernel_instance_sources(OUT_VAR [HEADER h EVERY macro] [FILES float.cpp double.cpp]): the translation
 # units that compile kssim's kernels once for a set of programs, which declare them extern everywhere else
 # (KSSIM_EXTERN_INSTANTIATION, include/kssim/Instantiate.hpp). By default the unit tests'

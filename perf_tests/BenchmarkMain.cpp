@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // kssim_perf_tests: Google Benchmark driver inside one Kokkos session.
 //
 //   kssim_perf_tests --benchmark_out=results.json --benchmark_out_format=json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Writes OUTPUT, a header defining KSSIM_GIT_HASH as `git describe --always --dirty` of SOURCE_DIR ("unknown"
 # without git), at build time (kssim_perf_git_hash in CMakeLists.txt), and only when the text changes: an
 # unchanged tree recompiles nothing, a new commit recompiles BenchmarkMain.cpp alone.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The fused L1 + SSIM loss (issue 17 item 3): the training object kssim::L1SSIMLoss on the 2D shapes of the
 // SSIM benchmarks, beside the same loss computed unfused (kssim::SSIM, then L1 in kernels of its own):
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // MS-SSIM and masked SSIM benchmarks (issue 17): the training objects kssim::MSSSIM and kssim::MaskedSSIM,
 // forward and forward + backward of image 1, on the shapes where the SSIM benchmarks have their reference
 // numbers (same names after the family: compare with ssim2d/<mode>/<dtype>/valid/<shape>/<space>).

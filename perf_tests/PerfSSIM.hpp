@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Shared machinery of the SSIM benchmarks: the modes, the work model (bytes and FLOPs per iteration),
 // and one timed benchmark body templated on execution space, value type and rank.

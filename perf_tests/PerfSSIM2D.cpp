@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // 2D SSIM benchmarks: (N, C, H, W) images, every mode x dtype x padding (see PerfSSIM.hpp).
 #include "PerfSSIM.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // 3D SSIM benchmarks: (N, C, D, H, W) volumes, every mode x dtype x padding (see PerfSSIM.hpp).
 #include "PerfSSIM.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // SSIMULACRA2 throughput on the default execution space: comparisons per second at 1920x1080 and
 // 3840x2160 (or --size WxH), uncached (reference and distorted each time), cached reference one image at a
 // time, and cached reference over batches. Synthetic images (a smooth pattern plus noise; the work does not

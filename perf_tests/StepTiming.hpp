@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // How a step is timed, shared by kssim_perf_tests (PerfSSIM.hpp) and the standalone schedule_sweep.cpp (which
 // builds without Google Benchmark): back to back, and with the L2 cache flushed before each step.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The synthetic images and the timing of the SSIMULACRA2 throughput measurements (PerfSsimulacra2.cpp,
 // ssimulacra2_pairs.cpp --throughput): one definition, so both programs time the same work and print the

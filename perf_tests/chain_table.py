@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The fused forward's chain sweep as a table: us_flushed per forced chain (KSSIM_TUNE_FUSED_FORWARD_CHAIN).
 
     python3 perf_tests/chain_table.py DIR      # DIR: the chain_<n>.json files of perf_tests/gpu/extra.sh

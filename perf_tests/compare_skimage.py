@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Time scikit-image's SSIM with gradient, the CPU baseline for kssim's forward+backward.
 
 What is timed, per repetition (median over --repeats after one warm-up):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // kssim_large_field: SSIM and both gradients of one large generated volume (issue 19: past 2^30 voxels,
 // within a workspace budget), with the peak resident memory, the pieces the problem ran in, and a float64
 // check of sample boxes.

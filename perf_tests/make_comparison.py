@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Joins a kssim_perf_tests JSON and a time_fused_ssim.py JSON from the same device run into
 results/h200-vs-fused-ssim.csv (case, padding, shape, kssim_us, fused_ssim_us, ratio = kssim / fused-ssim;
 float32, both paddings, gradient of image 1 for fwd+bwd; with the L2 cache flushed before every run:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The torch-vs-fused-ssim table of one GPU run (perf_tests/gpu/run's bench-cpp.json and bench-torch.json):
 
   case,padding,shape,kssim_cpp_us,kssim_torch_us,fused_ssim_us,ratio

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // kssim::mpi timing without files (for machines where the kssim tool's image libraries are missing, such
 // as the GPU device): every rank fills its block of a D x H x W float field (deterministic values), then
 // times `repeat` calls of kssim::mpi::ssim_grad (mean and both gradients) after one warm-up, and rank 0

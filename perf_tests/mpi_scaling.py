@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Strong and weak scaling of `kssim compare --decompose` (kssim::mpi) on a 3D field, with the halo
 exchange's share of the time.
 

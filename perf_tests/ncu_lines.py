@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Executed warp instructions per source line of one GPU kernel (NVIDIA), to see where a kernel's
 instructions go when it is instruction-bound.
 

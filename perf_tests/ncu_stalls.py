@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Warp-stall reasons of one GPU kernel from Nsight Compute's per-SASS-instruction export (the
 ncu_sass_*.csv files of perf_tests/gpu/ncu_counts.sh, plain or gzipped): the share of every stall reason
 over the kernel, then the basic blocks (runs of instructions executed equally often) that drew the most

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Per-pixel counts of the SSIM kernels from Nsight Compute CSV files (perf_tests/gpu/ncu_counts.sh):
 
   python3 perf_tests/ncu_table.py OUT/ncu_kssim_*.csv OUT/ncu_fused_ssim.csv [--pixels 6220800]

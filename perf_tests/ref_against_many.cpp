@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Issue 15 item 9 on the H200: what comparing many images against one reference saves per image, at the
 // library level (what `kssim compare REF D1 ... Dk` does: REF uploaded once, one kssim::SSIM object) against
 // a fresh upload of REF and a fresh object per pair (what k separate invocations do on the device side).

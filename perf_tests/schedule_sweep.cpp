@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Times every schedule (Options::schedule: Stages, Fused) of the five perf_tests image shapes, float, both
 // paddings, forward and forward + backward, back to back on the default execution space: 5 warm-up steps,
 // then 50 steps and one fence, per-step mean. A quick sweep for tuning runs and for the router's choices

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // SSIMULACRA2 parity with libjxl's `ssimulacra2` tool on any execution space, without image libraries: scores
 // the pre-decoded pairs of unit_tests/ssimulacra2/make_gpu_pairs.py on Kokkos::DefaultExecutionSpace (the GPU
 // in a CUDA build) and compares them with the tool's scores, which that script computed on the host.

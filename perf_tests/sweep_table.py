@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Medians of perf_tests/gpu/variant_sweep.sh's runs: one row per case (shape, padding, fwd or fwd+bwd), one
 column per variant (the medians of its rounds, us), and each variant's ratio to the first one named (the
 stage schedule's lines, where the sweep timed them, under <shape>@stages).

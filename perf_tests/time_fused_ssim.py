@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Time fused-ssim (https://github.com/rahul-goel/fused-ssim) and kssim's PyTorch binding (the kssim
 package, src/python) on the shapes of kssim_perf_tests, in one process.
 

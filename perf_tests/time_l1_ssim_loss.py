@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Time the 3D Gaussian Splatting training loss on CUDA, fwd+bwd, float32, same padding, in one process:
 
   kssim_fused       kssim.l1_ssim_loss(x, y)                                    (L1 inside the SSIM kernels)

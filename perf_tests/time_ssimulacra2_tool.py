@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Wall time of `kssim ssimulacra2` against libjxl's `ssimulacra2` tool on the same machine, in one run.
 
 Makes a 1920x1080 (or --size) reference from scikit-image's astronaut (bicubic upscale) and 10 JPEG-distorted

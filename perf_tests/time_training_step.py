@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """A 3D Gaussian Splatting style training step, timed per step on a CUDA device:
 
     loss = 0.8 * |render - gt|.mean() + 0.2 * (1 - SSIM(render, gt));  loss.backward();  adam.step()

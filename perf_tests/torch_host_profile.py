@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Where the host time of kssim's PyTorch binding goes, layer by layer, on CUDA tensors (or, with
 --device cpu, on CPU tensors: host time only, the kernels included).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """CPU time of one training step through kssim's PyTorch binding on a tiny image (16x16: the kernels take
 almost nothing, so this is the binding's own cost: Python, the dispatcher, autograd), against the same
 two operators called without autograd, through a Python torch.autograd.Function, and a two-op PyTorch

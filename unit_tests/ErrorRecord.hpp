@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The errors a test measured against its reference, kept in the test report: record_error(name, e) keeps the
 // largest e per name and test as a property ("name": "1.2e-07"), which --gtest_output=json:FILE writes, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // SSIM of 16-bit images (include/kssim/impl/core/Storage.hpp): inputs stored in 16 bits, statistics in float,
 // maps and gradients rounded to 16 bits or kept in float. Every result against the float64 reference
 // (ReferenceSSIM.hpp) evaluated on the very 16-bit values the library reads:

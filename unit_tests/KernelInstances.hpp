@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The test programs compile kssim's kernels once per (backend, value type), in KernelInstances_float.cpp
 // and KernelInstances_double.cpp (kssim/Instantiate.hpp), instead of once in every test source: with a GPU

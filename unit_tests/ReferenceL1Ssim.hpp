@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // An independent float64 reference of the fused L1 + SSIM loss: loss = a mean|x - y| + (1 - a)(1 - SSIM),
 // with SSIM and its gradients from ReferenceSSIM.hpp (a direct window sum) and the L1 term written out

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // An independent float64 masked-SSIM reference for the tests, written from the definition: direct
 // (non-separable) window sums; with normalized statistics every sample weighs k m / sum k m and samples of

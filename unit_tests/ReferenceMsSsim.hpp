@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // An independent float64 MS-SSIM reference for the tests, written from the definition (pytorch-msssim's
 // conventions): at every scale the direct (non-separable) window sums of the valid windows, the mean of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // An independent float64 SSIM reference for the tests: direct (non-separable) correlation with the full
 // 2D or 3D Gaussian window, the textbook formula, and the analytic gradient written in terms of

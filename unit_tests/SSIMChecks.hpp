@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Checks shared by the 2D and 3D tests: every output of the library against the float64 reference.
 

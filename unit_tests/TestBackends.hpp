@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The backends the test programs instantiate their tests and kernels for: every enabled one, except with
 // KSSIM_TEST_DEVICE_ONLY the host backends where CUDA or HIP is enabled (GPU builds of the tests, which would

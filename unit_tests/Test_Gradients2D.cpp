@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Gradients of the mean SSIM of 2D images with respect to both images: against the float64 reference's
 // analytic gradient, and (double) against central finite differences of the library's own value.
 #include "SSIMChecks.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The 16-bit tests (HalfTests.hpp) on the host compiler's _Float16 and __bf16, on the host backends
 // (PairFor leaves them out of the GPU ones).
 #include "HalfTests.hpp"

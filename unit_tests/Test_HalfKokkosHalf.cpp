@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The 16-bit tests (HalfTests.hpp) on Kokkos' half_t, on every backend. Kokkos' two 16-bit types are in
 // two units (Test_HalfKokkosHalf.cpp, Test_HalfKokkosBHalf.cpp): in one, theirs was the longest compile of
 // each GPU build (481 CPU-s, 338 s of wall time on the H200 machine, 2026-12-04e), which the build waited for.

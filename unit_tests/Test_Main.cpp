@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Runs every test inside one Kokkos session.
 #include <gtest/gtest.h>
 

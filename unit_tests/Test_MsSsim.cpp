@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // MS-SSIM: values, per-image and per-channel results and gradients against the independent float64
 // reference (ReferenceMsSsim.hpp), central differences, the clamp's zero gradient, the training object,
 // and the errors of bad input.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Bad input gets a clear std::invalid_argument naming the problem, never a crash or a wrong answer.
 #include "TestingUtilities.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // SSIM values of 2D images (mean, map, per image, per channel) against the float64 reference.
 #include "SSIMChecks.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // 3D SSIM of volumes (N, C, D, H, W): values and gradients against the float64 reference, which
 // correlates with the full 3D Gaussian directly.
 #include "SSIMChecks.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The schedules and the router (include/kssim/impl/schedules/Router.hpp): every schedule against the float64
 // reference on images of several tiles in both directions with ragged edges (the other tests' images fit
 // in one host tile), the router's choices, and forced schedules it cannot honour.

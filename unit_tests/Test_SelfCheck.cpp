@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Never a silent wrong answer: the first-use self-check (SelfCheck.hpp) passes on every enabled backend
 // and reports each injected fault; kernels that did not run leave NaN, not 0 or an old value; results that
 // cannot be 0 are not. This test binary is built with KSSIM_VERIFY_LAUNCHES, so every kernel launch of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Problems split into pieces (include/kssim/impl/ssim/Slabs.hpp): groups of images, groups of channels, and
 // slabs along the outermost spatial axis (D for volumes, H for images), forced by small workspace budgets.
 // Every output against the float64 reference, with every schedule (each with budgets from its own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // kssim::SSIM, the training-loop object: same numbers as the one-call functions, accumulation and
 // upstream factors, and no allocation or host synchronisation per step once constructed.
 #include "TrainingChecks.hpp"

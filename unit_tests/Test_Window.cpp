@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // kssim::Window::Float32: the window of fused-ssim and of the PyTorch SSIM references (pytorch-msssim, the 3D
 // Gaussian Splatting loss), with their raw moments, against the float64 reference written from that
 // definition (ReferenceSSIM.hpp), for every schedule, both paddings, 2D and 3D, values and gradients.

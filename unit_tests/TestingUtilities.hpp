@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Shared test helpers: the typed-test parameter lists (execution space x value type x layout), host
 // images <-> Views of any layout, random data, and error measures.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The property checks of the training objects (kssim::SSIM, MSSSIM, MaskedSSIM, L1SSIMLoss) and of the
 // gradients of every loss, written once and instantiated per object by its test:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """CTest test meta.gtest_properties: every GoogleTest program registered with kssim_gtests
 (unit_tests/CMakeLists.txt) has all its cases in CTest, each with the program's whole ENVIRONMENT and its
 LABELS.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Summarises the errors the tests recorded (unit_tests/ErrorRecord.hpp) in a GoogleTest JSON report: the
 largest value of every property per value type, over every test and backend whose name matches.
 

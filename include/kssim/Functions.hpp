@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // One-call SSIM: the mean, the map, per-image and per-channel means, and gradients with respect to both
 // images. Workspaces are kept between calls of the same shape and options (impl/ssim/PlanCache.hpp: a few per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // kssim is header-only, so every translation unit that calls it compiles its kernels again (with a GPU
 // compiler, about a minute per (execution space, value type)). A program with many translation units can

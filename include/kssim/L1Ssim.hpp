@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The fused L1 + SSIM training loss of 3D Gaussian Splatting and its gradients, computed inside the SSIM
 // kernels: the sum of |x - y| where the first forward kernel reads the images, its gradient added where the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Masked SSIM: SSIM over the part of the images a mask selects, and its gradients with respect to both.
 //

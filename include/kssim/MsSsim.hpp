@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // MS-SSIM (multi-scale SSIM, Wang, Simoncelli and Bovik 2003) with pytorch-msssim's conventions and its
 // gradients with respect to both images.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The knobs of MS-SSIM (multi-scale SSIM, Wang, Simoncelli and Bovik 2003): the SSIM options used at every
 // scale and one exponent per scale. Defaults follow pytorch-msssim: 5 scales with the weights of the paper.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The knobs of SSIM: window, Gaussian sigma, stabilising constants, data range and padding.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // kssim::SSIM: a reusable SSIM loss for one image shape, for training loops. The constructor allocates
 // the whole workspace; forward() and backward() then allocate nothing and never synchronise the host.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // SSIMULACRA2, the perceptual image metric of Cloudinary / libjxl (scores up to 100 = identical; 90: visually
 // lossless, 70: high quality, 50: medium, 30: low), on Kokkos, matching libjxl's `ssimulacra2` tool.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Compile-time requirements on the Views passed to kssim, each with one readable message, and the
 // runtime extent checks that throw std::invalid_argument naming the argument.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // kssim: fused, differentiable SSIM for Kokkos. Include this one header.
 

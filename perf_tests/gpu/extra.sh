@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The measurements beyond perf_tests/gpu/run's own steps (its "extra" hook, run from the repository copy):
 #   peers/                     fused-ssim's and pytorch-msssim's own suites against kssim (peer_suites.sh)
 #   host_profile_caller        torch_host_profile.py: the binding's host time per layer

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The source tarballs perf_tests/gpu/run takes (`--src`, README.md "Inputs"), made from the git snapshots that the
 # session tool `fetch` leaves on this machine, with the CUDA-13 patches applied to both Kokkos trees. carry/ is
 # git-ignored: a new checkout has none, and nothing fetched is ever committed.

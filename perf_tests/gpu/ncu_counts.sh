@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Nsight Compute's counts of the SSIM forward and backward kernels at 1x3x1080x1920 float (11 taps), kssim's
 # and fused-ssim's, for the instruction table of perf_tests/RESULTS.md ("Instructions per pixel"):
 #   perf_tests/gpu/ncu_counts.sh BIN OUT     (BIN: kssim's build bin/ with kssim_perf_tests; OUT: a folder)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Where a volume's time goes: Nsight Compute's duration and DRAM bytes of every kssim kernel of a few
 # 1x1x256x256x256 float fwd+bwd steps (valid padding, the router's slice-fused schedule), past the first-use
 # self-check's launches. Issue 27's 256^3 ratio (0.305x fused_ssim3d) needs to know which of the slice kernels

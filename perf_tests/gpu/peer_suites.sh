@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The peers' own test suites, run against kssim on a CUDA machine (their code is fetched, never committed):
 #   fused-ssim tests/test.py and tests/test_3D.py, with only `from fused_ssim import` changed to `from kssim import`;
 #   pytorch-msssim tests/tests_loss.py and tests/tests_cuda.py, with pytorch_msssim's ssim/SSIM answered by

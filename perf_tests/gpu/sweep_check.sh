@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # A device check of sweep variants' results (variant_sweep.sh builds their binaries): runs each named variant's
 # schedule_sweep once with no arguments (every schedule, both paddings, the five image shapes; the variant's
 # environment words as in KSSIM_GPU_SWEEP_VARIANT, e.g. "ab4:KSSIM_TUNE_FUSED_BACKWARD_CHAIN=4") into

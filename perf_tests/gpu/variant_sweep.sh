@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # A/B of kernel variants next to perf_tests/gpu/run's job, in the same device call, without building
 # kssim_perf_tests once per variant (extra.sh's `variants` step: ~3 min of 16 cores each, after every other
 # step). Each variant is perf_tests/schedule_sweep.cpp compiled with nvcc_wrapper against the job's Kokkos 4.6.01

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The fused SSIM kernels of float images (forward with and without partials, backward of one and both
 // images) for Kokkos::DefaultExecutionSpace: what spills.sh compiles for sm_90 to read ptxas' registers and
 // spills per kernel. Compiled only, never linked or run.

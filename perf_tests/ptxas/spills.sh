@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Registers and spills of the fused SSIM kernels on sm_90, from ptxas -v, without a GPU (about 80 s on 2 cores):
 #
 #   perf_tests/ptxas/spills.sh [-DKSSIM_TUNE_...=... ...]

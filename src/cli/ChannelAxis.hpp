@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Where the channel axis of a .npy input is: first (before the spatial axes: (C, H, W), (N, C, H, W),
 // kssim's own layout) or last (after them: (H, W, C), (N, H, W, C), what NumPy, PIL, imageio and

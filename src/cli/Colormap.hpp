@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The 8-bit rendering of an SSIM map written by `kssim compare --map FILE.png`: a colormap of our own
 // (black -> purple -> crimson -> orange -> pale yellow as SSIM goes 0 -> 1) and the tiling of the map's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // `kssim compare A B [B2 ...] [options]`: validates everything, probes every input's header, then for each
 // B decodes it, runs SSIM against A (Compute.hpp), and only when every pair succeeded writes the requested

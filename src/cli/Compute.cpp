@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "cli/Compute.hpp"
 
 #include <kssim/kssim.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The Kokkos side of `kssim compare`: initialises Kokkos, copies the host arrays to the default execution
 // space, runs kssim, and copies the results back. Nothing here touches files or the command line.

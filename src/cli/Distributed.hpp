@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // `kssim compare A.npy B.npy --decompose DxHxW` under mpirun: each rank reads its block of the arrays and
 // kssim::mpi computes the SSIM of the whole field (src/cli/mpi/DistributedCompare.cpp), in the executable

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The stand-in for src/cli/mpi/DistributedCompare.cpp in builds without MPI (and in the CLI fuzzer).
 
 #include "cli/Distributed.hpp"

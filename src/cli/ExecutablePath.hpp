@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The path of the running executable, as Linux gives it (/proc/self/exe resolved), or "" where it cannot be
 // read. The tool executes itself again (WaitPolicy.cpp) or its MPI half beside it (mpi/DistributedLauncher.cpp).

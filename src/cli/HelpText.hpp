@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The long sections of `kssim --help` and `kssim compare --help` (CLI11 generates the option lists).
 

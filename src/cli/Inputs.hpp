@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The inputs of `kssim compare`: read (a file or "-" for the standard input), probed from their headers
 // (format, dtype, shape, channel axis) so that shapes are compared before anything is decoded, then

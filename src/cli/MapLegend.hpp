@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The colour bar that `--map-legend` draws under a PNG map: the colormap from SSIM 0 to 1, with ticks and
 // labels at 0, 0.25, 0.5, 0.75 and 1 in a small built-in pixel font (digits and '.'), on the gutter gray.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // What `--map` writes besides the raw values: the mean over channels (--map-channels mean) and the PNG
 // rendering (Colormap.hpp), with its optional colour bar (--map-legend) and its Description text.

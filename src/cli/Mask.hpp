@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The --mask input of `kssim compare`: a PNG (or any image format) or a .npy array of weights in [0, 1],
 // read like A and B (channel axis, --dims), of A's spatial extents, with one channel (applied to every

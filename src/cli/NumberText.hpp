@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Numbers as the tool prints them: the shortest decimal that reads back as the same double (std::to_chars),
 // so 0.49189420499999997 prints as 0.491894205 and 1 as 1, with no digit lost.

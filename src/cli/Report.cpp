@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "cli/Report.hpp"
 
 #include "cli/NumberText.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // What `kssim compare` prints for one pair: a plain text block (the mean, then per-image, per-channel and
 // timing lines) or one JSON object on one line.

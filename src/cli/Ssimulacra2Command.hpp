@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // `kssim ssimulacra2 REF DIST [DIST ...] [--json]`: SSIMULACRA2 of each distorted image against one
 // reference, whose pyramid is computed once. Everything is loaded and checked before anything is printed.

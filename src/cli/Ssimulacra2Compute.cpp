@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The Kokkos side of `kssim ssimulacra2`: one cached reference per background, the distorted images
 // compared in batches against it.
 #include "cli/Ssimulacra2Command.hpp"

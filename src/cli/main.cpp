@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The kssim command-line tool: `kssim compare A B [options]`. See HelpText.cpp or `kssim compare --help`.
 
 #include "cli/Compare.hpp"

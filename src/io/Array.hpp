@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // A dense host array of float32 or float64 in C order with its shape: what the .npy reader returns, what the
 // image loaders turn images into, and what the writers take.

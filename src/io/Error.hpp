@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The one exception type of the kssim file readers and writers: a malformed, truncated or unsupported file,
 // or a file that cannot be read or written. what() is a single line meant for the user.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // OpenEXR reading through the OpenEXR library (scan-line and tiled, any compression, half/float/uint
 // channels converted to float by the library): channels R, G, B (RGB) or Y (gray), with an optional A

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Whole-file reading, and all-or-nothing writing of a set of output files.
 

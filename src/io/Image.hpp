@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // A decoded raster image: integer samples with their maximum value (PNG, PGM/PPM, JPEG, WebP, 8/16-bit TIFF)
 // or float samples as stored (OpenEXR, PFM, float TIFF), and their conversion to the (1, C, H, W) float32

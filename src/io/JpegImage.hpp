@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // JPEG reading through libjpeg-turbo: 8-bit gray (1 channel) and color (3 channels, YCbCr converted to RGB
 // by the library) baseline and progressive files. CMYK/YCCK files throw io::Error, as do corrupt or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Loading one input of `kssim compare`: the format is recognised from the file's first bytes (not its
 // name), so .npy arrays and images (PNG, PGM/PPM, JPEG, TIFF, WebP, OpenEXR, PFM) can be given under any

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "io/Npy.hpp"
 
 #include "io/Error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // A strict reader and writer of NumPy .npy files (format versions 1.0, 2.0 and 3.0) holding little-endian
 // float32 ('<f4') or float64 ('<f8') arrays in C order; the reader also takes float16 ('<f2') arrays and

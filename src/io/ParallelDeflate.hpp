@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // A zlib stream (RFC 1950) compressed by several threads, as pigz does: the input is cut into pieces (a
 // few per thread), each piece is deflated on its own (raw deflate ending in a sync flush, the last one finishing

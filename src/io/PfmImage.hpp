@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // A strict reader of Portable Float Maps (PFM): "PF" (RGB) or "Pf" (gray), width, height and a scale whose
 // sign gives the byte order (negative: little-endian), each followed by one whitespace character as

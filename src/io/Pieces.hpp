@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // A range of work cut into contiguous pieces, run on a few threads: what the map picture's compression and
 // the sRGB conversion of `kssim ssimulacra2` share (plain std::thread, so that it works whatever Kokkos

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // PNG reading and writing through libpng. Every PNG color type and bit depth reads: gray and palette images
 // of fewer than 8 bits are expanded to 8 bits (palette to RGB, or to gray when every palette entry is gray), 8- and 16-bit samples are kept as they are,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // A strict reader and writer of Netpbm gray and color images: PGM (P2 plain, P5 binary) and PPM (P3 plain,
 // P6 binary), with a maximum sample value from 1 to 65535 (binary samples above 255 are two bytes,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // TIFF reading through libtiff: the first (and only) image of a file, gray (min-is-black or min-is-white),
 // gray + alpha, RGB or RGBA, with 8- or 16-bit unsigned integer samples (an io::Image) or 32-bit IEEE float

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // WebP reading through libwebp (lossy and lossless, still images): always 3 channels (RGB) or 4 (RGBA, when
 // the file has alpha), 8 bits. Animated files and corrupt or truncated files throw io::Error.

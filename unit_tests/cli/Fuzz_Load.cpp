@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // libFuzzer entry point for the kssim file readers (.npy, PNG, PGM/PPM): every input must either load or
 // throw kssim::io::Error. Built when KSSIM_ENABLE_FUZZERS is ON with clang:
 //   build/bin/kssim_fuzz_load -max_len=4096 corpus/

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Byte-buffer and image helpers shared by the kssim io unit tests.
 

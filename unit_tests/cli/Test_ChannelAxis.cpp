@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Unit tests of the channel-axis handling of `kssim compare` (src/cli/ChannelAxis.*).
 
 #include "cli/ChannelAxis.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Unit tests of the map picture's colours and tiling (src/cli/Colormap.*), against the documented colormap
 // evaluated here in long double.
 

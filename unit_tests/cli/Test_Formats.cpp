@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Unit tests of the JPEG, TIFF, WebP, OpenEXR and PFM readers (src/io/*Image.*), of probe_array and of the
 // parallel zlib writer. Test files are written here with the same Debian libraries' encoders (libtiff for
 // tiled, planar and min-is-white TIFFs that Pillow cannot write; libjpeg, libwebp, OpenEXR), or by hand.

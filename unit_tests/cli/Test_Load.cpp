@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Unit tests of format detection (src/io/Load.*) and all-or-nothing output (src/io/File.*).
 
 #include "TestBytes.hpp"

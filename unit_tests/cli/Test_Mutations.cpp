@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Robustness of the readers: thousands of randomly mutated, truncated and extended valid files must each
 // either parse or throw kssim::io::Error, never crash or throw anything else (run under ASan/UBSan in the
 // asan preset). A cheap stand-in for fuzzing, with a fixed seed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Unit tests of the strict .npy reader and writer (src/io/Npy.*).
 
 #include "TestBytes.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Unit tests of the libpng-based reader and writer (src/io/PngImage.*).
 
 #include "TestBytes.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Unit tests of the strict PGM/PPM reader and writer (src/io/PnmImage.*) and of image_to_array.
 
 #include "TestBytes.hpp"

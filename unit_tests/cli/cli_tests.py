@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """End-to-end tests of the kssim command-line tool, run by CTest one group at a time:
 
     cli_tests.py --kssim build/bin/kssim --source-dir . GROUP     (GROUP: see GROUPS below, or "all")

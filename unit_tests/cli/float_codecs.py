@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Writers of the floating-point image formats kssim reads, for the end-to-end tests: PFM, and OpenEXR
 (uncompressed scan lines, FLOAT or HALF channels), written from their specifications with NumPy and the
 standard library only, so that the library-based readers are checked against an independent writer."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Independent NumPy references in float64 for the kssim CLI tests of --metric ms-ssim and --mask, written
 from the definitions (ssim_reference.py's blur): MS-SSIM with pytorch-msssim's conventions, and masked SSIM
 in both modes."""

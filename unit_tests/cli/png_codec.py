@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """A small PNG encoder and decoder for the kssim CLI tests (numpy + zlib + struct only).
 
 encode_png writes any color type (0 gray, 2 RGB, 3 palette, 4 gray+alpha, 6 RGBA) at bit depths 1-16, with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """An independent NumPy SSIM in float64 for the kssim CLI tests: Gaussian window, valid or zero ("same")
 padding, over the last 2 (images) or 3 (volumes) axes of (N, C, [D,] H, W) arrays."""
 import numpy as np

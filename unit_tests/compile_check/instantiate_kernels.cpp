@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Compile-only check: instantiates every public kssim entry point, and with it every kernel, for
 // Kokkos::DefaultExecutionSpace. cmake/compile-check builds this translation unit with -c against Kokkos
 // configurations for CUDA (sm_90) and HIP (gfx1100, gfx90a); nothing here is ever run or linked.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Driver of the kssim_install_consumer test (run with cmake -P; see CMakeLists.txt for the variables).
 cmake_minimum_required(VERSION 3.22)
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // kssim::mpi on 1, 2 or 4 ranks (CTest runs this program under mpirun -np 1, 2 and 4): every
 // decomposition of the communicator's size that the cases list, 2D and 3D, valid and same padding, uneven
 // splits and blocks thinner than the halo, against (a) the independent float64 reference of the whole

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """`mpirun -np P kssim compare A.npy B.npy --decompose ...` against the single-process tool: values within
 1e-6 (float32) / 1e-12 (float64), gradients within 1e-5 / 1e-11 relative L2, maps within 2e-5 / 1e-12;
 the error contract (exit status 2 on every rank, one `kssim: error:` line, nothing on stdout, no file left).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The README's install command, checked: `pip install --no-build-isolation src/python` into a fresh virtual
 # environment that sees the system's PyTorch (Debian's pip refuses to write into the system's Python), then
 # kssim imported from outside the source tree. Arguments: -DPYTHON= -DSOURCE=<repo>/src/python -DWORK=<dir>.

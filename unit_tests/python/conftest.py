@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Shared fixtures: the devices to test on (CPU always; CUDA when both PyTorch and kssim have it, or as
 KSSIM_TEST_DEVICES=cpu,cuda says) and comparison helpers."""
 

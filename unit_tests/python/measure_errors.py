@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Prints the worst errors of kssim.ssim against reference_ssim.py over the cases of
 test_values_and_gradients.py (both reductions), per dtype and device: where the tests' tolerances come from.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """An independent SSIM in plain PyTorch, float64: a Gaussian window applied with conv2d / conv3d (zero
 padding for "same"), the SSIM formula on raw moments, autograd for the gradients. It shares nothing with
 kssim's kernels (separable passes, recentring, hand-written adjoints)."""

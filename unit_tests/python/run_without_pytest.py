@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Runs this folder's tests where pytest is not installed (e.g. a GPU machine with only pip's PyTorch):
 a stand-in `pytest` module with the few features the tests use (parametrize, skipif, fixtures with
 params, raises, skip), then every test_* function of every test_*.py, each parametrization separately.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Bad input raises a Python exception whose message names the problem; nothing is computed."""
 
 import pytest

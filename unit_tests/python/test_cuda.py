@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """CUDA only (skipped elsewhere): kssim runs on PyTorch's current stream, without synchronising the host,
 and a training step allocates no device memory after the first."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """float16 and bfloat16 tensors: read as stored, computed in float32, the value and the gradients rounded to
 the tensors' dtype (like PyTorch's own operators). Against reference_ssim.py evaluated in float64 on the very
 16-bit values kssim reads: the value within float's 1e-6 plus its rounding to the dtype; each gradient element

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Kokkos' lifetime in a Python process: kssim initialises it at its first call and finalises it at exit,
 unless the program initialised it first; then the program finalises it, and kssim's workspaces are
 released before that. Each case runs in a fresh interpreter."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """kssim.l1_ssim_loss, the fused L1 + SSIM loss: value and both gradients against a float64 reference
 (reference_ssim.py's SSIM plus the L1 term in float64 PyTorch), gradcheck, opcheck, torch.compile, the
 workspace cache across training steps, sign(0) = 0, and bad input."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Non-contiguous, channels-last, sliced, transposed and broadcast tensors give the right answer."""
 
 import pytest

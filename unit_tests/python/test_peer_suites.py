@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The checks of fused-ssim's and pytorch-msssim's own test suites, reproduced against kssim (their code is
 not vendored: these are the facts they check, written anew).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The binding's own memory traffic: each forward returns a fresh tensor that the kernels wrote in the
 images' dtype (no conversion operator, no alias of the workspace), and each backward reads a float32 or
 float64 upstream gradient where it is (other dtypes are converted first): the same values either way."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """kssim's operators inside PyTorch's machinery: opcheck, torch.compile without graph breaks, the
 workspace cache (nothing allocated after the first step), and backward passes in any order."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """A real training loop: an image optimised toward a target with Adam on 0.8 L1 + 0.2 (1 - SSIM), 50
 steps, float64, following a pure-PyTorch trajectory (reference_ssim.py) to 1e-8."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """kssim.ssim against the float64 reference of reference_ssim.py: values, both gradients, gradcheck."""
 
 import pytest

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The cases of the reliability harness: what a case is, the data generators, and the three case lists
 // (edge, random, stability). Nothing here touches Kokkos; Harness.hpp runs a case on every backend.

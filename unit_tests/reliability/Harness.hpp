@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Runs one reliability case on one (execution space, value type, layout) against the float64 reference and
 // measures the errors of every output: the mean (returned and into a View), the per-image and per-channel

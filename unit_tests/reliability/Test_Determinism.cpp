@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Determinism: kssim uses no atomics and reduces the mean in a fixed order (impl/stages/Reduction.hpp), so the same
 // inputs give bitwise-identical results run after run, whatever the OpenMP thread count and the image
 // layout. The team size (Options::team_size) changes only the order of the per-team partial sums, so it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Runs the reliability GoogleTests inside one Kokkos session.
 #include <gtest/gtest.h>
 

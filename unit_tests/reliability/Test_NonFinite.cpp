@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // NaN and Inf in the inputs. kssim's documented behaviour is "propagate": a non-finite input pixel makes
 // the map NaN at every map pixel whose window covers it, the mean NaN (and the per-image / per-channel
 // means of its slice), while every other map pixel, slice and mean stays finite and correct. Gradients are

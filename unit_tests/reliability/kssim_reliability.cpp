@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // kssim_reliability: the reliability harness. Runs the edge, random and stability case lists (Cases.hpp) on
 // every enabled execution space, for float and double and the LayoutRight, LayoutLeft and LayoutStride
 // image Views, against the float64 reference (unit_tests/ReferenceSSIM.hpp), and prints a summary table.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // A float64 host implementation of every SSIMULACRA2 stage, written for the tests from the metric's
 // definition (independently of include/kssim/impl/ssimulacra2): sRGB decoding, XYB, 2x2 downscaling, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // SSIMULACRA2: each stage against the float64 reference of ReferenceSsimulacra2.hpp on a real photograph
 // (a 240 x 240 crop of scikit-image's astronaut, data/astronaut_240.png), the cached and uncached paths
 // against each other (bit for bit), small images (fewer scales, as the tool), the first-use self-check, and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """End-to-end parity of `kssim ssimulacra2` with libjxl's `ssimulacra2` tool (Debian: libjxl-devtools).
 
 Photographs: scikit-image's sample photos (python3-skimage). Distortions: JPEG at several qualities (Pillow's

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Writes the SSIMULACRA2 parity pairs for a machine without image libraries (the GPU machine).
 
 The pairs are the end-to-end parity test's (e2e_parity.py: the same PNG files, written by its write_pairs()).

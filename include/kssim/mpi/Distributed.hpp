@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // SSIM of a field distributed over the ranks of a Cartesian MPI communicator (CMake target kssim::mpi).
 //

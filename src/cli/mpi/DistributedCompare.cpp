@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // `mpirun -np P kssim compare A.npy B.npy --dims 3 --decompose DxHxW [--map M.npy] [--grad-a GA.npy]
 // [--grad-b GB.npy] [--json] [--threshold T] [--repeat N]`.
 //

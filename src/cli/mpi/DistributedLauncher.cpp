@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // --decompose in the kssim executable of a build with MPI: the same process becomes kssim-mpi, the
 // executable beside it that links MPI (cli/Distributed.hpp says why they are two). The exec keeps the
 // process, its environment and so its place in mpirun's job: MPI_Init then runs in kssim-mpi.

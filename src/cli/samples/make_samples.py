@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Generates the two sample images of the kssim command-line tool, made by the project itself:
 
   reference.png  a synthetic 256x192 RGB scene: sky and ground gradients, a sun, a house, a checkerboard,

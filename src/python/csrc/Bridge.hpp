@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The seam between the two halves of the PyTorch binding:
 //  - TorchOps.cpp and WorkspaceCache.cpp see ATen tensors and register the operators; no Kokkos.

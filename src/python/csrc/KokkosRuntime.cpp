@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Kokkos' lifetime inside a Python process: initialised at the first kssim call unless the program already
 // did, finalised at interpreter exit only if kssim initialised it. Everything the binding holds in Kokkos
 // memory (the cached workspaces, the stream instances) is released by a finalize hook, whoever finalises.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Kokkos-side helpers of the binding (the bridge functions ensure_kokkos / finalize_kokkos are in
 // Bridge.hpp): execution space instances on PyTorch's streams.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The autograd formulas of torch.ops.kssim.ssim and torch.ops.kssim.l1_ssim_loss: their backwards are
 // torch.ops.kssim.ssim_backward and torch.ops.kssim.l1_ssim_loss_backward.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // StreamOrder.hpp's events, on the CUDA runtime of PyTorch's CUDA builds; nothing to do without CUDA.
 
 #include "StreamOrder.hpp"

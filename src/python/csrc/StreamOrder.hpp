@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // A workspace's kernels run on the stream it was made on (its home stream); a call from another stream, or
 // from a CUDA graph capture on another stream, forks onto the home stream and joins back with two events:

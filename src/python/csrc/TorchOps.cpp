@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The kssim operators of PyTorch (namespace torch.ops.kssim), on CPU and CUDA tensors:
 //
 //   ssim(img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image, gradients,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The Workspace of Bridge.hpp: one kssim::SSIM object (kssim::L1SSIMLoss for the fused loss) on unmanaged,
 // strided Views of PyTorch's memory.
 // Tensors are never copied: their data pointers and strides become LayoutStride Views, so non-contiguous

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The binding's cache of kssim::SSIM objects, one per ProblemKey (shape, dtype, options, gradients,
 // device and stream), so that a training step allocates no workspace after its first.

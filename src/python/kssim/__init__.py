@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """kssim for PyTorch: fused, differentiable SSIM on CPU and CUDA tensors, computed by kssim's Kokkos kernels.
 
     from kssim import fused_ssim          # drop-in for `from fused_ssim import fused_ssim`

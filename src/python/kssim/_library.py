@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Finds and loads the compiled operator library (torch.ops.kssim), and releases Kokkos at exit."""
 
 import atexit

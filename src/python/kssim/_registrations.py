@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Fake kernels of torch.ops.kssim (the operators and their autograd formulas are C++:
 src/python/csrc/TorchOps.cpp, SsimAutograd.cpp). They give torch.compile and torch.library.opcheck the
 outputs' metadata without computing, so they must allocate exactly as the C++ kernels do."""

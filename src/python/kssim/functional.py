@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The Python API: kssim.ssim, fused_ssim / fused_ssim3d with fused-ssim's signatures, and the fused L1 + SSIM
 training loss kssim.l1_ssim_loss.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Consumer of an installed kssim: SSIM of two small images with known values.
 #include <kssim/kssim.hpp>
 

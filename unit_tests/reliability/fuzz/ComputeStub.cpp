@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The CLI fuzzer links this instead of src/cli/Compute.cpp, Ssimulacra2Compute.cpp and WaitPolicy.cpp
 // (which need Kokkos). The wait policy does nothing here: re-executing the fuzzer would restart it.
 // backend_name() is used by the help text; the rest is never reached, because the fuzzer's sandbox holds

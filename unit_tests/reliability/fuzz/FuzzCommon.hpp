@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Shared by the libFuzzer targets: the input as bytes, a check that aborts (a fuzzer "crash") when a
 // property of the readers does not hold, the one allowed failure (kssim::io::Error), and the properties

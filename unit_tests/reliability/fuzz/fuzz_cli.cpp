@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // libFuzzer target: the command line of `kssim` (CLI11 parsing of src/cli/main.cpp and the option checks of
 // src/cli/Compare.cpp). The input is the argument list, arguments separated by NUL bytes; it runs the real
 // main(), built from src/cli/main.cpp with -Dmain=kssim_cli_main.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // libFuzzer target: the readers of JPEG (libjpeg-turbo), TIFF (libtiff), WebP (libwebp), OpenEXR and PFM,
 // reached through format detection as `kssim compare` does. Any input either loads or throws
 // kssim::io::Error; when it loads, probe_array (the header-only reading) succeeds and announces exactly

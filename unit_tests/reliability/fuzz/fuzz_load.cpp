@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // libFuzzer target: format detection and loading as `kssim compare` does it (.npy and every image format, by
 // content; the seeds are .npy, PNG and PGM/PPM files: fuzz_formats.cpp starts from the other formats).
 #include "FuzzCommon.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // libFuzzer target: the .npy reader. Any input either parses or throws kssim::io::Error; a parsed array
 // is consistent (element count matches the shape) and survives encode -> parse unchanged, bit for bit.
 #include "FuzzCommon.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // libFuzzer target: the PGM/PPM reader. Any input either decodes or throws kssim::io::Error; a decoded image
 // passes check_image, converts to a (1, C, H, W) array, and survives encode (binary and plain) -> decode.
 #include "FuzzCommon.hpp"

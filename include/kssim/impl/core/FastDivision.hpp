@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Division in the map formula (MapFormula.hpp, MapTerms.hpp). In float on NVIDIA and AMD GPUs the IEEE
 // division or reciprocal is a ~11-instruction sequence (approximate reciprocal, Newton steps, a range check

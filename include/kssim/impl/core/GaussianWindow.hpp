@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The normalised 1D Gaussian window, held by value in every kernel functor (it lands in constant/parameter
 // memory on GPUs), so no device allocation is needed for it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Extents of one SSIM problem. 2D images are volumes with D = 1 whose depth pass is skipped, so every
 // kernel sees the same five axes (N, C, D, H, W) and the map extents (Do, Ho, Wo).

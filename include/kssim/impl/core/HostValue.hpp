@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // A device scalar read on the host: the one synchronisation of the calls that return a value.
 

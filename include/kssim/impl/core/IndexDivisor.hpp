@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Division of a team's league rank by a count fixed at launch (tiles per slice, tiles per row), by a
 // multiply and a shift (the round-up method of Granlund and Montgomery) with the constants made on the

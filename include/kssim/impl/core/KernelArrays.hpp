@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // What a kernel functor may hold, and the conversion of the user's Views into it.
 //

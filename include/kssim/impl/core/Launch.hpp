@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Every kssim kernel is dispatched through launch(): Kokkos::parallel_for, plus, in test builds, a count
 // of the work that really ran. Tests define KSSIM_VERIFY_LAUNCHES; then every team of a TeamPolicy kernel

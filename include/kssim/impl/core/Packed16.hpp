@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Packed 16-bit pixels for the GPU code paths: four consecutive pixels of a 16-bit storage type
 // (Storage.hpp) per 64-bit load or store instead of four 16-bit ones. A 16-bit access costs the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Per-image and per-channel results from per-(n, c) slice sums, written into the caller's Views:
 //   per_image[n]      = sum_c sums[n C + c] / sum_c weights[n C + c]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Storage types: what image Views may hold, as opposed to the type kssim computes in. float and double
 // are computed in themselves; the 16-bit types are storage only: each pixel is converted to float where a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Tile shapes (compile-time, independent of team size) and launch shapes (runtime, from the backend).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The shell shared by the training objects (kssim::SSIM, MSSSIM, MaskedSSIM, L1SSIMLoss): the compile-time
 // rules on their template arguments, the checks of images, maps and gradients, the images kept from the

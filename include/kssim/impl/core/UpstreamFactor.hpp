@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The optional device factor a backward pass multiplies its gradients by, besides its host `scale`: the
 // upstream gradient d loss / d value where the caller has it in device memory (a PyTorch autograd grad, a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // KSSIM_VECTORIZE before a host loop over consecutive outputs: `omp simd`. Without it GCC vectorises the
 // wrong loop of a correlation (the taps, as an in-order reduction: scalar adds and shuffles) instead of

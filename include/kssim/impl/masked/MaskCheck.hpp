@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Mask values must lie in [0, 1] (NaN is not allowed). Checked on the device in every masked forward pass,
 // without synchronising: a bad value raises a flag that makes the mean NaN ("never a plausible number"), and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Not ColumnBlur with a Term: the map pass sums two values per team (w * map and w) and weighs the partials,
 // and normalized statistics combine five planes. What is the same is shared: the tile names and launch

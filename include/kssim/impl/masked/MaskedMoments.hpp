@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Not LocalMoments' row_moments with a weight: the mask multiplies every tap and each window is centred on
 // its own weighted means (its centre pixel may be masked out), so the passes differ. Their sums around the

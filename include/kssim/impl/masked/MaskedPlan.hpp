@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Not Plan with a weight: masks run the stage schedule only, with the mask check, a fifth plane and a sum of
 // weights; the adjoint passes are Plan's own kernels (AdjointRow's PixelWeights instance: a compile-time weight).

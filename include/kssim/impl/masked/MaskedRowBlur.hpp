@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Not RowBlur with a weight: every staged sample and tap carries the mask (three staged planes, five outputs,
 // moments around each window's weighted means), and RowBlur's 16-bit and L1 paths do not apply to masks. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Copies (or adds) an axis-aligned box of spatial cells, for every (n, c) slice, from one rank-5 array into
 // another: the halo exchange packs the parts of a block that its neighbours need into a message buffer,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // How a global field is split over the ranks of a Cartesian communicator, agreed collectively.
 //

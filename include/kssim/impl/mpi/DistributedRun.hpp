@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // One distributed SSIM evaluation on this rank: agree on the decomposition, exchange the halos into the
 // extended block, run the single-device library on it (valid padding), reduce the map sums in rank order,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Buffers that a distributed call keeps for the next one (the extended blocks, their gradients and the
 // message buffers). Allocating them per call cost more than the halo exchange itself on the CPU (a 160^3

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // MS-SSIM's downsampling between scales and its adjoint: a 2x2 (volumes 2x2x2) average with stride 2, and
 // zero padding of one sample before the start of every odd spatial extent, as PyTorch's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // MS-SSIM on the four-stage pipeline: one Plan per scale (the contrast-structure term at every scale but
 // the last, SSIM at the last), the images average-pooled between scales (AveragePool.hpp), and the product

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // MS-SSIM from the scales' means, per (n, c) slice: t_k is the mean contrast-structure term of scale k
 // (the mean SSIM at the last scale), clamped at 0 (pytorch-msssim's ReLU), and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The fused backward schedule for images (2D): both adjoint passes and the chain rule in one TeamPolicy
 // kernel, tile by tile in team scratch. A team owns Rows x Cols gradient pixels of one (n, c) slice and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The fused forward schedule for images (2D): the whole forward pass in one TeamPolicy kernel, tile by
 // tile in team scratch. A team owns a chain of `chain` tiles of Rows x Cols map pixels down one column of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The slice-fused schedule for volumes (3D): the fused schedules' 2D kernels run on every depth slice, the
 // depth pass stays a stage.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The one place that decides which schedule runs a problem (Options::schedule == Auto), and that checks a
 // forced choice. The candidates:

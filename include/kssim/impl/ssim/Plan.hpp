@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // One SSIM problem shape with its workspace: runs the forward and backward passes on unified rank-5
 // arrays with the schedules the router chose (Router.hpp): the stage schedule (row blur, column blur, and

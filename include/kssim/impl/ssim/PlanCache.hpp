@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The workspaces of the one-call functions (Functions.hpp), kept between calls. Allocating a workspace
 // per call cost an allocation and, on GPUs, a synchronising free per call (cudaFree waits for the device):

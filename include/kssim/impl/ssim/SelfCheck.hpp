@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The first-use self-check: before kssim computes anything on an (execution space, value type) for the
 // first time in a process, it proves that this Kokkos build runs its kernels as written, and throws

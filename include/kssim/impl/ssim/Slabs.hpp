@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // SSIM of problems larger than one pass of the kernels allows (2^30 elements: their flat indices are
 // 32-bit, Plan.hpp's fits_one_call) or than a workspace budget (Options::max_workspace_bytes): the problem

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The data that defines SSIMULACRA2 (version 2.1, as in libjxl's tools since April 2023): the opsin
 // absorbance matrix and bias of XYB, the offsets that make XYB positive, the SSIM stabiliser, the 108

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Stage 3: the next scale of the linear image, a 2x2 box average. Odd extents round up: the last row or
 // column is repeated (the clamped index), as in the reference tool. The four samples are added in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Stage 5: the three error maps of a distorted image at one scale, consumed where the vertical blur
 // produces its statistics (the blurred planes of the distorted image are never stored):

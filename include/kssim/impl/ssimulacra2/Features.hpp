@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Stage 6: the per-column sums of every scale -> the 108 features of each image (1-norm: mean; 4-norm:
 // fourth root of the mean fourth power) -> the weighted sum -> the score. Each feature is one sequential

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Stage 1: the caller's (N, 3, H, W) View (any layout, through its strides) -> packed linear-RGB planes.
 // sRGB input is decoded as libjxl's colour management decodes it for the reference tool: x / 12.92 up to

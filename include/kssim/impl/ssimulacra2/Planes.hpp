@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Internal image storage of SSIMULACRA2: planes of h x w floats, row-major and packed, plane p = n * 3 + c
 // for image n and channel c.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Stage 4: the recursive Gaussian (sigma 1.5) along one axis of a stack of planes. The recursion is
 // stateful along the axis, so each team owns a strip of lines across it and walks the axis once; the lines

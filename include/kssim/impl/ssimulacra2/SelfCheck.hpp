@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The first-use check of the SSIMULACRA2 kernels: before an execution space computes its first score in a
 // process, every functor type of the pipeline is launched inside a layout probe (impl/ssim/SelfCheck.hpp), and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Backward stage 1, the adjoint column (and, for volumes, adjoint depth) pass. The adjoint of a
 // correlation over the valid (or zero-padded) extent is a full correlation with the reversed window:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Backward stage 2, the adjoint row pass: the reversed-window correlation along W of the K planes left
 // by the adjoint column pass, followed by the chain rule (GradientStore.hpp), times an optional factor per

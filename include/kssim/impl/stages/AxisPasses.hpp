@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The strided-axis passes of one problem shape, shared by every schedule built on the four-stage pipeline
 // (Plan.hpp, MaskedPlan.hpp): the column pass (H), for volumes the depth pass (D), and their adjoints, with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // What the column, depth and adjoint passes share: a correlation along a strided axis,
 //   out[o, l, i] = sum_t weight[t] * in[o, l + t - offset, i],   in = fill outside [0, len_in),

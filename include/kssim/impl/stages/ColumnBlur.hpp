@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Forward stage 2, the column blur (and, for volumes, the depth blur): combine the four moment planes
 // along a strided axis (LocalMoments.hpp). The last forward pass evaluates the SSIM map there and writes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The last step of every backward schedule: the chain rule through the products x'^2, y'^2 and x'y' of
 // the window sums, and the store of a chunk of gradient values.

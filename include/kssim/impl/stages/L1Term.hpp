@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The L1 half of the fused L1 + SSIM loss (kssim/L1Ssim.hpp), as the SSIM kernels compute it on the side:
 //  - forward: the kernel that reads the images (the row blur, or the fused forward) sums |x - y| over the

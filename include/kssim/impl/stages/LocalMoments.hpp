@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The four statistics planes the forward passes hand on, and how a pass combines them.
 //

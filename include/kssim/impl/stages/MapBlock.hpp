@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The last step of every forward schedule: the SSIM map of a block of Rows x Chunk outputs from their
 // window moments (LocalMoments.hpp), with the partial derivatives the backward pass needs (MapFormula.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // SSIM at one pixel from the window's moments, and its partial derivatives.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The per-pixel quantity a map pass evaluates from the window's moments, with its partial derivatives:
 //   SsimTerm               the SSIM map (MapFormula.hpp): luminance x contrast-structure

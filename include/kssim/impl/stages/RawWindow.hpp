@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // SSIM with Window::Float32 (Options.hpp): the window w that fused-ssim and the PyTorch references use does
 // not sum to 1 but to S = 1 - deficit, and their SSIM is of its raw moments, B_w(x^2) - B_w(x)^2. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Per-slice recentring shifts. SSIM needs variances E[x^2] - E[x]^2; in finite precision that cancels
 // catastrophically when the local mean is large against the local spread (near-constant images far from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // The mean of the map, bitwise reproducible: every team of the map pass leaves the sum of its map values
 // in tile_sums; then one kernel with a team per (n, c) slice sums each slice's tile sums, and the team

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Forward stage 1, the row blur: correlate both images along W with the Gaussian and write the four
 // moment planes m1, m2, vs, cov (LocalMoments.hpp) of extent (NC, D, H, Wo). Each team stages a tile of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // What every stage kernel (RowBlur, ColumnBlur, AdjointColumn, AdjointRow, and the masked row and column
 // passes) shares: the names of its tile shape and its launch. The names are a macro, not a base class: the
