@@ -256,7 +256,7 @@ void bench_ssim(benchmark::State& state, std::array<int, Rank> extents, kssim::P
 
 // Registers every mode x padding of one value type for one shape on one execution space: the router's
 // choice under the plain family name (what a user gets), and each schedule forced, under "<family>@stages"
-// and "<family>@fused" (the measurements behind the router, perf_tests/RESULTS.md; volumes: the slice-fused
+// and "<family>@fused" (the measurements behind the router, perf_tests/README.md, "Schedules and the router"; volumes: the slice-fused
 // schedule, where this backend has it for T).
 template <class ExecSpace, class T, int Rank>
 void register_value_type(const char* family, const std::array<int, Rank>& extents) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Per-stage benchmarks: each stage kernel of a 2D forward + backward alone, on one 1x3x1080x1920 image
-// pair, so that RESULTS.md's per-stage table (time against each stage's byte floor) can be re-measured:
+// pair, to time each stage against its byte floor (the GB/s counter):
 //
 //   kssim_perf_tests --benchmark_filter='^stages/'
 //

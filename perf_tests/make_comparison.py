@@ -1,67 +1,77 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-"""Joins a kssim_perf_tests JSON and a time_fused_ssim.py JSON from the same device run into
-results/h200-vs-fused-ssim.csv (case, padding, shape, kssim_us, fused_ssim_us, ratio = kssim / fused-ssim;
-float32, both paddings, gradient of image 1 for fwd+bwd; with the L2 cache flushed before every run:
-kssim_flushed_us, fused_ssim_flushed_us, flushed_ratio) and, if matplotlib is available, a plot of time
-versus size (valid padding). kssim_us is kssim's back-to-back time per call (us_b2b) where the JSON has it.
+"""The plot of perf_tests/README.md, "GPU against fused-ssim": time against size, valid padding, float32, forward
+and forward + backward, 2D and 3D shapes, kssim's C++ time (kssim_perf_tests counter us_flushed, the exact window,
+families ssim2d and ssim3d) against fused-ssim's through PyTorch (triton's do_bench median, fused_ssim and
+fused_ssim3d), both with the L2 flushed. Its inputs are one GPU run's bench-cpp.json and bench-torch.json
+(perf_tests/gpu/run); the same run's tables come from perf_tests/make_torch_table.py.
 
-  python3 perf_tests/make_comparison.py perf_tests/results/h200-kssim.json perf_tests/results/h200-fused-ssim.json
+  cmake/dev-env python3 perf_tests/make_comparison.py OUT/bench-cpp.json OUT/bench-torch.json \\
+      [--out perf_tests/results/gpu-cpp-vs-fused-ssim.png]
+
+Needs matplotlib (the cmake/dev-env root has it).
 """
-import csv
+import argparse
 import json
 import pathlib
-import sys
 
 here = pathlib.Path(__file__).resolve().parent
-kssim_json, fused_json = sys.argv[1], sys.argv[2]
-kssim = {}
-for b in json.load(open(kssim_json))["benchmarks"]:
-    parts = b["name"].split("/")  # family/mode/dtype/padding/shape/Space/manual_time
-    if b.get("run_type", "iteration") != "iteration" or parts[5] not in ("Cuda", "HIP"):
-        continue
-    kssim[(parts[0], parts[1], parts[2], parts[3], parts[4])] = (b.get("us_b2b", b.get("us", b["real_time"])),
-                                                                b.get("us_flushed"))
-rows = []
-for r in json.load(open(fused_json))["results"]:
-    if r["dtype"] != "float":
-        continue
-    key = (r["family"], r["mode"], r["dtype"], r["padding"], r["shape"])
-    if key in kssim:
-        rows.append((r["mode"], r["padding"], r["shape"], kssim[key][0], r["fused_ssim_us"], kssim[key][1],
-                     r.get("fused_ssim_flushed_us")))
-out = here / "results" / "h200-vs-fused-ssim.csv"
-with open(out, "w", newline="") as f:
-    w = csv.writer(f)
-    w.writerow(["case", "padding", "shape", "kssim_us", "fused_ssim_us", "ratio", "kssim_flushed_us",
-                "fused_ssim_flushed_us", "flushed_ratio"])
-    for case, padding, shape, k, fs, kf, ff in rows:
-        flushed = [f"{kf:.1f}", f"{ff:.1f}", f"{kf / ff:.3f}"] if kf and ff else ["", "", ""]
-        w.writerow([case, padding, shape, f"{k:.1f}", f"{fs:.1f}", f"{k / fs:.3f}"] + flushed)
-rows = [(case, shape, k, fs) for case, padding, shape, k, fs, _, _ in rows if padding == "valid"]  # the plot
-print(open(out).read())
-try:
+
+
+def pixels(shape):
+    n = 1
+    for d in shape.split("x"):
+        n *= int(d)
+    return n
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("cpp_json")
+    ap.add_argument("torch_json")
+    ap.add_argument("--out", default=str(here / "results" / "gpu-cpp-vs-fused-ssim.png"))
+    args = ap.parse_args()
+
+    kssim = {}
+    for b in json.load(open(args.cpp_json))["benchmarks"]:
+        parts = b["name"].split("/")  # family/mode/dtype/padding/shape/Space/manual_time
+        if b.get("run_type", "iteration") != "iteration" or b.get("error_occurred") or "us_flushed" not in b:
+            continue
+        if parts[0] in ("ssim2d", "ssim3d") and parts[2] == "float" and parts[5] in ("Cuda", "HIP"):
+            kssim[(parts[1], parts[3], parts[4])] = float(b["us_flushed"])
+    torch = json.load(open(args.torch_json))
+    rows = []  # (mode, shape, kssim us, fused-ssim us), valid padding
+    for r in torch["results"]:
+        key = (r["mode"], r["padding"], r["shape"])
+        peer = r.get("fused_ssim_do_bench_us")
+        if r["dtype"] == "float" and r["padding"] == "valid" and key in kssim and peer:
+            rows.append((r["mode"], r["shape"], kssim[key], peer))
+    for row in rows:
+        print("%-8s %-18s kssim %8.1f us  fused-ssim %8.1f us  ratio %.3f" % (*row, row[2] / row[3]))
+
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-except ImportError:
-    sys.exit(0)
-fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-for ax, case in zip(axes, ("fwd+bwd", "fwd")):
-    for dims, style in ((2, "-"), (3, ":")):
-        sel = sorted((r for r in rows if r[0] == case and r[1].count("x") == dims + 1),
-                     key=lambda r: eval(r[1].replace("x", "*")))
-        px = [eval(r[1].replace("x", "*")) / 1e6 for r in sel]
-        ax.loglog(px, [r[2] for r in sel], "o" + style, color="C0", label=f"kssim {dims}D (Kokkos CUDA)")
-        ax.loglog(px, [r[3] for r in sel], "s" + style, color="C1", label=f"fused-ssim {dims}D")
-    sel = [r for r in rows if r[0] == case]
-    px = [eval(r[1].replace("x", "*")) / 1e6 for r in sel]
-    for x, r in zip(px, sel):
-        ax.annotate(r[1], (x, r[2]), fontsize=6, xytext=(3, 3), textcoords="offset points")
-    ax.set_title(f"H200, float32, valid, {case}")
-    ax.set_xlabel("pixels or voxels (millions)")
-    ax.set_ylabel("time (us)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-fig.tight_layout()
-fig.savefig(here / "results" / "h200-vs-fused-ssim.png", dpi=110)
+
+    device = torch.get("context", {}).get("device", "GPU")
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for ax, mode in zip(axes, ("fwd+bwd", "fwd")):
+        for dims, style in ((2, "-"), (3, ":")):
+            sel = sorted((r for r in rows if r[0] == mode and r[1].count("x") == dims + 1), key=lambda r: pixels(r[1]))
+            px = [pixels(r[1]) / 1e6 for r in sel]
+            ax.loglog(px, [r[2] for r in sel], "o" + style, color="C0", label=f"kssim {dims}D (C++)")
+            ax.loglog(px, [r[3] for r in sel], "s" + style, color="C1", label=f"fused-ssim {dims}D")
+            for x, r in zip(px, sel):
+                ax.annotate(r[1], (x, r[2]), fontsize=6, xytext=(3, 3), textcoords="offset points")
+        ax.set_title(f"{device}, float32, valid, {mode}, L2 flushed")
+        ax.set_xlabel("pixels or voxels (millions)")
+        ax.set_ylabel("time (us)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(args.out, dpi=110)
+    print("wrote", args.out)
+
+
+if __name__ == "__main__":
+    main()

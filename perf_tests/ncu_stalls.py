@@ -6,11 +6,11 @@ over the kernel, then the basic blocks (runs of instructions executed equally of
 samples, with their top reasons. Tells whether an instruction-bound kernel waits on barriers, on global
 loads (long_sb), on the shared-memory pipe (mio) or on issue itself (not_selected, selected).
 
-  python3 perf_tests/ncu_stalls.py perf_tests/results/h200-2026-12-03i/ncu_sass_forward.csv.gz [--blocks 12]
+  python3 perf_tests/ncu_stalls.py OUT/ncu_sass_forward.csv.gz [--blocks 12]
 
 With --pixels P (the outputs the profiled launch computed, e.g. 3*1070*1910 for 1x3x1080x1920 valid) it also
 lists the blocks that issue the most: thread instructions per output pixel (warp instructions x 32 / P) and
-their opcode mix, i.e. where the instructions per pixel of perf_tests/RESULTS.md go.
+their opcode mix, i.e. where the instructions per pixel of perf_tests/README.md ("Where the time goes") go.
 """
 import argparse
 import collections

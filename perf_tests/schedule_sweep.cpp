@@ -2,7 +2,7 @@
 // Times every schedule (Options::schedule: Stages, Fused) of the five perf_tests image shapes, float, both
 // paddings, forward and forward + backward, back to back on the default execution space: 5 warm-up steps,
 // then 50 steps and one fence, per-step mean. A quick sweep for tuning runs and for the router's choices
-// (perf_tests/RESULTS.md, "Schedules and the router"); kssim_perf_tests is the full benchmark. Build:
+// (perf_tests/README.md, "Schedules and the router"); kssim_perf_tests is the full benchmark. Build:
 //   $KOKKOS/bin/nvcc_wrapper -std=c++20 -O3 -DNDEBUG -arch=sm_90 --extended-lambda -Iinclude -I$KOKKOS/include \
 //       perf_tests/schedule_sweep.cpp -L$KOKKOS/lib -lkokkoscore -lcuda -ldl -o schedule_sweep
 // (-DKSSIM_TUNE_FUSED_MIN_TEAMS=<n> to try other launch bounds of the fused kernels). Prints the SSIM and

@@ -31,7 +31,7 @@ step() {  # step NAME COMMAND...
   echo "$name,$rc,$((SECONDS - t0))" >> "$out/extra_steps.csv"
   echo "-- $name: exit $rc in $((SECONDS - t0)) s"; tail -3 "$out/$name.txt"
 }
-# The router's sweeps (2 min; their results are in RESULTS.md): with KSSIM_GPU_EXTRA_SWEEPS=1 only.
+# The router's sweeps (2 min; perf_tests/README.md, "Schedules and the router"): with KSSIM_GPU_EXTRA_SWEEPS=1 only.
 if [ "${KSSIM_GPU_EXTRA_SWEEPS:-0}" = 1 ]; then
   for chain in 1 2 3 4 5 6 8; do
     step "chain_$chain" env KSSIM_TUNE_FUSED_FORWARD_CHAIN=$chain "$KSSIM_GPU_BUILD/bin/kssim_perf_tests" \

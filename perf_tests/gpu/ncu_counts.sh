@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Nsight Compute's counts of the SSIM forward and backward kernels at 1x3x1080x1920 float (11 taps), kssim's
-# and fused-ssim's, for the instruction table of perf_tests/RESULTS.md ("Instructions per pixel"):
+# and fused-ssim's, for the instruction table of perf_tests/README.md ("Where the time goes"):
 #   perf_tests/gpu/ncu_counts.sh BIN OUT     (BIN: kssim's build bin/ with kssim_perf_tests; OUT: a folder)
 # writes OUT/ncu_kssim_<mode>_<padding>.csv (kssim's fused schedule, past the first-use self-check's launches), OUT/ncu_fused_ssim.csv (fused-ssim, if importable: forward and backward, both
 # paddings) and OUT/ncu_sass_forward.csv, ncu_sass_backward.csv (executed instructions per SASS instruction

@@ -8,7 +8,7 @@
 # `cmake/compile-check cuda-sm90` generates (run that first; same KSSIM_COMPILE_CHECK_DIR), and prints one line
 # per fused kernel instance: taps, template arguments, registers, spill stores / loads (bytes). Spills are
 # static counts, not executions, but a change that adds them to a kernel held at 48 registers by its launch
-# bound has cost time on the H200 (perf_tests/RESULTS.md, call "2026-12-04a").
+# bound has cost time on the H200 (perf_tests/README.md, "Kernel variants").
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cc=${KSSIM_COMPILE_CHECK_DIR:-$repo/build/compile-check}/cuda-sm90/include
