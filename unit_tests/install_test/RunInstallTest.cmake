@@ -24,7 +24,7 @@ endif()
 
 # 1. Install the build tree into a fresh prefix (stale files from an earlier run must not hide a
 #    missing install rule).
-file(REMOVE_RECURSE "${PREFIX}" "${CONSUMER_BINARY_DIR}")
+file(REMOVE_RECURSE "${PREFIX}" "${CONSUMER_BINARY_DIR}" "${CONSUMER_BINARY_DIR}-mpi")
 step("cmake --install" ${CMAKE_COMMAND} --install "${KSSIM_BUILD_DIR}" --prefix "${PREFIX}" ${config_args})
 
 foreach(required include/kssim/kssim.hpp)
@@ -36,10 +36,18 @@ file(GLOB_RECURSE config_files "${PREFIX}/*/kssimConfig.cmake")
 if(NOT config_files)
   message(FATAL_ERROR "install test: no kssimConfig.cmake under ${PREFIX}")
 endif()
+# Nothing outside the usual folders (a Python package at <prefix>/kssim, say).
+file(GLOB top_level RELATIVE "${PREFIX}" "${PREFIX}/*")
+foreach(entry IN LISTS top_level)
+  if(NOT entry MATCHES "^(include|lib|lib64|bin|share)$")
+    message(FATAL_ERROR "install test: the install wrote '${PREFIX}/${entry}' (only include, lib, bin, share)")
+  endif()
+endforeach()
+file(GLOB_RECURSE mpi_targets "${PREFIX}/*/kssimMpiTargets.cmake")
 
 # 2. Configure and build the consumer against the installed package only.
 set(configure_args
-  -S "${CONSUMER_SOURCE_DIR}" -B "${CONSUMER_BINARY_DIR}" -G "${GENERATOR}"
+  -S "${CONSUMER_SOURCE_DIR}" -G "${GENERATOR}"
   "-DCMAKE_PREFIX_PATH=${PREFIX}"
   "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}"
   "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}"
@@ -53,7 +61,9 @@ endif()
 if(Kokkos_DIR)
   list(APPEND configure_args "-DKokkos_DIR=${Kokkos_DIR}")
 endif()
-step("configure the consumer" ${CMAKE_COMMAND} ${configure_args})
+# kssim::kssim needs Kokkos only: the consumer is configured with MPI hidden from CMake.
+step("configure the consumer" ${CMAKE_COMMAND} ${configure_args} -B "${CONSUMER_BINARY_DIR}"
+     -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON)
 
 # The consumer must have found the installed package, not a build tree or another installation.
 file(STRINGS "${CONSUMER_BINARY_DIR}/CMakeCache.txt" kssim_dir_line REGEX "^kssim_DIR:")
@@ -74,4 +84,23 @@ else()
   set(app "${CONSUMER_BINARY_DIR}/app${CMAKE_EXECUTABLE_SUFFIX}")
 endif()
 step("run the consumer" "${app}")
+
+# 4. Where kssim was built with MPI: a consumer of find_package(kssim COMPONENTS mpi) and kssim::mpi,
+#    run as a single process (Open MPI's singleton start; root allowed, shared memory only, as the MPI tests).
+if(mpi_targets)
+  file(REMOVE_RECURSE "${CONSUMER_BINARY_DIR}-mpi")
+  step("configure the MPI consumer" ${CMAKE_COMMAND} ${configure_args} -B "${CONSUMER_BINARY_DIR}-mpi"
+       -DCONSUMER_WITH_MPI=ON)
+  step("build the MPI consumer" ${CMAKE_COMMAND} --build "${CONSUMER_BINARY_DIR}-mpi" ${config_args})
+  if(CONFIG AND EXISTS "${CONSUMER_BINARY_DIR}-mpi/${CONFIG}/app_mpi${CMAKE_EXECUTABLE_SUFFIX}")
+    set(app_mpi "${CONSUMER_BINARY_DIR}-mpi/${CONFIG}/app_mpi${CMAKE_EXECUTABLE_SUFFIX}")
+  else()
+    set(app_mpi "${CONSUMER_BINARY_DIR}-mpi/app_mpi${CMAKE_EXECUTABLE_SUFFIX}")
+  endif()
+  step("run the MPI consumer" ${CMAKE_COMMAND} -E env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+       HWLOC_HIDE_ERRORS=2 OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,sm "OMPI_MCA_osc=^ucx" "OMPI_MCA_coll=^ucc,hcoll"
+       "${app_mpi}")
+else()
+  message(STATUS "install test: this build has no MPI component; the MPI consumer is not built")
+endif()
 message(STATUS "install test: passed")
