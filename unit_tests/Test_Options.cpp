@@ -2,6 +2,9 @@
 // Bad input gets a clear std::invalid_argument naming the problem, never a crash or a wrong answer.
 #include "TestingUtilities.hpp"
 
+#include <functional>
+#include <vector>
+
 using namespace kssim_test;
 using Exec = Kokkos::DefaultHostExecutionSpace;
 using View4 = Kokkos::View<float****, Exec::memory_space>;
@@ -29,6 +32,64 @@ TEST(Options, DefaultsAreTheStandardOnes) {
   EXPECT_EQ(o.data_range, 1.0);
   EXPECT_EQ(o.padding, kssim::Padding::Valid);
   EXPECT_NO_THROW(kssim::validate(o));
+}
+
+// Every field takes part in ==, and equal options hash alike (plan caches and the bindings key on them).
+TEST(Options, EqualityAndHashCoverEveryField) {
+  const std::vector<std::function<void(kssim::Options&)>> edits = {
+      [](auto& o) { o.window_size = 7; },        [](auto& o) { o.sigma = 1.25; },
+      [](auto& o) { o.k1 = 0.02; },              [](auto& o) { o.k2 = 0.05; },
+      [](auto& o) { o.data_range = 255; },       [](auto& o) { o.padding = kssim::Padding::Same; },
+      [](auto& o) { o.window = kssim::Window::Float32; },
+      [](auto& o) { o.schedule = kssim::Schedule::Stages; },
+      [](auto& o) { o.team_size = 64; },         [](auto& o) { o.vector_length = 4; },
+      [](auto& o) { o.max_workspace_bytes = 1 << 20; }};
+  const kssim::Options base;
+  const std::hash<kssim::Options> hash;
+  EXPECT_TRUE(base == kssim::Options{});
+  EXPECT_EQ(hash(base), hash(kssim::Options{}));
+  for (std::size_t i = 0; i < edits.size(); ++i) {
+    kssim::Options o;
+    edits[i](o);
+    EXPECT_FALSE(o == base) << "edit " << i;
+    EXPECT_NE(hash(o), hash(base)) << "edit " << i;
+    kssim::Options copy = o;
+    EXPECT_TRUE(copy == o) << "edit " << i;
+    EXPECT_EQ(hash(copy), hash(o)) << "edit " << i;
+  }
+  kssim::MsSsimOptions ms, ms3;
+  ms3.weights = {0.2, 0.3, 0.5};
+  EXPECT_TRUE(ms == kssim::MsSsimOptions{});
+  EXPECT_FALSE(ms == ms3);
+  EXPECT_NE(std::hash<kssim::MsSsimOptions>{}(ms), std::hash<kssim::MsSsimOptions>{}(ms3));
+  kssim::L1SsimOptions l1, l1b;
+  l1b.l1_weight = 0.5;
+  EXPECT_FALSE(l1 == l1b);
+  EXPECT_NE(std::hash<kssim::L1SsimOptions>{}(l1), std::hash<kssim::L1SsimOptions>{}(l1b));
+  l1b = l1;
+  l1b.ssim.sigma = 2;
+  EXPECT_FALSE(l1 == l1b);
+}
+
+// The map's extents as the metric checks them: valid and same padding, images and volumes, bad input.
+TEST(Options, MapExtentsAreTheMapsShape) {
+  kssim::Options same;
+  same.padding = kssim::Padding::Same;
+  const View4 img("img", 2, 3, 20, 31);
+  EXPECT_EQ(kssim::map_extents(img), (std::array<int, 4>{2, 3, 10, 21}));
+  EXPECT_EQ(kssim::map_extents(img, same), (std::array<int, 4>{2, 3, 20, 31}));
+  kssim::Options w7;
+  w7.window_size = 7;
+  const Kokkos::View<double*****, Kokkos::LayoutLeft, Exec::memory_space> vol("vol", 1, 2, 9, 8, 12);
+  EXPECT_EQ(kssim::map_extents(vol, w7), (std::array<int, 5>{1, 2, 3, 2, 6}));
+  // A map allocated from them is what ssim_map accepts.
+  const auto e = kssim::map_extents(img);
+  const View4 map("map", e[0], e[1], e[2], e[3]);
+  EXPECT_NO_THROW(kssim::ssim_map(Exec{}, img, img, map));
+  EXPECT_NE(error_of([&] { kssim::map_extents(View4("small", 1, 1, 8, 40)); }).find("window_size"), std::string::npos);
+  kssim::Options bad;
+  bad.sigma = -1;
+  EXPECT_NE(error_of([&] { kssim::map_extents(img, bad); }).find("sigma"), std::string::npos);
 }
 
 TEST(Options, RejectsBadWindowSigmaAndRange) {

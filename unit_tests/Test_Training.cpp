@@ -58,6 +58,26 @@ TYPED_TEST(Training, AccumulatesWithHostAndDeviceUpstreamFactors) {
   expect_accumulates_with_host_and_device_factors<C>(s, ssim_object<C>(s), forward_on(in), ssim_grad_on(in), 84);
 }
 
+// {} skips a gradient in every backward() form, as in ssim_grad: loss.backward({}, g2) and
+// loss.backward(upstream, {}, g2) give image 2's gradient of the one-call function, bit for bit.
+TYPED_TEST(Training, BracesSkipAGradientInEveryBackwardForm) {
+  using C = TypeParam;
+  using Exec = typename C::execution_space;
+  const Shape s{1, 2, 1, 21, 25};
+  const auto in = noisy_views<C>(s, 86, 0.1);
+  Exec exec;
+  auto want = make_view<C>("want", s);
+  kssim::ssim_grad(exec, in.a, in.b, {}, want);
+  kssim::SSIM<Exec, typename C::value_type> loss(exec, {s.n, s.c, s.h, s.w}, {}, kssim::Gradients::Image2);
+  loss.forward(in.a, in.b);
+  auto got = make_view<C>("got", s);
+  loss.backward({}, got);
+  EXPECT_EQ(from_view(got, s), from_view(want, s));
+  auto got_device = make_view<C>("got_device", s);
+  loss.backward(device_scalar<C>(1.0), {}, got_device);
+  EXPECT_EQ(from_view(got_device, s), from_view(want, s));
+}
+
 TYPED_TEST(Training, StepsAllocateNothingAndNeverSynchronise) {
   using C = TypeParam;
   const Shape s{2, 3, 1, 40, 44};

@@ -8,6 +8,7 @@
 //   double s = kssim::ssim(exec, img1, img2);                     // mean, synchronises
 //   kssim::ssim(exec, img1, img2, mean_view);                     // rank-0 View, no synchronisation
 //   kssim::ssim_map(exec, img1, img2, map);                       // (N, C, Ho, Wo) or (N, C, Do, Ho, Wo)
+//   auto e = kssim::map_extents(img1, opts);                      // those extents, for allocating the map
 //   kssim::ssim_per_image(exec, img1, img2, per_image);           // (N)
 //   kssim::ssim_per_channel(exec, img1, img2, per_channel);       // (N, C)
 //   double s = kssim::ssim_grad(exec, img1, img2, grad1, grad2);  // either gradient may be an empty View
@@ -41,15 +42,18 @@ struct ImagePair {
   Geometry g;
   InputArray<S> x, y;
 
+  // Checked when the entry point declares its ImagePair, its first statement: kssim's message comes first.
+  static constexpr bool checked() {
+    if constexpr (Sixteen)
+      return check_ssim_image_view<ExecSpace, View1>() && check_ssim_image_view<ExecSpace, View2>() &&
+             check_same_kind<View1, View2>();
+    else
+      return check_image_view<ExecSpace, View1>() && check_image_view<ExecSpace, View2>() &&
+             check_same_kind<View1, View2>();
+  }
+  static_assert(checked());
+
   ImagePair(const View1& img1, const View2& img2, const Options& opts) {
-    if constexpr (Sixteen) {
-      check_ssim_image_view<ExecSpace, View1>();
-      check_ssim_image_view<ExecSpace, View2>();
-    } else {
-      check_image_view<ExecSpace, View1>();
-      check_image_view<ExecSpace, View2>();
-    }
-    check_same_kind<View1, View2>();
     require_same_extents(img1, img2);
     g = make_geometry<int(View1::rank())>(extents_of(img1), opts);
     x = as_rank5<InputArray<S>>(img1);
@@ -63,15 +67,13 @@ using SsimImages = ImagePair<ExecSpace, View1, View2, true>;
 // ({} or an empty View skips one) and their rank-5 arrays (null where skipped).
 template <class ExecSpace, class View1, class Grad1, class Grad2>
 struct GradientArgs {
+  static_assert(check_output_view<ExecSpace, Grad1>() && check_output_view<ExecSpace, Grad2>() &&
+                check_same_kind<View1, Grad1>() && check_same_kind<View1, Grad2>());
   PartialPlanes wanted;
   OutputArray<value_type_of<View1>> g1, g2;
 
   GradientArgs(const View1& img1, const Grad1& grad1, const Grad2& grad2)
       : wanted{!is_empty_view(grad1), !is_empty_view(grad2)} {
-    check_output_view<ExecSpace, Grad1>();
-    check_output_view<ExecSpace, Grad2>();
-    check_same_kind<View1, Grad1>();
-    check_same_kind<View1, Grad2>();
     const auto extents = extents_of(img1);
     if (wanted.image1) {
       require_extents("grad1", grad1, extents);
@@ -101,7 +103,7 @@ template <class ExecSpace, class View1, class View2, class MeanView>
   requires Kokkos::is_view_v<MeanView>
 void ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const MeanView& mean,
           const Options& opts = {}) {
-  check_result_view<ExecSpace, MeanView, 0>();
+  static_assert(check_result_view<ExecSpace, MeanView, 0>());
   impl::SsimImages<ExecSpace, View1, View2> p(img1, img2, opts);
   using P = decltype(p);
   const auto plan = impl::one_call_plan<ExecSpace, typename P::T, typename P::S>(exec, p.g, opts);
@@ -122,6 +124,19 @@ double ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const O
   return total / double(p.g.map_size());
 }
 
+// The extents of the map for images shaped like `img` under `opts`: (N, C, Ho, Wo) or (N, C, Do, Ho, Wo),
+// with Ho = H - window_size + 1 for valid padding and H for same (likewise Do, Wo). Throws
+// std::invalid_argument as the metric would (invalid options, empty or too-small images).
+//   auto e = kssim::map_extents(img1, opts);
+//   Kokkos::View<float****> map("map", e[0], e[1], e[2], e[3]);
+template <class View>
+std::array<int, View::rank()> map_extents(const View& img, const Options& opts = {}) {
+  static_assert(Kokkos::is_view_v<View>, "kssim: map_extents takes an image View");
+  static_assert(View::rank() == 4 || View::rank() == 5,
+                "kssim: images must be rank 4 (N, C, H, W) or rank 5 (N, C, D, H, W)");
+  return impl::map_extents<View::rank()>(impl::make_geometry<int(View::rank())>(impl::extents_of(img), opts));
+}
+
 // The SSIM map: (N, C, Ho, Wo) for images, (N, C, Do, Ho, Wo) for volumes. For 16-bit images a map of
 // their type is rounded to it, a float map is not.
 template <class ExecSpace, class View1, class View2, class MapView>
@@ -130,7 +145,7 @@ void ssim_map(const ExecSpace& exec, const View1& img1, const View2& img2, const
   impl::SsimImages<ExecSpace, View1, View2> p(img1, img2, opts);
   using P = decltype(p);
   using O = typename MapView::value_type;
-  check_ssim_output_view<ExecSpace, MapView, typename P::S>();
+  static_assert(check_ssim_output_view<ExecSpace, MapView, typename P::S>());
   static_assert(MapView::rank() == View1::rank(), "kssim: both Views must have the same rank");
   impl::require_extents("map", map, impl::map_extents<View1::rank()>(p.g));
   const auto plan = impl::one_call_plan<ExecSpace, typename P::T, typename P::S, O>(exec, p.g, opts);
@@ -141,7 +156,7 @@ void ssim_map(const ExecSpace& exec, const View1& img1, const View2& img2, const
 template <class ExecSpace, class View1, class View2, class PerImageView>
 void ssim_per_image(const ExecSpace& exec, const View1& img1, const View2& img2, const PerImageView& per_image,
                     const Options& opts = {}) {
-  check_result_view<ExecSpace, PerImageView, 1>();
+  static_assert(check_result_view<ExecSpace, PerImageView, 1>());
   impl::SsimImages<ExecSpace, View1, View2> p(img1, img2, opts);
   using P = decltype(p);
   impl::require_extents("per_image", per_image, std::array<int, 1>{p.g.n});
@@ -163,7 +178,7 @@ void ssim_per_image(const ExecSpace& exec, const View1& img1, const View2& img2,
 template <class ExecSpace, class View1, class View2, class PerChannelView>
 void ssim_per_channel(const ExecSpace& exec, const View1& img1, const View2& img2,
                       const PerChannelView& per_channel, const Options& opts = {}) {
-  check_result_view<ExecSpace, PerChannelView, 2>();
+  static_assert(check_result_view<ExecSpace, PerChannelView, 2>());
   impl::SsimImages<ExecSpace, View1, View2> p(img1, img2, opts);
   using P = decltype(p);
   impl::require_extents("per_channel", per_channel, std::array<int, 2>{p.g.n, p.g.c});
@@ -191,10 +206,10 @@ double ssim_grad(const ExecSpace& exec, const View1& img1, const View2& img2, co
                  const Grad2& grad2 = {}, const Options& opts = {}) {
   impl::SsimImages<ExecSpace, View1, View2> p(img1, img2, opts);
   using P = decltype(p);
+  static_assert(check_ssim_output_view<ExecSpace, Grad1, typename P::S>());
+  static_assert(check_ssim_output_view<ExecSpace, Grad2, typename P::S>());
   using T = typename P::T;
   using O = typename Grad1::value_type;
-  check_ssim_output_view<ExecSpace, Grad1, typename P::S>();
-  check_ssim_output_view<ExecSpace, Grad2, typename P::S>();
   static_assert(std::is_same_v<O, typename Grad2::value_type>, "kssim: both gradients must hold the same type");
   static_assert(Grad1::rank() == View1::rank() && Grad2::rank() == View1::rank(),
                 "kssim: both Views must have the same rank");

@@ -51,7 +51,7 @@ template <class ExecSpace, class View1, class View2, class LossView>
   requires Kokkos::is_view_v<LossView>
 void l1_ssim_loss(const ExecSpace& exec, const View1& img1, const View2& img2, const LossView& loss,
                   const L1SsimOptions& opts = {}) {
-  check_result_view<ExecSpace, LossView, 0>();
+  static_assert(check_result_view<ExecSpace, LossView, 0>());
   impl::write_mean(exec, impl::L1SsimCall<ExecSpace, View1, View2>(exec, img1, img2, opts).plan->loss(), 1.0, loss);
 }
 

@@ -13,6 +13,8 @@ namespace kssim {
 struct L1SsimOptions {
   Options ssim{.padding = Padding::Same};  // window, sigma, k1, k2, data_range, padding (Same by default)
   double l1_weight = 0.8;                   // a in a * mean|x - y| + (1 - a) * (1 - SSIM), in [0, 1]
+
+  friend bool operator==(const L1SsimOptions&, const L1SsimOptions&) = default;
 };
 
 // Throws std::invalid_argument naming the offending option.
@@ -23,3 +25,10 @@ inline void validate(const L1SsimOptions& o) {
 }
 
 }  // namespace kssim
+
+template <>
+struct std::hash<kssim::L1SsimOptions> {
+  std::size_t operator()(const kssim::L1SsimOptions& o) const noexcept {
+    return kssim::impl::hash_fields(o.ssim, o.l1_weight);
+  }
+};

@@ -46,8 +46,8 @@ namespace impl {
 // The checked mask of an image pair: same rank and value type, extents (N, 1 or C, [D,] H, W).
 template <class ExecSpace, class ImageView, class MaskView>
 InputArray<value_type_of<ImageView>> mask_array(const MaskView& mask, const std::array<int, ImageView::rank()>& image) {
-  check_image_view<ExecSpace, MaskView>();
-  check_same_kind<ImageView, MaskView>();
+  static_assert(check_image_view<ExecSpace, MaskView>());
+  static_assert(check_same_kind<ImageView, MaskView>());
   bool ok = mask.extent(1) == 1 || int(mask.extent(1)) == image[1];
   for (std::size_t i = 0; i < image.size(); ++i) ok = ok && (i == 1 || int(mask.extent(i)) == image[i]);
   if (!ok) {
@@ -90,7 +90,7 @@ template <class ExecSpace, class View1, class View2, class MaskView, class MeanV
   requires Kokkos::is_view_v<MeanView>
 void masked_ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const MaskView& mask, MaskMode mode,
                  const MeanView& mean, const Options& opts = {}) {
-  check_result_view<ExecSpace, MeanView, 0>();
+  static_assert(check_result_view<ExecSpace, MeanView, 0>());
   impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
   c.plan.forward(exec, c.p.x, c.p.y, c.m, {});
   impl::write_mean(exec, c.plan.mean(), 1.0, mean);
@@ -111,8 +111,8 @@ double masked_ssim(const ExecSpace& exec, const View1& img1, const View2& img2, 
 template <class ExecSpace, class View1, class View2, class MaskView, class MapView>
 void masked_ssim_map(const ExecSpace& exec, const View1& img1, const View2& img2, const MaskView& mask,
                      MaskMode mode, const MapView& map, const Options& opts = {}) {
-  check_output_view<ExecSpace, MapView>();
-  check_same_kind<View1, MapView>();
+  static_assert(check_output_view<ExecSpace, MapView>());
+  static_assert(check_same_kind<View1, MapView>());
   impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
   impl::require_extents("map", map, impl::map_extents<View1::rank()>(c.p.g));
   c.plan.forward(exec, c.p.x, c.p.y, c.m, impl::as_rank5<impl::OutputArray<impl::value_type_of<View1>>>(map));
@@ -123,7 +123,7 @@ void masked_ssim_map(const ExecSpace& exec, const View1& img1, const View2& img2
 template <class ExecSpace, class View1, class View2, class MaskView, class PerImageView>
 void masked_ssim_per_image(const ExecSpace& exec, const View1& img1, const View2& img2, const MaskView& mask,
                            MaskMode mode, const PerImageView& per_image, const Options& opts = {}) {
-  check_result_view<ExecSpace, PerImageView, 1>();
+  static_assert(check_result_view<ExecSpace, PerImageView, 1>());
   impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
   impl::require_extents("per_image", per_image, std::array<int, 1>{c.p.g.n});
   c.plan.forward(exec, c.p.x, c.p.y, c.m, {});
@@ -137,7 +137,7 @@ void masked_ssim_per_image(const ExecSpace& exec, const View1& img1, const View2
 template <class ExecSpace, class View1, class View2, class MaskView, class PerChannelView>
 void masked_ssim_per_channel(const ExecSpace& exec, const View1& img1, const View2& img2, const MaskView& mask,
                              MaskMode mode, const PerChannelView& per_channel, const Options& opts = {}) {
-  check_result_view<ExecSpace, PerChannelView, 2>();
+  static_assert(check_result_view<ExecSpace, PerChannelView, 2>());
   impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
   impl::require_extents("per_channel", per_channel, std::array<int, 2>{c.p.g.n, c.p.g.c});
   c.plan.forward(exec, c.p.x, c.p.y, c.m, {});

@@ -51,7 +51,7 @@ template <class ExecSpace, class View1, class View2, class MeanView>
   requires Kokkos::is_view_v<MeanView>
 void ms_ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const MeanView& mean,
              const MsSsimOptions& opts = {}) {
-  check_result_view<ExecSpace, MeanView, 0>();
+  static_assert(check_result_view<ExecSpace, MeanView, 0>());
   impl::MsSsimCall<ExecSpace, View1, View2> c(exec, img1, img2, opts);
   impl::write_mean(exec, c.plan.mean(), 1.0, mean);
 }
@@ -68,7 +68,7 @@ double ms_ssim(const ExecSpace& exec, const View1& img1, const View2& img2, cons
 template <class ExecSpace, class View1, class View2, class PerImageView>
 void ms_ssim_per_image(const ExecSpace& exec, const View1& img1, const View2& img2, const PerImageView& per_image,
                        const MsSsimOptions& opts = {}) {
-  check_result_view<ExecSpace, PerImageView, 1>();
+  static_assert(check_result_view<ExecSpace, PerImageView, 1>());
   impl::require_extents("per_image", per_image, std::array<int, 1>{int(img1.extent(0))});
   impl::MsSsimCall<ExecSpace, View1, View2> c(exec, img1, img2, opts);
   impl::write_per_image(exec, impl::SliceSums{c.plan.per_slice().data(), nullptr, 1.0, c.p.g.n, c.p.g.c}, per_image);
@@ -78,7 +78,7 @@ void ms_ssim_per_image(const ExecSpace& exec, const View1& img1, const View2& im
 template <class ExecSpace, class View1, class View2, class PerChannelView>
 void ms_ssim_per_channel(const ExecSpace& exec, const View1& img1, const View2& img2,
                          const PerChannelView& per_channel, const MsSsimOptions& opts = {}) {
-  check_result_view<ExecSpace, PerChannelView, 2>();
+  static_assert(check_result_view<ExecSpace, PerChannelView, 2>());
   impl::require_extents("per_channel", per_channel, std::array<int, 2>{int(img1.extent(0)), int(img1.extent(1))});
   impl::MsSsimCall<ExecSpace, View1, View2> c(exec, img1, img2, opts);
   impl::write_per_channel(exec, impl::SliceSums{c.plan.per_slice().data(), nullptr, 1.0, c.p.g.n, c.p.g.c},

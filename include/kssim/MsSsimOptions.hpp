@@ -24,6 +24,8 @@ struct MsSsimOptions {
   // Every spatial extent must exceed (window - 1) * 2^(scales - 1) (160 for the defaults), so that the
   // window fits the coarsest scale (pytorch-msssim's rule, there for H and W with 5 scales).
   int min_extent() const { return (ssim.window_size - 1) * (1 << (scales() - 1)) + 1; }
+
+  friend bool operator==(const MsSsimOptions&, const MsSsimOptions&) = default;
 };
 
 // Throws std::invalid_argument naming the offending option.
@@ -39,3 +41,12 @@ inline void validate(const MsSsimOptions& o) {
 }
 
 }  // namespace kssim
+
+template <>
+struct std::hash<kssim::MsSsimOptions> {
+  std::size_t operator()(const kssim::MsSsimOptions& o) const noexcept {
+    std::size_t seed = std::hash<kssim::Options>{}(o.ssim);
+    for (double w : o.weights) kssim::impl::hash_combine(seed, std::hash<double>{}(w));
+    return seed;
+  }
+};

@@ -3,6 +3,7 @@
 // The knobs of SSIM: window, Gaussian sigma, stabilising constants, data range and padding.
 
 #include <cstddef>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -74,7 +75,22 @@ struct Options {
   // (impl/ssim/Slabs.hpp). 0: half the memory free when the workspace is planned (hosts: at most an eighth of
   // the machine's); problems under 1 GiB of workspace never split for it.
   std::size_t max_workspace_bytes = 0;
+
+  // Equal when every field is: caches and the bindings key their plans on options with this and
+  // std::hash<kssim::Options>.
+  friend bool operator==(const Options&, const Options&) = default;
 };
+
+namespace impl {
+// Boost's hash_combine mixing: enough to spread a handful of small fields over a hash table.
+inline void hash_combine(std::size_t& seed, std::size_t h) { seed ^= h + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2); }
+template <class... Fields>
+std::size_t hash_fields(const Fields&... fields) {
+  std::size_t seed = 0;
+  (hash_combine(seed, std::hash<Fields>{}(fields)), ...);
+  return seed;
+}
+}  // namespace impl
 
 inline const char* to_string(Padding p) { return p == Padding::Valid ? "valid" : "same"; }
 inline const char* to_string(Schedule s) {
@@ -101,3 +117,11 @@ inline void validate(const Options& o) {
 }
 
 }  // namespace kssim
+
+template <>
+struct std::hash<kssim::Options> {
+  std::size_t operator()(const kssim::Options& o) const noexcept {
+    return kssim::impl::hash_fields(o.window_size, o.sigma, o.k1, o.k2, o.data_range, o.padding, o.window, o.schedule,
+                                    o.team_size, o.vector_length, o.max_workspace_bytes);
+  }
+};

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Compile-time requirements on the Views passed to kssim, each with one readable message, and the
-// runtime extent checks that throw std::invalid_argument naming the argument.
+// runtime extent checks that throw std::invalid_argument naming the argument. The checks return true so that
+// entry points evaluate them in a static_assert: that instantiates them at once, and their message comes
+// before any error a wrong argument would cause further down (a memory space as the first argument, options
+// in a gradient's place).
 
 #include <kssim/impl/core/Geometry.hpp>
 #include <kssim/impl/core/KernelArrays.hpp>
@@ -25,39 +28,46 @@ inline constexpr bool is_supported_layout_v =
 namespace impl {
 // What every image, map and gradient View must satisfy, whatever it holds.
 template <class ExecSpace, class View>
-constexpr void check_view_shape() {
-  static_assert(Kokkos::is_execution_space_v<ExecSpace>, "kssim: the first argument must be a Kokkos execution space");
-  static_assert(Kokkos::is_view_v<View>, "kssim: images must be Kokkos::Views");
+constexpr bool check_view_shape() {
+  static_assert(Kokkos::is_execution_space_v<ExecSpace>,
+                "kssim: the first argument must be a Kokkos execution space instance (e.g. "
+                "Kokkos::DefaultExecutionSpace{}), not a memory space or a View");
+  static_assert(Kokkos::is_view_v<View>,
+                "kssim: images, maps and gradients must be Kokkos::Views; the options come last, after every View "
+                "(ssim_grad(exec, img1, img2, grad1, grad2, opts), {} for a gradient not wanted)");
   static_assert(View::rank() == 4 || View::rank() == 5,
                 "kssim: images must be rank 4 (N, C, H, W) or rank 5 (N, C, D, H, W)");
   static_assert(is_supported_layout_v<View>, "kssim: Views must be LayoutRight, LayoutLeft or LayoutStride");
   static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename View::memory_space>::accessible,
                 "kssim: the View's memory space must be accessible from the execution space");
+  return true;
 }
 }  // namespace impl
 
 // An image argument: a rank-4 (N, C, H, W) or rank-5 (N, C, D, H, W) View of float or double (const
 // allowed), in a layout kssim understands, whose memory `ExecSpace` can access.
 template <class ExecSpace, class View>
-constexpr void check_image_view() {
-  impl::check_view_shape<ExecSpace, View>();
+constexpr bool check_image_view() {
+  static_assert(impl::check_view_shape<ExecSpace, View>());
   using T = std::remove_const_t<typename View::value_type>;
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
                 "kssim: images must hold float or double (16-bit images: SSIM's functions and kssim::SSIM only)");
+  return true;
 }
 
 // An output argument: like an image but writable.
 template <class ExecSpace, class View>
-constexpr void check_output_view() {
-  check_image_view<ExecSpace, View>();
+constexpr bool check_output_view() {
+  static_assert(check_image_view<ExecSpace, View>());
   static_assert(!std::is_const_v<typename View::value_type>, "kssim: output Views must not be const");
+  return true;
 }
 
 // An image argument of SSIM (Functions.hpp, SSIM.hpp): like check_image_view, or a 16-bit storage type
 // (impl/core/Storage.hpp); the compiler's _Float16 / __bf16 only on host execution spaces.
 template <class ExecSpace, class View>
-constexpr void check_ssim_image_view() {
-  impl::check_view_shape<ExecSpace, View>();
+constexpr bool check_ssim_image_view() {
+  static_assert(impl::check_view_shape<ExecSpace, View>());
   using S = std::remove_const_t<typename View::value_type>;
   static_assert(is_storage_type_v<S>,
                 "kssim: images must hold float, double, or a 16-bit float type: Kokkos::Experimental::half_t or "
@@ -66,36 +76,40 @@ constexpr void check_ssim_image_view() {
   static_assert(!impl::is_host_16bit_v<S> || !impl::is_gpu_space_v<ExecSpace>,
                 "kssim: _Float16 / __bf16 images need a host execution space; on GPUs use "
                 "Kokkos::Experimental::half_t / bhalf_t");
+  return true;
 }
 
 // A map or gradient of SSIM for images of value type S: writable, and of S or of its compute type
 // (float for 16-bit images: the outputs are then not rounded to 16 bits).
 template <class ExecSpace, class View, class S>
-constexpr void check_ssim_output_view() {
-  impl::check_view_shape<ExecSpace, View>();
+constexpr bool check_ssim_output_view() {
+  static_assert(impl::check_view_shape<ExecSpace, View>());
   using O = typename View::value_type;
   static_assert(!std::is_const_v<O>, "kssim: output Views must not be const");
   static_assert(std::is_same_v<O, S> || std::is_same_v<O, compute_type_t<S>>,
                 "kssim: maps and gradients hold the images' value type, or float for 16-bit images");
+  return true;
 }
 
 template <class View1, class View2>
-constexpr void check_same_kind() {
+constexpr bool check_same_kind() {
   static_assert(std::is_same_v<std::remove_const_t<typename View1::value_type>,
                                std::remove_const_t<typename View2::value_type>>,
                 "kssim: both Views must hold the same value type");
   static_assert(View1::rank() == View2::rank(), "kssim: both Views must have the same rank");
+  return true;
 }
 
 // A Views of reduced values (rank 0, 1 or 2) of any floating type, writable and accessible.
 template <class ExecSpace, class View, int Rank>
-constexpr void check_result_view() {
+constexpr bool check_result_view() {
   static_assert(Kokkos::is_view_v<View>, "kssim: results must be written into Kokkos::Views");
   static_assert(View::rank() == Rank, "kssim: the result View has the wrong rank");
   static_assert(std::is_floating_point_v<typename View::value_type> && !std::is_const_v<typename View::value_type>,
                 "kssim: result Views must hold a non-const floating-point type");
   static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename View::memory_space>::accessible,
                 "kssim: the result View's memory space must be accessible from the execution space");
+  return true;
 }
 
 namespace impl {

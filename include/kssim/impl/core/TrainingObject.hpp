@@ -52,6 +52,9 @@ class TrainingObject {
   using execution_space = ExecutionSpace;
   using memory_space = typename ExecutionSpace::memory_space;
   using value_type = ValueType;
+  // The type of a gradient argument given as {} (not wanted): deduction cannot see through a braced list.
+  using gradient_view =
+      Kokkos::View<std::conditional_t<Rank == 4, OutputType****, OutputType*****>, Kokkos::LayoutStride, memory_space>;
 
   const std::array<int, Rank>& extents() const { return extents_; }
 
@@ -61,15 +64,15 @@ class TrainingObject {
   }
 
   // Gradients of upstream * value() with respect to the images of the last forward(). Either gradient View
-  // may be empty ({}). `upstream` is a host factor or a rank-0 device View of double or float (e.g. d loss /
-  // d value, computed on the device): the backward's kernels read it where it is.
-  template <class Grad1, class Grad2 = writable_like_t<Grad1>>
+  // may be empty or {} (loss.backward({}, grad2) too). `upstream` is a host factor or a rank-0 device View of
+  // double or float (e.g. d loss / d value, computed on the device): the backward's kernels read it where it is.
+  template <class Grad1 = gradient_view, class Grad2 = writable_like_t<Grad1>>
     requires(Grad1::rank() != 0)  // a rank-0 first argument is the device upstream factor (overload below)
   void backward(const Grad1& grad1, const Grad2& grad2 = {}, Accumulate mode = Accumulate::No,
                 double upstream = 1.0) {
     run_backward(grad1, grad2, mode, upstream, UpstreamFactor{});
   }
-  template <class Upstream, class Grad1, class Grad2 = writable_like_t<Grad1>>
+  template <class Upstream, class Grad1 = gradient_view, class Grad2 = writable_like_t<Grad1>>
     requires(Kokkos::is_view_v<Upstream> && Upstream::rank() == 0)
   void backward(const Upstream& upstream, const Grad1& grad1, const Grad2& grad2 = {},
                 Accumulate mode = Accumulate::No) {

@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// MS-SSIM with a memory space first.
+// expect: kssim: the first argument must be a Kokkos execution space
+#include <kssim/kssim.hpp>
+
+double f(const Kokkos::View<float****, Kokkos::HostSpace>& a, const Kokkos::View<float****, Kokkos::HostSpace>& b) {
+  return kssim::ms_ssim(Kokkos::HostSpace{}, a, b);
+}
