@@ -3,7 +3,7 @@
 // Division in the map formula (MapFormula.hpp, MapTerms.hpp). In float on NVIDIA and AMD GPUs the IEEE
 // division or reciprocal is a ~11-instruction sequence (approximate reciprocal, Newton steps, a range check
 // and a branch to a slow path): 11 instructions per output pixel of the fused forward's ~315 (sm_90, ncu,
-// perf_tests/RESULTS.md "Instructions per pixel"), two such reciprocals per pixel with partial derivatives.
+// perf_tests/README.md, "Where the time goes"), two such reciprocals per pixel with partial derivatives.
 // There the hardware's reciprocal is used as it is (NVIDIA's rcp.approx.f32: within 1 ulp over the whole
 // range, subnormals, 0 and infinity included; AMD's v_rcp_f32: 1 ulp), so a quotient is within ~2 ulp
 // (2.4e-7 relative, inside the 1e-6 the float tests allow against float64); the callers keep their exact

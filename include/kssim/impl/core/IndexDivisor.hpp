@@ -5,7 +5,7 @@
 // host. A runtime integer division is ~20 instructions on GPUs (a float reciprocal, its correction steps and
 // fix-ups): the fused kernels' prologues made 4 of them per thread, ~7 instructions per output pixel of the
 // fused forward and ~15 of the fused backward, whose threads own only 4 pixels each (sm_90 SASS, ncu,
-// perf_tests/RESULTS.md "Instructions per pixel"). A POD: kernels hold it by value.
+// perf_tests/README.md, "Where the time goes"). A POD: kernels hold it by value.
 
 #include <Kokkos_Core.hpp>
 

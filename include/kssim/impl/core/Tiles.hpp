@@ -40,7 +40,7 @@ struct Tiles {
   static constexpr int row_cols = gpu ? int(512 / sizeof(T)) : 256;
   // Column and depth passes (along a strided axis): outputs along the axis x contiguous elements.
   // Float GPU tiles are 64 long: the window's halo is a smaller share of the staging, and each team
-  // thread computes two blocks of axis_rows outputs per tile (H200, 1920x1080: map pass 91 -> 80 us,
+  // thread computes two blocks of axis_rows outputs per tile (1920x1080: map pass 91 -> 80 us,
   // adjoint column 63 -> 60 us against 32; double keeps 32, its scratch tile being twice as large).
   static constexpr int axis_len = gpu && sizeof(T) == 4 ? 64 : 32;
   static constexpr int axis_inner = gpu ? int(128 / sizeof(T)) : 256;
@@ -70,8 +70,8 @@ struct Tiles {
 // Host runs of the GPU paths (KSSIM_TEST_GPU_CODE_PATHS) place the tile at an address aligned to a chunk's
 // bytes and not to twice that, as a GPU's scratch may: a vector access that assumes more alignment than the
 // chunk gives (double's chunk is one element) then fails check_quad_aligned below on the host too. Hosts
-// allow misaligned vector accesses, so without this a GPU-only "misaligned address" passed there (the fused
-// forward's halo carry for double, H100 call 2026-12-05d).
+// allow misaligned vector accesses, so without this a GPU-only "misaligned address" passed there (as the fused
+// forward's halo carry for double once did).
 template <class ExecSpace, class T>
 struct RowScratch {
   using Scratch = Kokkos::View<T***, Kokkos::LayoutRight, typename ExecSpace::scratch_memory_space,

@@ -20,11 +20,11 @@
 #include <kssim/impl/stages/L1Term.hpp>
 #include <kssim/impl/core/Packed16.hpp>
 #include <kssim/impl/schedules/FusedForward.hpp>
+#include <kssim/impl/core/Tuning.hpp>
 #include <kssim/impl/core/UpstreamFactor.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <cstddef>
-#include <cstdlib>
 #include <type_traits>
 
 namespace kssim::impl {
@@ -33,13 +33,10 @@ namespace kssim::impl {
 // (one image's gradient): each staged row is read from scratch once for 8 outputs instead of 4. With 4, that
 // pass's scalar scratch loads kept the shared-memory pipe full (the largest warp-stall reason of the kernel,
 // 22.5% "mio"); with 8, 176 items per tile instead of 352 (one round of 256 threads instead of two) and 24
-// accumulators, no spills (ptxas -v). H200, 1x3x1080x1920 valid (call 2026-12-04a): scratch loads 17.5 -> 13.2
-// per pixel, "mio" 14.1%, the kernel 85.2 -> 80.9 us (ncu); fwd+bwd 2.5-4.6% faster on the four large shapes
-// (A/B in one run, whose forwards differed by 0-1.5%). K = 4 keeps 4 (32 accumulators would not fit the 48
-// registers of the launch bound). KSSIM_TUNE_FUSED_BACKWARD_COL_ROWS overrides it, for tuning runs only.
-#if !defined(KSSIM_TUNE_FUSED_BACKWARD_COL_ROWS)
-#define KSSIM_TUNE_FUSED_BACKWARD_COL_ROWS 8
-#endif
+// accumulators, no spills (ptxas -v). At 1x3x1080x1920 valid: scratch loads 17.5 -> 13.2 per pixel, "mio"
+// 14.1%, the kernel 85.2 -> 80.9 us (ncu); fwd+bwd 2.5-4.6% faster on the four large shapes (A/B in one run,
+// whose forwards differed by 0-1.5%; perf_tests/README.md, "Kernel variants"). K = 4 keeps 4 (32 accumulators
+// would not fit the 48 registers of the launch bound). KSSIM_TUNE_FUSED_BACKWARD_COL_ROWS (Tuning.hpp).
 
 template <class ExecSpace, class T, int K, bool L1 = false, class S = T, class O = T>
 struct FusedBackward {
@@ -260,14 +257,12 @@ int fused_backward_rows(const ExecSpace& exec, int window) {
 
 // Tiles per team down a column of tiles (FusedBackward::chain). A team's set-up (its indices, two scratch
 // allocations, the functor's fields and factors) is ~46 of the kernel's ~250 instructions per pixel, each
-// thread owning 4 pixels of a tile (sm_90, ncu, 1x3x1080x1920: perf_tests/RESULTS.md "Instructions per
-// pixel"); a chain pays it once per c tiles, but leaves fewer teams to fill the waves. Timed on an H200
-// (call 2026-12-05b, RESULTS.md "Kernel variants"): 2 and 4 within 1-2% of 1 either way, no better than
-// that call's noise, so 1. KSSIM_TUNE_FUSED_BACKWARD_CHAIN=n in the environment (read when a plan is made)
-// sets n (at most 8), for tests and tuning runs.
+// thread owning 4 pixels of a tile (sm_90, ncu, 1x3x1080x1920: perf_tests/README.md, "Where the time goes");
+// a chain pays it once per c tiles, but leaves fewer teams to fill the waves. Chains of 2 and 4 were no faster
+// (within 1.5% of 1 on the large shapes, 4 slower on small ones: perf_tests/README.md, "Kernel variants"), so 1.
+// KSSIM_TUNE_FUSED_BACKWARD_CHAIN=n in the environment (Tuning.hpp) sets n (at most 8), for tests and tuning runs.
 inline int fused_backward_chain() {
-  const char* tune = std::getenv("KSSIM_TUNE_FUSED_BACKWARD_CHAIN");
-  const int forced = tune ? std::atoi(tune) : 0;
+  const int forced = tuning::forced_backward_chain();
   return forced < 1 ? 1 : forced > 8 ? 8 : forced;
 }
 

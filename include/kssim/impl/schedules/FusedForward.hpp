@@ -37,10 +37,10 @@
 #include <kssim/impl/stages/Reduction.hpp>
 #include <kssim/impl/core/Storage.hpp>
 #include <kssim/impl/core/Tiles.hpp>
+#include <kssim/impl/core/Tuning.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <cstddef>
-#include <cstdlib>
 #include <type_traits>
 
 namespace kssim::impl {
@@ -52,13 +52,7 @@ namespace kssim::impl {
 // that each row a thread reads from memory is a run long enough for the hardware prefetcher (2 CPU cores,
 // 1x3x1080x1920 fwd+bwd, one thread's CPU time: 98-121 ms with 64 columns, 82-92 with 128 or 192, 81-86
 // with 256, 96-106 with 512, whose 0.5 MB tiles leave the L2 cache; the forward alone the same with all).
-// KSSIM_TUNE_HOST_FUSED_ROWS / _COLS override the host tile, for tuning runs only.
-#if !defined(KSSIM_TUNE_HOST_FUSED_ROWS)
-#define KSSIM_TUNE_HOST_FUSED_ROWS 64
-#endif
-#if !defined(KSSIM_TUNE_HOST_FUSED_COLS)
-#define KSSIM_TUNE_HOST_FUSED_COLS 128
-#endif
+// The host tile: KSSIM_TUNE_HOST_FUSED_ROWS / _COLS (Tuning.hpp).
 template <class ExecSpace, class T>
 struct FusedTiles {
   static constexpr bool gpu = gpu_code_paths_v<ExecSpace>;
@@ -87,29 +81,16 @@ struct FusedTiles {
 
 // Teams per multiprocessor the fused kernels declare as a launch bound (Tiles.hpp, make_team_policy): it caps
 // their registers per thread. 20 bytes of value per team: 5 float teams (51 registers per thread), 2 double
-// teams. H200, 1x3x1080x1920 float, fwd+bwd: 334 us with 2 float teams, 270 with 4, 256 with 5 (the scratch
-// of 5 tiles fits the 228 KiB of shared memory; both kernels issue at ~70% of the SM's peak, ncu).
-// Since 2026-12-04h the forward without partial derivatives only (the training kernels: below).
-// KSSIM_TUNE_FUSED_MIN_TEAMS overrides it, for tuning runs only.
-#if !defined(KSSIM_TUNE_FUSED_MIN_TEAMS)
-#define KSSIM_TUNE_FUSED_MIN_TEAMS 20
-#endif
-#if !defined(KSSIM_TUNE_FUSED_FORWARD_COL_ROWS)
-#define KSSIM_TUNE_FUSED_FORWARD_COL_ROWS 4
-#endif
+// teams; at 1x3x1080x1920 float the fwd+bwd took 334 us with 2 float teams, 270 with 4, 256 with 5 (the scratch
+// of 5 tiles fits Hopper's 228 KiB of shared memory; both kernels issue at ~70% of the SM's peak, ncu;
+// perf_tests/README.md, "Kernel variants"). Only the forward without partial derivatives takes it: the training
+// kernels take 16 (below). KSSIM_TUNE_FUSED_MIN_TEAMS (Tuning.hpp).
 // The kernels of a training step take 16 bytes: 4 float teams, 64 registers per thread. At 48 the forward with
 // partial derivatives spilled (36/96 bytes of stores/loads, ptxas -v) and the backward held 24 accumulators at
-// the limit; at 64 neither spills, and the steps' fwd+bwd took 0.5-5% less (H200, both paddings of the five
-// perf_tests shapes, `schedule_sweep fused flushed`, medians of 3 alternating rounds, call 2026-12-04h,
-// perf_tests/RESULTS.md), the forward without partials (MapOnly below, 8/24 bytes of spills at 48) unchanged.
-// KSSIM_TUNE_FUSED_PARTIALS_MIN_TEAMS (the forward with partials, and every forward of a non-standard window
-// or 16-bit images) and KSSIM_TUNE_FUSED_BACKWARD_MIN_TEAMS override them, for tuning runs only.
-#if !defined(KSSIM_TUNE_FUSED_PARTIALS_MIN_TEAMS)
-#define KSSIM_TUNE_FUSED_PARTIALS_MIN_TEAMS 16
-#endif
-#if !defined(KSSIM_TUNE_FUSED_BACKWARD_MIN_TEAMS)
-#define KSSIM_TUNE_FUSED_BACKWARD_MIN_TEAMS 16
-#endif
+// the limit; at 64 neither spills, and the steps' fwd+bwd took 0.5-5% less (both paddings of the five
+// perf_tests shapes, perf_tests/README.md, "Kernel variants"), the forward without partials (MapOnly below,
+// 8/24 bytes of spills at 48) unchanged. KSSIM_TUNE_FUSED_PARTIALS_MIN_TEAMS (the forward with partials, and
+// every forward of a non-standard window or 16-bit images) and KSSIM_TUNE_FUSED_BACKWARD_MIN_TEAMS (Tuning.hpp).
 template <class T, int Bytes = KSSIM_TUNE_FUSED_MIN_TEAMS>
 inline constexpr int fused_min_teams = Bytes / sizeof(T) > 1 ? int(Bytes / sizeof(T)) : 1;
 
@@ -120,7 +101,7 @@ struct FusedForward {
   using Scratch = typename Tile::Scratch;
   static constexpr int cols = Tile::cols, row_chunk = Tile::row_chunk, col_chunk = Tile::col_chunk;
   // Outputs per thread along a column in the column pass: each staged row is read and centred once for all
-  // of them (KSSIM_TUNE_FUSED_FORWARD_COL_ROWS: float GPU tiles, tuning runs only).
+  // of them (KSSIM_TUNE_FUSED_FORWARD_COL_ROWS, Tuning.hpp: float GPU tiles).
   static constexpr int col_rows = Tile::gpu && sizeof(T) == 4 ? KSSIM_TUNE_FUSED_FORWARD_COL_ROWS : Tile::col_rows;
   static_assert(Tile::max_rows % col_rows == 0);
 
@@ -130,12 +111,11 @@ struct FusedForward {
   PlaneArray<T> partials;   // optional: (K, NC * Ho * row_pitch), PartialPlanes order
   PartialPlanes wanted;
   MapSums sums;             // tile_sums (and l1.tile_sums, if any) get one partial sum per tile, slice by slice
-  // (NC, 2), Recentring.hpp, from compute_shifts' kernel. Sampled in each team instead (tried 2026-12-03, to
-  // save that launch), every team waited at a barrier for the samples' global loads: the wait drew 23% of
-  // the kernel's warp-stall samples and the forward took 109 instead of ~90 us at 1x3x1080x1920 (H200, ncu).
-  // Tried again for one-wave problems only (2026-12-04e, perf_tests/RESULTS.md): slower there too
-  // (64x1x128x128 forward 32.5-33.7 us against 27.6-29.0 without the sampling code), and the code alone
-  // (unused, a runtime switch) cost the large shapes 0.5-2% (spills, ptxas -v).
+  // (NC, 2), Recentring.hpp, from compute_shifts' kernel. Sampling in each team instead, to save that launch,
+  // made every team wait at a barrier for the samples' global loads (23% of the kernel's warp-stall samples, the
+  // forward 109 instead of ~90 us at 1x3x1080x1920, ncu), one-wave problems slower too (64x1x128x128 forward
+  // 32.5-33.7 us against 27.6-29.0), and the unused code alone cost the large shapes 0.5-2% (spills, ptxas -v;
+  // perf_tests/README.md, "Tried and rejected").
   const T* shifts = nullptr;
   GaussianWindow<T> window;
   Geometry g;
@@ -318,9 +298,8 @@ struct FusedForward {
   // element: with it the copy cost more than the row blur it saves, 2 cores). Only tiles at least as tall as
   // the halo are chained (fused_forward_chain), so the rows read and the rows written do not overlap.
   // Quads only where RowScratch aligns rows to them (chunks of 4: float on GPUs). Double's GPU chunk is one
-  // element, its rows 8-byte aligned: 32-byte vector accesses there stopped the kernel with a misaligned
-  // address (H100, call 2026-12-05d, when short double tiles could be chained) while hosts, which allow them,
-  // passed.
+  // element, its rows 8-byte aligned: 32-byte vector accesses there stop a GPU kernel with a misaligned
+  // address (as they did when short double tiles could be chained), while hosts allow them.
   template <int Taps>
   KOKKOS_INLINE_FUNCTION void carry_halo_rows(const Team& team, const Scratch& moments) const {
     const int count = tap_count<Taps>(window) - 1;  // the halo: a constant for Taps > 0
@@ -499,21 +478,20 @@ struct FusedForward {
 };
 
 // The tile height the fused forward schedule uses for this window on this backend (0: it does not fit).
-// KSSIM_TUNE_FUSED_FORWARD_ROWS=n in the environment: n rows instead where n is a multiple of the column
-// pass's rows per thread and no taller than what fits (GPU teams of n / col_rows x 32 threads), for tuning
-// runs only (small problems: more, smaller teams).
+// KSSIM_TUNE_FUSED_FORWARD_ROWS=n in the environment (Tuning.hpp): n rows instead where n is a multiple of the
+// column pass's rows per thread and no taller than what fits (GPU teams of n / col_rows x 32 threads), for
+// tuning runs only (small problems: more, smaller teams).
 template <class ExecSpace, class T>
 int fused_forward_rows(const ExecSpace& exec, int window) {
   using K = FusedForward<ExecSpace, T>;
   const int fit = FusedTiles<ExecSpace, T>::fitting_rows(
       exec, [&](int rows) { return K::scratch_bytes(rows, window); }, K::col_rows);
-  const char* tune = std::getenv("KSSIM_TUNE_FUSED_FORWARD_ROWS");  // read when a plan is made
-  const int forced = tune ? std::atoi(tune) : 0;
+  const int forced = tuning::forced_forward_rows();
   return forced > 0 && forced % K::col_rows == 0 && forced <= fit ? forced : fit;
 }
 
 // Teams of the fused forward that a GPU runs at once: its multiprocessors times the teams the kernel's launch
-// bound holds on each (fused_min_teams: the registers allow no more; 660 for float on an H200). 0 where
+// bound holds on each (fused_min_teams: the registers allow no more; 660 for float on 132 of them). 0 where
 // the backend does not say (the callers then use its threads / 256). The forward without partials' bound: the
 // chains and the last-team finish of the forward with partials (4 teams per multiprocessor) follow the same
 // choices, as in the measurement that set its bound.
@@ -530,25 +508,23 @@ long long fused_resident_teams([[maybe_unused]] const ExecSpace& exec) {
   return 0;
 }
 
-// Tiles per team down a column of tiles (FusedForward::chain), two regimes (H200 sweep of every chain 1-8,
-// perf_tests/RESULTS.md "Chains"):
+// Tiles per team down a column of tiles (FusedForward::chain), two regimes (from a sweep of every chain 1-8,
+// perf_tests/README.md, "Schedules and the router"):
 //  - large problems: the longest chain that still leaves two teams for every team the GPU holds by threads
 //    (hosts: for every thread), so that the launch keeps every multiprocessor or core busy;
 //  - small problems, where even single-tile teams fill fewer than two waves of the GPU's resident teams
-//    (64x1x128x128: 1024 teams, 660 resident): teams run in whole waves, so the chain with the fewest
-//    rounds x tiles per team x row-blur work per tile wins (there: 2 tiles per team, one wave, 2-4% faster
-//    than 1 tile in two waves; 3 tiles would leave 3 + 1 and take 12% longer).
+//    (64x1x128x128: 1024 teams, 660 resident on 132 multiprocessors): teams run in whole waves, so the chain
+//    with the fewest rounds x tiles per team x row-blur work per tile wins (there: 2 tiles per team, one wave,
+//    2-4% faster than 1 tile in two waves; 3 tiles would leave 3 + 1 and take 12% longer).
 // Chains are up to 8 tiles long, or 256 rows for tiles shorter than 32 rows (KSSIM_TUNE_FUSED_FORWARD_ROWS),
 // whose teams are smaller: the GPU's slots count teams of their size. Tiles shorter than the window's halo
 // (double's 8-row GPU tiles) get none: carrying their halo took copies in bands, and short tiles marching down
-// the image in long chains took 1.03-3.26x the 32-row tiles' time (H100, call 2026-12-05d, perf_tests/RESULTS.md
-// "Tried and rejected"). KSSIM_TUNE_FUSED_FORWARD_CHAIN=n in the environment forces n for the others, for tuning
-// runs only.
+// the image in long chains took 1.03-3.26x the 32-row tiles' time (perf_tests/README.md, "Tried and rejected").
+// KSSIM_TUNE_FUSED_FORWARD_CHAIN=n in the environment (Tuning.hpp) forces n for the others, for tuning runs only.
 template <class ExecSpace, class T>
 int fused_forward_chain(const ExecSpace& exec, const Geometry& g, int rows) {
   using K = FusedForward<ExecSpace, T>;
-  const char* tune = std::getenv("KSSIM_TUNE_FUSED_FORWARD_CHAIN");  // read when a plan is made
-  const int forced = tune ? std::atoi(tune) : 0;
+  const int forced = tuning::forced_forward_chain();
   const int max_chain = Kokkos::max(8, 256 / rows);
   if (rows < g.window - 1) return 1;
   if (forced > 0) return forced < max_chain ? forced : max_chain;
@@ -581,17 +557,16 @@ int fused_forward_chain(const ExecSpace& exec, const Geometry& g, int rows) {
 // Whether the fused forward's last team finishes the mean (FusedForward::finish) instead of a sum_map launch
 // after it: on GPUs, for problems whose teams all run at once (one wave of the resident teams), where the
 // second launch and its chain of dependent memory operations were a fifth of the forward (64x1x128x128:
-// sum_map 6.8-7.9 us of 34, H200, ncu). Every team then pays a memory fence and an atomic at its end, which
-// in a grid of many waves cost more than the launch (13 us more at 1x3x1080x1920, an earlier version).
-// KSSIM_TUNE_FUSED_FORWARD_FINISH=0 / 1 in the environment forces it, for tests and tuning runs only.
+// sum_map 6.8-7.9 us of 34, ncu). Every team then pays a memory fence and an atomic at its end, which in a grid
+// of many waves costs more than the launch (forwards 7-13% slower: perf_tests/README.md, "Tried and rejected").
+// KSSIM_TUNE_FUSED_FORWARD_FINISH=0 / 1 in the environment (Tuning.hpp) forces it, for tests and tuning runs only.
 template <class ExecSpace, class T>
 bool fused_forward_finishes(const ExecSpace& exec, const Geometry& g, int rows, int chain) {
   using K = FusedForward<ExecSpace, T>;
   if (g.volumetric) return false;  // the slice-fused forward: the depth pass after it sums the map
   const int tiles = K::tiles_per_image(g, rows);
   if (K::finish_capacity(rows, g.window) < OrderedSum::scratch(tiles)) return false;
-  const char* tune = std::getenv("KSSIM_TUNE_FUSED_FORWARD_FINISH");  // read when a plan is made
-  if (tune && *tune) return std::atoi(tune) != 0;
+  if (const auto forced = tuning::forced_forward_finish()) return *forced;
   const long long resident = fused_resident_teams<ExecSpace, T>(exec);
   return resident > 0 && 1LL * g.images() * K::teams_per_image(g, rows, chain) <= resident;
 }
@@ -601,10 +576,7 @@ bool fused_forward_finishes(const ExecSpace& exec, const Geometry& g, int rows, 
 // bound and spills (11 taps: 36 / 96 bytes of spill stores / loads, ptxas -v); without them, 8 / 24 (7 taps
 // would have none, but only the standard 11-tap window gets the kernel). perf_tests/ptxas/spills.sh shows
 // both. Hosts keep one instance (no spills there; compile time).
-// KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY=0: one kernel for both, for A/B runs only.
-#if !defined(KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY)
-#define KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY 1
-#endif
+// KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY=0 (Tuning.hpp): one kernel for both, for A/B runs only.
 // FusedForwardRun: FusedForward's run with outputs compiled out, as a kernel of its own (FixedTaps' Kernel).
 template <class Kernel, bool Partials, bool Statistics = false>
 struct FusedForwardRun {

@@ -15,6 +15,7 @@
 
 #include <kssim/impl/core/FixedTaps.hpp>
 #include <kssim/impl/core/Tiles.hpp>
+#include <kssim/impl/core/Tuning.hpp>
 #include <kssim/impl/schedules/FusedForward.hpp>
 #include <kssim/impl/stages/MapTerms.hpp>
 
@@ -36,13 +37,9 @@ constexpr bool fused_slices_compiled(int window) {
 
 // The launch bound of the slice-fused forward (fused_min_teams): 16 bytes, 4 float teams per multiprocessor and
 // 64 registers, as the training kernels (sm_90, ptxas -v: no spills; at 20 bytes, 5 teams, 48 registers and 8 / 12
-// bytes of spill stores / loads). H200, the three volume shapes of perf_tests, both paddings, float
-// (`schedule_sweep fused flushed volumes`, medians of 2 alternating rounds, call 2026-12-05b, perf_tests/RESULTS.md):
-// forwards 0.98-1.00x the time at 20 bytes, fwd+bwd 0.99-1.00x. KSSIM_TUNE_FUSED_SLICES_MIN_TEAMS overrides it,
-// for tuning runs only.
-#if !defined(KSSIM_TUNE_FUSED_SLICES_MIN_TEAMS)
-#define KSSIM_TUNE_FUSED_SLICES_MIN_TEAMS 16
-#endif
+// bytes of spill stores / loads). On the three volume shapes of perf_tests, both paddings, float: forwards
+// 0.98-1.00x the time at 20 bytes, fwd+bwd 0.99-1.00x (perf_tests/README.md, "Kernel variants").
+// KSSIM_TUNE_FUSED_SLICES_MIN_TEAMS (Tuning.hpp).
 
 // FusedForward's run with the moment planes out instead of the map (volumes).
 template <class Kernel>

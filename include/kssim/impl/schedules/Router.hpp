@@ -8,7 +8,7 @@
 //   - for volumes, the slice-fused schedule (FusedSlices.hpp: the same kernels per depth slice, the depth
 //     pass a stage) where fused_slices_compiled has its kernel; the ScheduleChoice fields then describe
 //     those kernels' tiles and chains (Schedule::Fused names it for volumes).
-// The measurements behind the choices are in perf_tests/RESULTS.md ("Schedules and the router").
+// The measurements behind the choices are in perf_tests/README.md, "Schedules and the router".
 
 #include <kssim/Options.hpp>
 #include <kssim/impl/core/Geometry.hpp>
@@ -52,14 +52,14 @@ ScheduleChoice choose_schedule(const ExecSpace& exec, const Geometry& g, const O
     return {forward_rows, backward_rows, chain, fused_backward_chain(),
             fused_forward_finishes<ExecSpace, T>(exec, g, forward_rows, chain)};
   }
-  // Auto, from the measurements in perf_tests/RESULTS.md ("Schedules and the router"):
+  // Auto, from the measurements in perf_tests/README.md, "Schedules and the router":
   //  - tiles shorter than their halo (double on GPUs, wide windows) repeat the row blur of the halo rows
   //    more than once over: never;
-  //  - with gradients, fused forward and backward (H200, float: 0.88-0.97x the stage schedule's fwd+bwd
+  //  - with gradients, fused forward and backward (GPU, float: 0.88-0.97x the stage schedule's fwd+bwd
   //    time on every shape and padding; 2 host cores, 1080p: 0.89-0.98x);
-  //  - forward only: fused too (hosts 0.80-0.90x the stages' time; on GPUs, since the fused forward carries
-  //    its halo rows down a chain of tiles, see fused_forward_chain, perf_tests/RESULTS.md);
-  //  - volumes: slice-fused, by the same rules (FusedSlices.hpp; perf_tests/RESULTS.md "Volumes and double").
+  //  - forward only: fused too (hosts 0.80-0.90x the stages' time; on GPUs because the fused forward carries
+  //    its halo rows down a chain of tiles, fused_forward_chain);
+  //  - volumes: slice-fused, by the same rules (FusedSlices.hpp; perf_tests/README.md, "Volumes").
   const auto worth = [&](int rows) { return rows > 0 && rows >= g.window - 1; };
   choice.fused_forward_rows = worth(forward_rows) ? forward_rows : 0;
   choice.fused_backward_rows = worth(backward_rows) ? backward_rows : 0;

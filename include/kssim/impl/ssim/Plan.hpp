@@ -24,6 +24,7 @@
 #include <kssim/impl/stages/RowBlur.hpp>
 #include <kssim/impl/core/Storage.hpp>
 #include <kssim/impl/core/KernelArrays.hpp>
+#include <kssim/impl/core/Tuning.hpp>
 #include <kssim/impl/core/UpstreamFactor.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -39,12 +40,9 @@ namespace kssim::impl {
 // On GPUs a pitch of a multiple of 32 elements (rows 128 bytes apart for float: the same-padding maps of
 // 1920-, 3840-, 4096- and 512-wide images) gets 16 more: with it the fused backward, which stages 42 rows of
 // the partial-derivative planes at the same columns, ran 7% slower in same padding than in valid (ncu, 1080p,
-// 86.8 against 80.9 us, the same instructions; call 2026-12-04a), and the same-padding fwd+bwd took 2.0-2.6% more
-// on the four large shapes than with 16 more (4 more: 1.1-2.0%; valid unchanged: H200, call 2026-12-04j,
-// perf_tests/RESULTS.md "Kernel variants"). KSSIM_TUNE_ROW_PITCH_SKEW overrides the 16 (0: none), for A/B runs.
-#if !defined(KSSIM_TUNE_ROW_PITCH_SKEW)
-#define KSSIM_TUNE_ROW_PITCH_SKEW 16
-#endif
+// 86.8 against 80.9 us, the same instructions), and the same-padding fwd+bwd took 2.0-2.6% more on the four large
+// shapes than with 16 more (4 more: 1.1-2.0%; valid unchanged: perf_tests/README.md, "Kernel variants").
+// KSSIM_TUNE_ROW_PITCH_SKEW (Tuning.hpp) replaces the 16 (0: none), for A/B runs.
 template <class ExecSpace, class T>
 Geometry row_pitched(Geometry g) {
   constexpr int chunk = Tiles<ExecSpace, T>::row_chunk < 4 ? 4 : Tiles<ExecSpace, T>::row_chunk;

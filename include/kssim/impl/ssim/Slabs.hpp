@@ -106,7 +106,7 @@ A piece_array(A a, const SlabPiece& p, int axis, bool map) {
 }
 
 // The small kernels of the slab driver, at namespace scope: nvcc's extended lambdas inside a member function
-// of a class template ran as a null function on the host backends of a CUDA build (Kokkos 4.6.01, H200).
+// of a class template ran as a null function on the host backends of a CUDA build (Kokkos 4.6.01).
 // `to[i]` = `from[i]`, or += for a later slab of the slices.
 template <class ExecSpace>
 void add_slice_sums(const ExecSpace& exec, const double* from, double* to, int count, bool add) {

@@ -9,6 +9,7 @@
 #include <kssim/impl/core/FixedTaps.hpp>
 #include <kssim/impl/core/Storage.hpp>
 #include <kssim/impl/core/Tiles.hpp>
+#include <kssim/impl/core/Tuning.hpp>
 #include <kssim/impl/core/Vectorize.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -192,10 +193,8 @@ KOKKOS_INLINE_FUNCTION void stage_row_segment(T* dst, const S* src, std::size_t 
 // Host staging loops ask for the row this many rows ahead while they copy the current one (the rows of a
 // tile are short runs, 0.5 KiB, too short for the hardware prefetcher to get ahead of the copy). 2 CPU
 // cores, 1x3x1080x1920 float, one thread's CPU time: forward 41.4-42.3 -> 39.4-40.8 ms, fwd+bwd 77-84 ->
-// 75-79 ms with 4 rows (2 and 8 rows: the same within the noise of a loaded machine).
-#if !defined(KSSIM_TUNE_PREFETCH_ROWS)
-#define KSSIM_TUNE_PREFETCH_ROWS 4
-#endif
+// 75-79 ms with 4 rows (2 and 8 rows: the same within the noise of a loaded machine). KSSIM_TUNE_PREFETCH_ROWS
+// (Tuning.hpp).
 inline constexpr int staging_prefetch_rows = KSSIM_TUNE_PREFETCH_ROWS;
 
 // A hint (host code only; nothing on GPUs): fetch the cache lines of src[first .. first + count) that lie

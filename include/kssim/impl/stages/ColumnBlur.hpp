@@ -17,6 +17,7 @@
 #include <kssim/impl/core/Storage.hpp>
 #include <kssim/impl/core/KernelArrays.hpp>
 #include <kssim/impl/core/Launch.hpp>
+#include <kssim/impl/core/Tuning.hpp>
 #include <kssim/impl/stages/StageKernel.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -154,12 +155,8 @@ struct ColumnBlur {
 // for 16 / sizeof(T) teams per multiprocessor (four float teams: 64 registers per thread) rather than the
 // compiler's two. More teams made the volumes' depth pass (the one map pass the router takes for float on GPUs)
 // no faster: five float teams (20 bytes) fwd 0.96-1.05x, fwd+bwd 0.99-1.03x the time, six (24 bytes) 0.99-1.10x
-// and 1.02-1.06x (1x1x128^3, 2x3x96^3, 1x1x256^3, both paddings; H100, call 2026-12-05f, perf_tests/RESULTS.md
-// "Kernel variants").
-// KSSIM_TUNE_MAP_PASS_MIN_TEAMS overrides the 16, for tuning runs only.
-#if !defined(KSSIM_TUNE_MAP_PASS_MIN_TEAMS)
-#define KSSIM_TUNE_MAP_PASS_MIN_TEAMS 16
-#endif
+// and 1.02-1.06x (1x1x128^3, 2x3x96^3, 1x1x256^3, both paddings; perf_tests/README.md, "Tried and rejected").
+// KSSIM_TUNE_MAP_PASS_MIN_TEAMS (Tuning.hpp) replaces the 16, for tuning runs only.
 template <class ExecSpace, class T, ColumnOutput Output, class Term, class O>
 void column_blur(const ExecSpace& exec, const Options& opts, ColumnBlur<ExecSpace, T, Output, Term, O> k) {
   constexpr int map_teams = KSSIM_TUNE_MAP_PASS_MIN_TEAMS / int(sizeof(T));

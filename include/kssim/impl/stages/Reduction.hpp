@@ -6,7 +6,7 @@
 // that is depends on timing, but every sum runs in a fixed order (OrderedSum: indices only, not the team's
 // shape), so the result does not. The counter returns to zero for the next call. The fused L1 + SSIM loss (L1Term.hpp) adds a
 // second set of tile sums, of |x - y|, summed alongside in the same fixed order, and the loss.
-// (One team for everything cost 10 us at 1920x1080 and 38 us at 3840x2160 on an H200: its threads walk
+// (One team for everything cost 10 us at 1920x1080 and 38 us at 3840x2160 on a GPU: its threads walk
 // the slices one after the other. Counting in the map pass itself, to save this kernel's launch, made
 // every map-pass team wait for a memory fence and an atomic: 13 us more in the map pass at 1920x1080. On
 // one-wave problems the launch costs more than that wait, and the fused forward's last team does this
@@ -69,7 +69,7 @@ struct MapSums {
 // then groups of `group` consecutive slots are summed (sum_groups), then the groups in order (total). The
 // two steps run in phases of the next tile that are separated by barriers the kernel has anyway, so a
 // tile's sum costs no barrier of its own. (It replaced a Kokkos team reduction per tile: the fused forward
-// went from 370 to 322 instructions per map pixel, 98 to 88 us at 1x3x1080x1920, H200, ncu.)
+// went from 370 to 322 instructions per map pixel, 98 to 88 us at 1x3x1080x1920, ncu.)
 struct TileItemSums {
   static constexpr int group = 8;
   double* items = nullptr;   // one per work item of the map pass
@@ -152,9 +152,9 @@ struct MapSumStore {
 
 // v[0] + v[1] + ... + v[n - 1], added in that order, from memory other teams wrote (volatile: past this
 // multiprocessor's cache; atomic loads of doubles go through Kokkos' lock table on some backends, 0.5 us
-// each on an H200), by a team: chunks of `cap` values are loaded by all its threads at once into scratch,
+// each on a GPU), by a team: chunks of `cap` values are loaded by all its threads at once into scratch,
 // then added by one. (One thread loading and adding the values itself, in batches of 8, made a chain of
-// dependent trips to memory: ~6 us of a 64x1x128x128 forward, H200, ncu.) The sum in every thread.
+// dependent trips to memory: ~6 us of a 64x1x128x128 forward, ncu.) The sum in every thread.
 template <class Team>
 KOKKOS_INLINE_FUNCTION double team_sum_in_order(const Team& team, const volatile double* v, int n, double* scratch,
                                                 int cap) {
@@ -205,8 +205,8 @@ KOKKOS_INLINE_FUNCTION void sum_slices_in_order(const Team& team, double* v, int
                                                 double* out) {
   const int strands = OrderedSum::strands(n), groups = OrderedSum::groups(n), per = strands + groups;
   const volatile double* values = v;
-  // (A strand's loads in batches of 8 before their adds, tried 2026-12-05f: no faster anywhere, 2-4% slower on the
-  // one-wave forwards, whose last team runs this; perf_tests/RESULTS.md "Tried and rejected".)
+  // A strand adds each value as it loads it: its loads in batches of 8 before their adds were no faster anywhere,
+  // and 2-4% slower on the one-wave forwards, whose last team runs this (perf_tests/README.md, "Tried and rejected").
   Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count * strands), [&](int e) {
     const int i = e / strands, p = e % strands;
     double s = 0;
