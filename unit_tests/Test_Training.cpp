@@ -120,3 +120,48 @@ TYPED_TEST(Training, OneCallFunctionsReuseTheirWorkspace) {
   EXPECT_GE(async.probe_fences, 1);
   EXPECT_EQ(again, first);  // the reused workspace gives the same bits
 }
+
+// MS-SSIM's and masked SSIM's one-call functions keep their workspaces too: after the first call of a shape,
+// a loop of them allocates nothing, the device-result forms do not synchronise, and the bits repeat.
+TYPED_TEST(Training, OneCallMsSsimAndMaskedReuseTheirWorkspace) {
+  using C = TypeParam;
+  using Exec = typename C::execution_space;
+  const Shape s{1, 2, 1, 26, 29};
+  const auto in = noisy_views<C>(s, 96, 0.1);
+  const auto mask = to_view<C>("mask", Shape{1, 1, 1, 26, 29}, random_image(Shape{1, 1, 1, 26, 29}, 97));
+  auto g = make_view<C>("g", s);
+  Kokkos::View<double, typename C::memory_space> mean("mean");
+  kssim::MsSsimOptions ms;
+  ms.ssim.window_size = 5;
+  ms.weights = {0.3, 0.3, 0.4};
+  Exec exec;
+  kssim::free_workspaces();
+  kssim::ms_ssim(exec, in.a, in.b, mean, ms);
+  const double ms_first = kssim::ms_ssim_grad(exec, in.a, in.b, g, {}, ms);
+  kssim::masked_ssim(exec, in.a, in.b, mask, kssim::MaskMode::Normalized, mean);
+  const double masked_first = kssim::masked_ssim_grad(exec, in.a, in.b, mask, kssim::MaskMode::Normalized, g);
+  exec.fence();
+
+  const StepEvents async = count_step_events<typename C::memory_space>(exec, [&] {
+    for (int call = 0; call < 3; ++call) {
+      kssim::ms_ssim(exec, in.a, in.b, mean, ms);
+      kssim::masked_ssim(exec, in.a, in.b, mask, kssim::MaskMode::Normalized, mean);
+    }
+  });
+  double ms_again = 0, masked_again = 0;
+  const StepEvents grad = count_step_events<typename C::memory_space>(exec, [&] {
+    ms_again = kssim::ms_ssim_grad(exec, in.a, in.b, g, {}, ms);
+    masked_again = kssim::masked_ssim_grad(exec, in.a, in.b, mask, kssim::MaskMode::Normalized, g);
+  });
+  kssim::free_workspaces();
+  const StepEvents after_free = count_step_events<typename C::memory_space>(exec, [&] {
+    kssim::ms_ssim(exec, in.a, in.b, mean, ms);  // after free_workspaces: a new workspace
+  });
+
+  EXPECT_EQ(async.allocations, 0) << async.seen;
+  EXPECT_EQ(async.fences, 0) << async.seen;
+  EXPECT_EQ(grad.allocations, 0) << grad.seen;
+  EXPECT_GE(after_free.allocations, 1);
+  EXPECT_EQ(ms_again, ms_first);
+  EXPECT_EQ(masked_again, masked_first);
+}

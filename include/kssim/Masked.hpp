@@ -37,6 +37,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <array>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -69,18 +70,34 @@ void require_valid_mask(const ExecSpace& exec, const MaskedPlan<ExecSpace, T>& p
   if (invalid) throw std::invalid_argument("kssim: mask values must be in [0, 1] (NaN is not allowed)");
 }
 
-// A masked plan of an image pair with its arrays.
+// What makes two masked problems the same plan (PlanCache.hpp).
+struct MaskedPlanKey {
+  Geometry g;
+  Options opts;
+  MaskMode mode;
+  PartialPlanes wanted;
+  friend bool operator==(const MaskedPlanKey& a, const MaskedPlanKey& b) {
+    return same_problem(a.g, b.g) && same_options(a.opts, b.opts) && a.mode == b.mode &&
+           a.wanted.image1 == b.wanted.image1 && a.wanted.image2 == b.wanted.image2;
+  }
+};
+
+// A masked plan of an image pair with its arrays, kept between calls like SSIM's (PlanCache.hpp).
 template <class ExecSpace, class View1, class View2, class MaskView>
 struct MaskedCall {
-  ImagePair<ExecSpace, View1, View2> p;
-  InputArray<typename ImagePair<ExecSpace, View1, View2>::T> m;
-  MaskedPlan<ExecSpace, typename ImagePair<ExecSpace, View1, View2>::T> plan;
+  using Images = ImagePair<ExecSpace, View1, View2>;
+  using PlanT = MaskedPlan<ExecSpace, typename Images::T>;
+  Images p;
+  InputArray<typename Images::T> m;
+  std::shared_ptr<const PlanT> plan;
 
   MaskedCall(const ExecSpace& exec, const View1& img1, const View2& img2, const MaskView& mask, MaskMode mode,
              const Options& opts, PartialPlanes wanted = {})
       : p(img1, img2, opts),
         m(mask_array<ExecSpace, View1>(mask, extents_of(img1))),
-        plan(exec, p.g, opts, mode, wanted) {}
+        plan(PlanCache<ExecSpace, PlanT, MaskedPlanKey>::get().plan(exec, MaskedPlanKey{p.g, opts, mode, wanted}, [&] {
+          return std::make_shared<const PlanT>(exec, p.g, opts, mode, wanted);
+        })) {}
 };
 
 }  // namespace impl
@@ -92,8 +109,8 @@ void masked_ssim(const ExecSpace& exec, const View1& img1, const View2& img2, co
                  const MeanView& mean, const Options& opts = {}) {
   static_assert(check_result_view<ExecSpace, MeanView, 0>());
   impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
-  c.plan.forward(exec, c.p.x, c.p.y, c.m, {});
-  impl::write_mean(exec, c.plan.mean(), 1.0, mean);
+  c.plan->forward(exec, c.p.x, c.p.y, c.m, {});
+  impl::write_mean(exec, c.plan->mean(), 1.0, mean);
 }
 
 // Mean masked SSIM, returned on the host (synchronises; throws on mask values outside [0, 1]).
@@ -101,9 +118,9 @@ template <class ExecSpace, class View1, class View2, class MaskView>
 double masked_ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const MaskView& mask, MaskMode mode,
                    const Options& opts = {}) {
   impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
-  c.plan.forward(exec, c.p.x, c.p.y, c.m, {});
-  impl::require_valid_mask(exec, c.plan);
-  return impl::host_value(exec, c.plan.mean(), "kssim::masked_ssim: wait for the mean");
+  c.plan->forward(exec, c.p.x, c.p.y, c.m, {});
+  impl::require_valid_mask(exec, *c.plan);
+  return impl::host_value(exec, c.plan->mean(), "kssim::masked_ssim: wait for the mean");
 }
 
 // The map (SSIM's, or with MaskMode::Normalized the normalized one; unweighted): (N, C, Ho, Wo) or
@@ -115,8 +132,8 @@ void masked_ssim_map(const ExecSpace& exec, const View1& img1, const View2& img2
   static_assert(check_same_kind<View1, MapView>());
   impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
   impl::require_extents("map", map, impl::map_extents<View1::rank()>(c.p.g));
-  c.plan.forward(exec, c.p.x, c.p.y, c.m, impl::as_rank5<impl::OutputArray<impl::value_type_of<View1>>>(map));
-  impl::require_valid_mask(exec, c.plan);
+  c.plan->forward(exec, c.p.x, c.p.y, c.m, impl::as_rank5<impl::OutputArray<impl::value_type_of<View1>>>(map));
+  impl::require_valid_mask(exec, *c.plan);
 }
 
 // Masked SSIM of each image (weights summed over its channels), into a View of extent (N).
@@ -126,11 +143,11 @@ void masked_ssim_per_image(const ExecSpace& exec, const View1& img1, const View2
   static_assert(check_result_view<ExecSpace, PerImageView, 1>());
   impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
   impl::require_extents("per_image", per_image, std::array<int, 1>{c.p.g.n});
-  c.plan.forward(exec, c.p.x, c.p.y, c.m, {});
+  c.plan->forward(exec, c.p.x, c.p.y, c.m, {});
   impl::write_per_image(
-      exec, impl::SliceSums{c.plan.value_sums().data(), c.plan.weight_sums().data(), 1.0, c.p.g.n, c.p.g.c},
+      exec, impl::SliceSums{c.plan->value_sums().data(), c.plan->weight_sums().data(), 1.0, c.p.g.n, c.p.g.c},
       per_image);
-  impl::require_valid_mask(exec, c.plan);
+  impl::require_valid_mask(exec, *c.plan);
 }
 
 // Masked SSIM of each (image, channel), into a View of extent (N, C).
@@ -140,11 +157,11 @@ void masked_ssim_per_channel(const ExecSpace& exec, const View1& img1, const Vie
   static_assert(check_result_view<ExecSpace, PerChannelView, 2>());
   impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
   impl::require_extents("per_channel", per_channel, std::array<int, 2>{c.p.g.n, c.p.g.c});
-  c.plan.forward(exec, c.p.x, c.p.y, c.m, {});
+  c.plan->forward(exec, c.p.x, c.p.y, c.m, {});
   impl::write_per_channel(
-      exec, impl::SliceSums{c.plan.value_sums().data(), c.plan.weight_sums().data(), 1.0, c.p.g.n, c.p.g.c},
+      exec, impl::SliceSums{c.plan->value_sums().data(), c.plan->weight_sums().data(), 1.0, c.p.g.n, c.p.g.c},
       per_channel);
-  impl::require_valid_mask(exec, c.plan);
+  impl::require_valid_mask(exec, *c.plan);
 }
 
 // Mean masked SSIM (returned, synchronising) and its gradients with respect to img1 and img2; {} or an
@@ -155,10 +172,10 @@ double masked_ssim_grad(const ExecSpace& exec, const View1& img1, const View2& i
                         MaskMode mode, const Grad1& grad1, const Grad2& grad2 = {}, const Options& opts = {}) {
   impl::GradientArgs<ExecSpace, View1, Grad1, Grad2> g(img1, grad1, grad2);
   impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts, g.wanted);
-  c.plan.forward(exec, c.p.x, c.p.y, c.m, {});
-  c.plan.backward(exec, c.p.x, c.p.y, c.m, g.g1, g.g2, 1.0, nullptr, false);
-  impl::require_valid_mask(exec, c.plan);
-  return impl::host_value(exec, c.plan.mean(), "kssim::masked_ssim_grad: wait for the mean");
+  c.plan->forward(exec, c.p.x, c.p.y, c.m, {});
+  c.plan->backward(exec, c.p.x, c.p.y, c.m, g.g1, g.g2, 1.0, nullptr, false);
+  impl::require_valid_mask(exec, *c.plan);
+  return impl::host_value(exec, c.plan->mean(), "kssim::masked_ssim_grad: wait for the mean");
 }
 
 // A reusable masked SSIM loss for one image shape, for training loops: the constructor allocates the

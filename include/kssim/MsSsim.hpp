@@ -26,21 +26,38 @@
 #include <kssim/impl/core/TrainingObject.hpp>
 
 #include <Kokkos_Core.hpp>
+#include <memory>
 
 namespace kssim {
 namespace impl {
 
-// The plan of a one-call MS-SSIM function after its forward pass over (img1, img2); the options are
-// validated first.
+// What makes two MS-SSIM problems the same plan (PlanCache.hpp).
+struct MsSsimPlanKey {
+  Geometry g;
+  MsSsimOptions opts;
+  PartialPlanes wanted;
+  friend bool operator==(const MsSsimPlanKey& a, const MsSsimPlanKey& b) {
+    return same_problem(a.g, b.g) && same_options(a.opts.ssim, b.opts.ssim) && a.opts.weights == b.opts.weights &&
+           a.wanted.image1 == b.wanted.image1 && a.wanted.image2 == b.wanted.image2;
+  }
+};
+
+// The plan of a one-call MS-SSIM function after its forward pass over (img1, img2), kept between calls like
+// SSIM's (PlanCache.hpp); the options are validated first.
 template <class ExecSpace, class View1, class View2>
 struct MsSsimCall {
-  ImagePair<ExecSpace, View1, View2> p;
-  MsSsimPlan<ExecSpace, typename ImagePair<ExecSpace, View1, View2>::T> plan;
+  using Images = ImagePair<ExecSpace, View1, View2>;
+  using PlanT = MsSsimPlan<ExecSpace, typename Images::T>;
+  Images p;
+  std::shared_ptr<const PlanT> plan;
 
   MsSsimCall(const ExecSpace& exec, const View1& img1, const View2& img2, const MsSsimOptions& opts,
              PartialPlanes wanted = {})
-      : p((validate(opts), img1), img2, opts.ssim), plan(exec, p.g, opts, wanted) {
-    plan.forward(exec, p.x, p.y);
+      : p((validate(opts), img1), img2, opts.ssim),
+        plan(PlanCache<ExecSpace, PlanT, MsSsimPlanKey>::get().plan(exec, MsSsimPlanKey{p.g, opts, wanted}, [&] {
+          return std::make_shared<const PlanT>(exec, p.g, opts, wanted);
+        })) {
+    plan->forward(exec, p.x, p.y);
   }
 };
 
@@ -53,7 +70,7 @@ void ms_ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const 
              const MsSsimOptions& opts = {}) {
   static_assert(check_result_view<ExecSpace, MeanView, 0>());
   impl::MsSsimCall<ExecSpace, View1, View2> c(exec, img1, img2, opts);
-  impl::write_mean(exec, c.plan.mean(), 1.0, mean);
+  impl::write_mean(exec, c.plan->mean(), 1.0, mean);
 }
 
 // Mean MS-SSIM over N and C, returned on the host (this synchronises `exec`).
@@ -71,7 +88,7 @@ void ms_ssim_per_image(const ExecSpace& exec, const View1& img1, const View2& im
   static_assert(check_result_view<ExecSpace, PerImageView, 1>());
   impl::require_extents("per_image", per_image, std::array<int, 1>{int(img1.extent(0))});
   impl::MsSsimCall<ExecSpace, View1, View2> c(exec, img1, img2, opts);
-  impl::write_per_image(exec, impl::SliceSums{c.plan.per_slice().data(), nullptr, 1.0, c.p.g.n, c.p.g.c}, per_image);
+  impl::write_per_image(exec, impl::SliceSums{c.plan->per_slice().data(), nullptr, 1.0, c.p.g.n, c.p.g.c}, per_image);
 }
 
 // MS-SSIM of each (image, channel), into a View of extent (N, C).
@@ -81,7 +98,7 @@ void ms_ssim_per_channel(const ExecSpace& exec, const View1& img1, const View2& 
   static_assert(check_result_view<ExecSpace, PerChannelView, 2>());
   impl::require_extents("per_channel", per_channel, std::array<int, 2>{int(img1.extent(0)), int(img1.extent(1))});
   impl::MsSsimCall<ExecSpace, View1, View2> c(exec, img1, img2, opts);
-  impl::write_per_channel(exec, impl::SliceSums{c.plan.per_slice().data(), nullptr, 1.0, c.p.g.n, c.p.g.c},
+  impl::write_per_channel(exec, impl::SliceSums{c.plan->per_slice().data(), nullptr, 1.0, c.p.g.n, c.p.g.c},
                           per_channel);
 }
 
@@ -93,8 +110,8 @@ double ms_ssim_grad(const ExecSpace& exec, const View1& img1, const View2& img2,
                     const Grad2& grad2 = {}, const MsSsimOptions& opts = {}) {
   impl::GradientArgs<ExecSpace, View1, Grad1, Grad2> g(img1, grad1, grad2);
   impl::MsSsimCall<ExecSpace, View1, View2> c(exec, img1, img2, opts, g.wanted);
-  c.plan.backward(exec, c.p.x, c.p.y, g.g1, g.g2, 1.0, nullptr, false);
-  return impl::host_value(exec, c.plan.mean(), "kssim::ms_ssim_grad: wait for the mean");
+  c.plan->backward(exec, c.p.x, c.p.y, g.g1, g.g2, 1.0, nullptr, false);
+  return impl::host_value(exec, c.plan->mean(), "kssim::ms_ssim_grad: wait for the mean");
 }
 
 // A reusable MS-SSIM loss for one image shape, for training loops: the constructor allocates every scale's

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
-// The workspaces of the one-call functions (Functions.hpp), kept between calls. Allocating a workspace
-// per call cost an allocation and, on GPUs, a synchronising free per call (cudaFree waits for the device):
-// a loop of kssim::ssim(exec, a, b, mean_view) was neither allocation-free nor asynchronous. Each
-// (execution space type, value type; for 16-bit images also their storage and output types) keeps its most
-// recently used plans (capacity below), keyed by the execution space instance, the problem's extents, the
-// options, the gradients wanted and whether the plan computes the fused loss's L1 term (L1Ssim.hpp); a hit reuses
-// the plan, whose kernels run in stream order on that instance, so back-to-back calls cannot overlap on
-// its memory. The plans are released by kssim::free_workspaces() and before Kokkos::finalize().
+// The workspaces of the one-call functions of every metric (Functions.hpp, MsSsim.hpp, Masked.hpp, L1Ssim.hpp),
+// kept between calls. Allocating a workspace per call cost an allocation and, on GPUs, a synchronising free per
+// call (cudaFree waits for the device): a loop of kssim::ssim(exec, a, b, mean_view) was neither
+// allocation-free nor asynchronous. Each kind of plan (for each execution space type and value type) keeps its
+// most recently used plans (capacity below), keyed by the execution space instance and what defines the plan:
+// the problem's extents, the options, the gradients wanted (and for SSIM whether the plan computes the fused
+// loss's L1 term, for masks the mode). A hit reuses the plan, whose kernels run in stream order on that
+// instance, so back-to-back calls cannot overlap on its memory. The plans are released by
+// kssim::free_workspaces() and before Kokkos::finalize().
 
 #include <kssim/Options.hpp>
 #include <kssim/impl/core/Geometry.hpp>
@@ -55,10 +56,13 @@ struct PlanCacheRegistry {
   }
 };
 
-template <class ExecSpace, class T, class S = T, class O = S>
+// The most recently used plans of one kind (Plan: the plan class; Key: what makes two problems the same plan,
+// with ==) for one execution space type, keyed by the execution space instance and the Key. make() builds a
+// plan on a miss.
+template <class ExecSpace, class PlanT, class Key>
 class PlanCache {
  public:
-  using PlanPtr = std::shared_ptr<const Plan<ExecSpace, T, SsimTerm, S, O>>;
+  using PlanPtr = std::shared_ptr<const PlanT>;
 
   static PlanCache& get() {
     static PlanCache* cache = [] {
@@ -72,22 +76,22 @@ class PlanCache {
     return *cache;
   }
 
-  PlanPtr plan(const ExecSpace& exec, const Geometry& g, const Options& opts, PartialPlanes wanted, WithL1 l1) {
+  template <class Make>
+  PlanPtr plan(const ExecSpace& exec, const Key& key, Make&& make) {
     const std::uint64_t instance = instance_of(exec);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-        if (it->instance == instance && same_problem(it->g, g) && same_options(it->opts, opts) &&
-            it->wanted.image1 == wanted.image1 && it->wanted.image2 == wanted.image2 && it->l1 == l1) {
+        if (it->instance == instance && it->key == key) {
           entries_.splice(entries_.begin(), entries_, it);  // most recently used first
           return entries_.front().plan;
         }
       }
     }
     // A miss builds outside the lock (the constructor launches kernels and may take a while).
-    auto plan = std::make_shared<const Plan<ExecSpace, T, SsimTerm, S, O>>(exec, g, opts, wanted, true, l1);
+    PlanPtr plan = make();
     std::lock_guard<std::mutex> lock(mutex_);
-    entries_.push_front(Entry{instance, g, opts, wanted, l1, plan});
+    entries_.push_front(Entry{instance, key, plan});
     if (int(entries_.size()) > plan_cache_capacity) entries_.pop_back();  // a caller may still hold it
     return plan;
   }
@@ -108,10 +112,7 @@ class PlanCache {
  private:
   struct Entry {
     std::uint64_t instance;
-    Geometry g;
-    Options opts;
-    PartialPlanes wanted;
-    WithL1 l1;
+    Key key;
     PlanPtr plan;
   };
 
@@ -128,11 +129,27 @@ class PlanCache {
   std::list<Entry> entries_;
 };
 
+// An SSIM plan's key: the problem, the options, the gradients it keeps partials for, and whether it computes
+// the fused loss's L1 term.
+struct SsimPlanKey {
+  Geometry g;
+  Options opts;
+  PartialPlanes wanted;
+  WithL1 l1;
+  friend bool operator==(const SsimPlanKey& a, const SsimPlanKey& b) {
+    return same_problem(a.g, b.g) && same_options(a.opts, b.opts) && a.wanted.image1 == b.wanted.image1 &&
+           a.wanted.image2 == b.wanted.image2 && a.l1 == b.l1;
+  }
+};
+
 template <class ExecSpace, class T, class S = T, class O = S>
 std::shared_ptr<const Plan<ExecSpace, T, SsimTerm, S, O>> cached_plan(const ExecSpace& exec, const Geometry& g,
                                                                        const Options& opts, PartialPlanes wanted,
                                                                        WithL1 l1 = WithL1::No) {
-  return PlanCache<ExecSpace, T, S, O>::get().plan(exec, g, opts, wanted, l1);
+  using P = Plan<ExecSpace, T, SsimTerm, S, O>;
+  return PlanCache<ExecSpace, P, SsimPlanKey>::get().plan(exec, SsimPlanKey{g, opts, wanted, l1}, [&] {
+    return std::make_shared<const P>(exec, g, opts, wanted, true, l1);
+  });
 }
 
 }  // namespace kssim::impl
