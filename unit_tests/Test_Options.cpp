@@ -3,6 +3,7 @@
 #include "TestingUtilities.hpp"
 
 #include <functional>
+#include <limits>
 #include <vector>
 
 using namespace kssim_test;
@@ -107,6 +108,12 @@ TEST(Options, RejectsBadWindowSigmaAndRange) {
   EXPECT_NE(with([](auto& o) { o.data_range = -1; }).find("data_range"), std::string::npos);
   EXPECT_NE(with([](auto& o) { o.k1 = -0.1; }).find("k1"), std::string::npos);
   EXPECT_NE(with([](auto& o) { o.vector_length = 3; }).find("power of two"), std::string::npos);
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_NE(with([&](auto& o) { o.sigma = inf; }).find("sigma must be a finite number"), std::string::npos);
+  EXPECT_NE(with([&](auto& o) { o.data_range = inf; }).find("data_range"), std::string::npos);
+  EXPECT_NE(with([&](auto& o) { o.k1 = inf; }).find("k1"), std::string::npos);
+  EXPECT_NE(with([](auto& o) { o.k2 = std::nan(""); }).find("k2"), std::string::npos);
+  EXPECT_NE(with([](auto& o) { o.k1 = o.k2 = 0; }).find("cannot both be 0"), std::string::npos);
 }
 
 TEST(Options, RejectsMismatchedAndTooSmallImages) {

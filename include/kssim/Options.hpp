@@ -2,6 +2,7 @@
 #pragma once
 // The knobs of SSIM: window, Gaussian sigma, stabilising constants, data range and padding.
 
+#include <cmath>
 #include <cstddef>
 #include <functional>
 #include <sstream>
@@ -99,7 +100,8 @@ inline const char* to_string(Schedule s) {
 inline const char* to_string(Window w) { return w == Window::Exact ? "exact" : "float32"; }
 inline const char* to_string(MaskMode m) { return m == MaskMode::Weights ? "weights" : "normalized"; }
 
-// Throws std::invalid_argument naming the offending option.
+// Throws std::invalid_argument naming the offending option by its field name: the one set of rules, which
+// the command-line tool and the Python package report in their own option names.
 inline void validate(const Options& o) {
   auto fail = [](const std::string& what) { throw std::invalid_argument("kssim: " + what); };
   if (o.window_size < 3 || o.window_size > max_window_size || o.window_size % 2 == 0) {
@@ -107,9 +109,16 @@ inline void validate(const Options& o) {
     s << "window_size must be odd and in [3, " << max_window_size << "], got " << o.window_size;
     fail(s.str());
   }
-  if (!(o.sigma > 0)) fail("sigma must be > 0, got " + std::to_string(o.sigma));
-  if (!(o.data_range > 0)) fail("data_range must be > 0, got " + std::to_string(o.data_range));
-  if (!(o.k1 >= 0) || !(o.k2 >= 0)) fail("k1 and k2 must be >= 0");
+  auto number = [](double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+  };
+  if (!(o.sigma > 0) || !std::isfinite(o.sigma)) fail("sigma must be a finite number > 0, got " + number(o.sigma));
+  if (!(o.data_range > 0) || !std::isfinite(o.data_range))
+    fail("data_range must be a finite number > 0, got " + number(o.data_range));
+  if (!(o.k1 >= 0) || !std::isfinite(o.k1)) fail("k1 must be a finite number >= 0, got " + number(o.k1));
+  if (!(o.k2 >= 0) || !std::isfinite(o.k2)) fail("k2 must be a finite number >= 0, got " + number(o.k2));
   if (o.k1 == 0 && o.k2 == 0) fail("k1 and k2 cannot both be 0 (the map would divide by zero)");
   if (o.window != Window::Exact && o.window != Window::Float32) fail("window must be Window::Exact or Window::Float32");
   if (o.team_size < 0 || o.vector_length < 0) fail("team_size and vector_length must be >= 0");

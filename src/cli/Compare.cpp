@@ -18,28 +18,37 @@
 #include <kssim/Options.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <optional>
 #include <set>
+#include <utility>
 
 namespace kssim::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
+// kssim::validate's message in the tool's option names (the rules live in C++, include/kssim/Options.hpp).
+std::string in_flag_names(std::string message) {
+  static const std::pair<const char*, const char*> names[] = {
+      {"window_size", "--window"}, {"data_range", "--data-range"}, {"sigma", "--sigma"}, {"k1", "--k1"}, {"k2", "--k2"}};
+  for (const auto& [field, flag] : names) {
+    const std::string f(field);
+    for (std::size_t at = message.find(f); at != std::string::npos; at = message.find(f, at + 1)) {
+      const bool word_start = at == 0 || !(std::isalnum((unsigned char)message[at - 1]) || message[at - 1] == '_' ||
+                                           message[at - 1] == '-');
+      const std::size_t end = at + f.size();
+      const bool word_end = end == message.size() || !(std::isalnum((unsigned char)message[end]) || message[end] == '_');
+      if (word_start && word_end) message.replace(at, f.size(), flag);
+    }
+  }
+  return message;
+}
+
 Options validated_options(const CompareOptions& o) {
   Options opts;
-  if (o.window < 3 || o.window % 2 == 0 || o.window > max_window_size)
-    throw UsageError("--window must be an odd integer from 3 to " + std::to_string(max_window_size) + ", got " +
-                     std::to_string(o.window));
-  if (!std::isfinite(o.sigma) || o.sigma <= 0)
-    throw UsageError("--sigma must be a finite number > 0, got " + number_text(o.sigma));
-  if (!std::isfinite(o.data_range) || o.data_range <= 0)
-    throw UsageError("--data-range must be a finite number > 0, got " + number_text(o.data_range));
-  if (!std::isfinite(o.k1) || o.k1 < 0) throw UsageError("--k1 must be a finite number >= 0, got " + number_text(o.k1));
-  if (!std::isfinite(o.k2) || o.k2 < 0) throw UsageError("--k2 must be a finite number >= 0, got " + number_text(o.k2));
-  if (o.k1 == 0 && o.k2 == 0) throw UsageError("--k1 and --k2 cannot both be 0 (SSIM would divide by zero)");
   if (o.padding != "valid" && o.padding != "same")
     throw UsageError("unknown --padding '" + o.padding + "' (expected valid or same)");
   if (o.dims != 2 && o.dims != 3) throw UsageError("--dims must be 2 or 3, got " + std::to_string(o.dims));
@@ -73,7 +82,7 @@ Options validated_options(const CompareOptions& o) {
   try {
     validate(opts);
   } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
+    throw UsageError(in_flag_names(e.what()));
   }
   return opts;
 }
