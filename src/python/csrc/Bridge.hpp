@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <tuple>
+#include <vector>
 
 namespace kssim::torch_binding {
 
@@ -29,6 +30,14 @@ struct Strided {
   std::array<std::int64_t, 5> strides{};
 };
 
+// Which training object a workspace holds.
+enum class Metric {
+  Ssim,    // kssim::SSIM
+  L1Loss,  // kssim::L1SSIMLoss (l1_weight)
+  MsSsim,  // kssim::MSSSIM (ms_weights; valid padding, exact window)
+  Masked   // kssim::MaskedSSIM (normalized: MaskMode::Normalized, else Weights; exact window)
+};
+
 // Everything that selects one kssim::SSIM (or kssim::L1SSIMLoss) object: the problem, where it runs, which
 // gradients it prepares. Not the stream: a workspace serves every stream of its device (TorchOps.cpp orders
 // its kernels after the caller's stream and the caller's stream after them).
@@ -43,12 +52,15 @@ struct ProblemKey {
   bool same_padding = false;
   bool float32_window = false;  // kssim::Window::Float32: fused-ssim's and pytorch-msssim's weights and moments
   bool grad1 = false, grad2 = false;
-  double l1_weight = -1;  // >= 0: the fused L1 + SSIM loss with this L1 weight (kssim::L1SSIMLoss); < 0: SSIM
+  Metric metric = Metric::Ssim;
+  double l1_weight = -1;            // Metric::L1Loss: the L1 weight, in [0, 1]
+  std::vector<double> ms_weights;   // Metric::MsSsim: one exponent per scale, finest first
+  bool normalized = false;          // Metric::Masked: MaskMode::Normalized (else MaskMode::Weights)
 
-  bool l1_loss() const { return l1_weight >= 0; }
+  bool l1_loss() const { return metric == Metric::L1Loss; }
   auto tied() const {
     return std::tie(device, device_index, dtype, rank, extents, window_size, sigma, k1, k2, data_range,
-                    same_padding, float32_window, grad1, grad2, l1_weight);
+                    same_padding, float32_window, grad1, grad2, metric, l1_weight, ms_weights, normalized);
   }
   bool operator<(const ProblemKey& o) const { return tied() < o.tied(); }
   Options options() const {
@@ -70,12 +82,15 @@ struct ProblemKey {
 class Workspace {
  public:
   virtual ~Workspace() = default;
-  // Mean SSIM (the L1 + SSIM loss for an l1_loss() key), or with `per_image` (SSIM keys only) the mean of
-  // each image, N values, written in the key's dtype into `result` (memory the caller owns: a fresh tensor
-  // of PyTorch's allocator, so no result aliases the workspace). Each value is accumulated in double and
-  // rounded once to the dtype (16-bit dtypes through float, as PyTorch converts a double); a null `result`
-  // writes none. When the key asks for gradients, also the partial derivatives that backward() needs.
-  virtual void forward(const Strided& img1, const Strided& img2, void* result, bool per_image) = 0;
+  // Mean SSIM (the L1 + SSIM loss for an l1_loss() key, MS-SSIM, masked SSIM), or with `per_image` (SSIM
+  // and MS-SSIM keys) the mean of each image, N values, written in the key's dtype into `result` (memory the
+  // caller owns: a fresh tensor of PyTorch's allocator, so no result aliases the workspace). Each value is
+  // accumulated in double and rounded once to the dtype (16-bit dtypes through float, as PyTorch converts a
+  // double); a null `result` writes none. When the key asks for gradients, also the partial derivatives that
+  // backward() needs. `mask`: the mask of a Metric::Masked key ((N, 1 or C, [D,] H, W), the images' dtype),
+  // empty (null data) for the others; backward() reads the mask of the last forward().
+  virtual void forward(const Strided& img1, const Strided& img2, const Strided& mask, void* result,
+                       bool per_image) = 0;
   // One double of the workspace's own memory for a backward() upstream factor of a dtype the kernels do not
   // read (the caller converts it there): allocated with it, outside PyTorch's allocator, so that no tensor
   // of a CUDA graph pool (torch.compile's cudagraph trees warm up in one) outlives a call.
@@ -88,6 +103,18 @@ class Workspace {
 
 // `stream`: the cudaStream_t its kernels run on (CUDA keys), null on the host.
 std::unique_ptr<Workspace> make_workspace(const ProblemKey& key, void* stream);
+
+// SSIMULACRA2 against one cached reference (kssim::Ssimulacra2Reference): images are float32 (N, 3, H, W),
+// sRGB in [0, 1], any positive strides, in the memory of the device it was made for.
+class Ssimulacra2Scorer {
+ public:
+  virtual ~Ssimulacra2Scorer() = default;
+  // Image 0 of `reference` becomes the reference (its XYB pyramid and blurred statistics are computed).
+  virtual void set_reference(const Strided& reference) = 0;
+  // One score per distorted image ((B, 3, H, W), the reference's H and W) into `scores` (B doubles).
+  virtual void compare(const Strided& distorted, double* scores) = 0;
+};
+std::unique_ptr<Ssimulacra2Scorer> make_ssimulacra2(Device device, void* stream);
 
 // Initialises Kokkos on first use unless the program already did (then it is left to the program to
 // finalise). `cuda_device`: the device Kokkos' CUDA backend starts on (ignored without CUDA). `release` is

@@ -14,6 +14,18 @@
 //       (kssim::L1SSIMLoss: the L1 term computed inside the SSIM kernels).
 //   l1_ssim_loss_backward(grad, img1, img2, l1_weight, <the same options>, gradients) -> (Tensor, Tensor)
 //       its gradients, as ssim_backward's.
+//   ms_ssim(img1, img2, window_size, sigma, k1, k2, data_range, weights, per_image, gradients) -> Tensor
+//   ms_ssim_backward(grad, img1, img2, <the same options>, per_image, gradients) -> (Tensor, Tensor)
+//       MS-SSIM (kssim::MSSSIM: valid padding, the exact window), mean or per image, and its gradients.
+//   masked_ssim(img1, img2, mask, normalized, window_size, sigma, k1, k2, data_range, same_padding,
+//               gradients) -> Tensor
+//   masked_ssim_backward(grad, img1, img2, mask, <the same options>, gradients) -> (Tensor, Tensor)
+//       masked SSIM (kssim::MaskedSSIM; MaskMode::Normalized when `normalized`), mean only; the mask is
+//       (N, 1 or C, [D,] H, W) of the images' dtype and gets no gradient.
+//   ssimulacra2(reference, distorted) -> Tensor
+//       SSIMULACRA2 scores (float64, shape (B,)) of distorted (B, 3, H, W) against reference (1, 3, H, W),
+//       float32 sRGB in [0, 1]; no autograd formula (the package calls it on detached tensors). The
+//       reference's preparation is cached per device while the same reference tensor, unchanged, comes back.
 //
 // The autograd formula of ssim is SsimAutograd.cpp; the Python package (src/python/kssim) registers both
 // operators' fake kernels. Every operator takes float32_window last (default False). Tensors are read and
@@ -33,6 +45,7 @@
 #include <c10/cuda/CUDAStream.h>
 #endif
 
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -41,7 +54,24 @@
 namespace kssim::torch_binding {
 namespace {
 
-void release_all_workspaces() { WorkspaceCache::instance().clear(); }
+// The cached SSIMULACRA2 reference of each device (key: device index, -1 the host), released with the
+// workspaces. `reference` stamps the tensor it was prepared from: the same live, unchanged tensor skips
+// the preparation.
+struct Ssimulacra2Entry {
+  std::unique_ptr<Ssimulacra2Scorer> scorer;
+  void* home_stream = nullptr;
+  std::unique_ptr<StreamEvents> events;
+  InputStamp reference;
+};
+std::map<int, Ssimulacra2Entry>& ssimulacra2_cache() {
+  static auto* cache = new std::map<int, Ssimulacra2Entry>;  // emptied when Kokkos is finalised
+  return *cache;
+}
+
+void release_all_workspaces() {
+  WorkspaceCache::instance().clear();
+  ssimulacra2_cache().clear();
+}
 
 std::string describe(const at::Tensor& t) {
   std::string s = std::string(c10::toString(t.scalar_type())) + " tensor of shape [";
@@ -119,11 +149,34 @@ Strided strided_output(const at::Tensor& t) {
 }
 
 // Lets a later ssim_backward of these inputs reuse the workspace's partial derivatives. Not when an input
-// was copied: the workspace's backward() reads the images of its last forward(), and the copy is gone.
-void remember_inputs(CacheEntry& e, const at::Tensor& img1, const at::Tensor& img2, bool copied) {
+// was copied: the workspace's backward() reads the images (and mask) of its last forward(), and the copy is
+// gone.
+void remember_inputs(CacheEntry& e, const at::Tensor& img1, const at::Tensor& img2, const at::Tensor* mask,
+                     bool copied) {
   if (copied) return;
   e.img1 = InputStamp(img1);
   e.img2 = InputStamp(img2);
+  e.mask = mask ? InputStamp(*mask) : InputStamp();
+}
+
+// Whether the workspace's last forward() read these inputs (for a masked key, this mask too).
+bool same_inputs(const CacheEntry& e, const at::Tensor& img1, const at::Tensor& img2, const at::Tensor* mask) {
+  return e.img1.matches(img1) && e.img2.matches(img2) && (!mask || e.mask.matches(*mask));
+}
+
+// The mask of masked SSIM, checked as the images (the kernels check its extents again).
+void check_mask(const at::Tensor& mask, const at::Tensor& img1) {
+  TORCH_CHECK_VALUE(mask.defined(), "kssim: mask must be a tensor");
+  TORCH_CHECK_VALUE(mask.device() == img1.device(), "kssim: mask must be on the images' device, got ", mask.device(),
+                    " and ", img1.device());
+  TORCH_CHECK_TYPE(mask.scalar_type() == img1.scalar_type(), "kssim: mask must have the images' dtype ",
+                   img1.scalar_type(), ", got ", mask.scalar_type());
+  TORCH_CHECK_TYPE(img1.scalar_type() == at::kFloat || img1.scalar_type() == at::kDouble,
+                   "kssim: masked SSIM takes float32 or float64 images, got ", img1.scalar_type());
+  bool ok = mask.dim() == img1.dim() && (mask.size(1) == 1 || mask.size(1) == img1.size(1));
+  for (std::int64_t i = 0; ok && i < img1.dim(); ++i) ok = i == 1 || mask.size(i) == img1.size(i);
+  TORCH_CHECK_VALUE(ok, "kssim: mask must have the images' shape with 1 or C channels, got ", describe(mask),
+                    " for images ", describe(img1));
 }
 
 // Places the calls on the images' device and stream; initialises Kokkos on first use.
@@ -157,10 +210,17 @@ struct Placement {
   }
 };
 
-// l1_weight < 0: SSIM; otherwise the fused L1 + SSIM loss with that weight.
+// Which metric a call computes, with its own options (ProblemKey's).
+struct MetricSpec {
+  Metric metric = Metric::Ssim;
+  double l1_weight = -1;
+  std::vector<double> ms_weights;
+  bool normalized = false;
+};
+
 ProblemKey make_key(const Placement& p, const at::Tensor& img, std::int64_t window_size, double sigma, double k1,
                     double k2, double data_range, bool same_padding, bool float32_window, std::int64_t gradients,
-                    double l1_weight = -1) {
+                    const MetricSpec& spec) {
   TORCH_CHECK_VALUE(gradients >= 0 && gradients <= 3, "kssim: gradients must be 0 to 3 (bit 0: img1, bit 1: img2)");
   TORCH_CHECK_VALUE(window_size >= 0 && window_size <= 1 << 20, "kssim: window_size ", window_size, " is out of range");
   ProblemKey key;
@@ -183,7 +243,10 @@ ProblemKey make_key(const Placement& p, const at::Tensor& img, std::int64_t wind
   key.float32_window = float32_window;
   key.grad1 = gradients & 1;
   key.grad2 = gradients & 2;
-  key.l1_weight = l1_weight;
+  key.metric = spec.metric;
+  key.l1_weight = spec.l1_weight;
+  key.ms_weights = spec.ms_weights;
+  key.normalized = spec.normalized;
   return key;
 }
 
@@ -229,25 +292,28 @@ auto translate_errors(Body&& body) -> decltype(body()) {
   }
 }
 
-// The forward operators: SSIM (l1_weight < 0) or the fused L1 + SSIM loss.
-at::Tensor forward_op(const at::Tensor& img1, const at::Tensor& img2, std::int64_t window_size, double sigma,
-                      double k1, double k2, double data_range, bool same_padding, bool per_image,
-                      std::int64_t gradients, double l1_weight, bool float32_window) {
+// The forward operators of every metric of `spec`; `mask` only for masked SSIM.
+at::Tensor forward_op(const at::Tensor& img1, const at::Tensor& img2, const at::Tensor* mask,
+                      std::int64_t window_size, double sigma, double k1, double k2, double data_range,
+                      bool same_padding, bool per_image, std::int64_t gradients, const MetricSpec& spec,
+                      bool float32_window) {
   check_images(img1, img2);
+  if (mask) check_mask(*mask, img1);
   return translate_errors([&] {
     const LockedCall call(img1, window_size, sigma, k1, k2, data_range, same_padding, float32_window, gradients,
-                          l1_weight);
+                          spec);
     CacheEntry& e = entry_for(call.cache, call.key, call.place, img1);
-    std::optional<at::Tensor> copy1, copy2;
+    std::optional<at::Tensor> copy1, copy2, copy_mask;
     const Strided x = strided(img1, copy1), y = strided(img2, copy2);
+    const Strided m = mask ? strided(*mask, copy_mask) : Strided{};
     // A fresh tensor of PyTorch's allocator (a CUDA graph's pool under capture) that the workspace writes the
     // result into, in the images' dtype: no conversion operator, and no result aliases the workspace.
     at::Tensor result = per_image ? at::empty({img1.size(0)}, img1.options()) : at::empty({}, img1.options());
-    e.img1 = e.img2 = InputStamp();  // invalid until forward() has run
+    e.img1 = e.img2 = e.mask = InputStamp();  // invalid until forward() has run
     OnHomeStream on_home(e.home_stream, call.place.stream, e.events);
-    e.workspace->forward(x, y, result.mutable_data_ptr(), per_image);
+    e.workspace->forward(x, y, m, result.mutable_data_ptr(), per_image);
     on_home.join();
-    if (call.key.grad1 || call.key.grad2) remember_inputs(e, img1, img2, copy1 || copy2);
+    if (call.key.grad1 || call.key.grad2) remember_inputs(e, img1, img2, mask, copy1 || copy2 || copy_mask);
     return result;
   });
 }
@@ -255,21 +321,41 @@ at::Tensor forward_op(const at::Tensor& img1, const at::Tensor& img2, std::int64
 at::Tensor ssim_forward(const at::Tensor& img1, const at::Tensor& img2, std::int64_t window_size, double sigma,
                         double k1, double k2, double data_range, bool same_padding, bool per_image,
                         std::int64_t gradients, bool float32_window) {
-  return forward_op(img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image, gradients, -1,
-                    float32_window);
+  return forward_op(img1, img2, nullptr, window_size, sigma, k1, k2, data_range, same_padding, per_image, gradients,
+                    {}, float32_window);
 }
 
-// The fused loss's L1 weight, checked (a negative one would select SSIM's workspace).
-double checked_l1_weight(double l1_weight) {
+// The fused loss's L1 weight, checked.
+MetricSpec l1_spec(double l1_weight) {
   TORCH_CHECK_VALUE(l1_weight >= 0 && l1_weight <= 1, "kssim: l1_weight must be in [0, 1], got ", l1_weight);
-  return l1_weight;
+  return {Metric::L1Loss, l1_weight, {}, false};
 }
+
+MetricSpec ms_spec(c10::ArrayRef<double> weights) {
+  return {Metric::MsSsim, -1, weights.vec(), false};  // kssim validates the weights (ValueError)
+}
+
+MetricSpec masked_spec(bool normalized) { return {Metric::Masked, -1, {}, normalized}; }
 
 at::Tensor l1_ssim_loss_forward(const at::Tensor& img1, const at::Tensor& img2, double l1_weight,
                                 std::int64_t window_size, double sigma, double k1, double k2, double data_range,
                                 bool same_padding, std::int64_t gradients, bool float32_window) {
-  return forward_op(img1, img2, window_size, sigma, k1, k2, data_range, same_padding, false, gradients,
-                    checked_l1_weight(l1_weight), float32_window);
+  return forward_op(img1, img2, nullptr, window_size, sigma, k1, k2, data_range, same_padding, false, gradients,
+                    l1_spec(l1_weight), float32_window);
+}
+
+at::Tensor ms_ssim_forward(const at::Tensor& img1, const at::Tensor& img2, std::int64_t window_size, double sigma,
+                           double k1, double k2, double data_range, c10::ArrayRef<double> weights, bool per_image,
+                           std::int64_t gradients) {
+  return forward_op(img1, img2, nullptr, window_size, sigma, k1, k2, data_range, false, per_image, gradients,
+                    ms_spec(weights), false);
+}
+
+at::Tensor masked_ssim_forward(const at::Tensor& img1, const at::Tensor& img2, const at::Tensor& mask,
+                               bool normalized, std::int64_t window_size, double sigma, double k1, double k2,
+                               double data_range, bool same_padding, std::int64_t gradients) {
+  return forward_op(img1, img2, &mask, window_size, sigma, k1, k2, data_range, same_padding, false, gradients,
+                    masked_spec(normalized), false);
 }
 
 // Whether the workspace's kernels can read a one-element gradient where it is: a float32 or float64 dense
@@ -281,12 +367,14 @@ bool readable_in_place(const at::Tensor& grad) {
          grad.has_storage() && !grad._is_zerotensor() && !grad.is_neg() && grad.const_data_ptr() != nullptr;
 }
 
-// The backward operators: of SSIM (l1_weight < 0) or of the fused L1 + SSIM loss.
+// The backward operators of every metric of `spec`; `mask` only for masked SSIM.
 std::tuple<at::Tensor, at::Tensor> backward_op(const at::Tensor& grad, const at::Tensor& img1, const at::Tensor& img2,
-                                               std::int64_t window_size, double sigma, double k1, double k2,
-                                               double data_range, bool same_padding, bool per_image,
-                                               std::int64_t gradients, double l1_weight, bool float32_window) {
+                                               const at::Tensor* mask, std::int64_t window_size, double sigma,
+                                               double k1, double k2, double data_range, bool same_padding,
+                                               bool per_image, std::int64_t gradients, const MetricSpec& spec,
+                                               bool float32_window) {
   check_images(img1, img2);
+  if (mask) check_mask(*mask, img1);
   TORCH_CHECK_VALUE(grad.device() == img1.device(), "kssim: grad must be on the images' device");
   if (per_image) {
     TORCH_CHECK_VALUE(grad.dim() == 1 && grad.size(0) == img1.size(0),
@@ -296,13 +384,14 @@ std::tuple<at::Tensor, at::Tensor> backward_op(const at::Tensor& grad, const at:
   }
   return translate_errors([&] {
     const LockedCall call(img1, window_size, sigma, k1, k2, data_range, same_padding, float32_window, gradients,
-                          l1_weight);
+                          spec);
     at::Tensor grad1 = call.key.grad1 ? at::empty_like(img1) : at::empty({0}, img1.options());
     at::Tensor grad2 = call.key.grad2 ? at::empty_like(img2) : at::empty({0}, img2.options());
     if (!call.key.grad1 && !call.key.grad2) return std::make_tuple(grad1, grad2);
     CacheEntry& e = entry_for(call.cache, call.key, call.place, img1);
-    std::optional<at::Tensor> copy1, copy2;
+    std::optional<at::Tensor> copy1, copy2, copy_mask;
     const Strided x = strided(img1, copy1), y = strided(img2, copy2);
+    const Strided m = mask ? strided(*mask, copy_mask) : Strided{};
     const void* upstream = nullptr;  // per image: 1, then each image's gradient scaled below
     Dtype upstream_dtype = Dtype::Float64;
     if (!per_image) {
@@ -315,11 +404,11 @@ std::tuple<at::Tensor, at::Tensor> backward_op(const at::Tensor& grad, const at:
       }
     }
     OnHomeStream on_home(e.home_stream, call.place.stream, e.events);
-    if (!(e.img1.matches(img1) && e.img2.matches(img2))) {  // the partials are not of these inputs
+    if (!same_inputs(e, img1, img2, mask)) {  // the partials are not of these inputs
       call.cache.count_recomputation();
-      e.img1 = e.img2 = InputStamp();
-      e.workspace->forward(x, y, nullptr, false);
-      remember_inputs(e, img1, img2, copy1 || copy2);
+      e.img1 = e.img2 = e.mask = InputStamp();
+      e.workspace->forward(x, y, m, nullptr, false);
+      remember_inputs(e, img1, img2, mask, copy1 || copy2 || copy_mask);
     }
     e.workspace->backward(upstream, upstream_dtype, strided_output(grad1), strided_output(grad2));
     on_home.join();
@@ -339,8 +428,8 @@ std::tuple<at::Tensor, at::Tensor> ssim_backward(const at::Tensor& grad, const a
                                                  const at::Tensor& img2, std::int64_t window_size, double sigma,
                                                  double k1, double k2, double data_range, bool same_padding,
                                                  bool per_image, std::int64_t gradients, bool float32_window) {
-  return backward_op(grad, img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image, gradients, -1,
-                     float32_window);
+  return backward_op(grad, img1, img2, nullptr, window_size, sigma, k1, k2, data_range, same_padding, per_image,
+                     gradients, {}, float32_window);
 }
 
 std::tuple<at::Tensor, at::Tensor> l1_ssim_loss_backward(const at::Tensor& grad, const at::Tensor& img1,
@@ -348,8 +437,71 @@ std::tuple<at::Tensor, at::Tensor> l1_ssim_loss_backward(const at::Tensor& grad,
                                                          std::int64_t window_size, double sigma, double k1, double k2,
                                                          double data_range, bool same_padding,
                                                          std::int64_t gradients, bool float32_window) {
-  return backward_op(grad, img1, img2, window_size, sigma, k1, k2, data_range, same_padding, false, gradients,
-                     checked_l1_weight(l1_weight), float32_window);
+  return backward_op(grad, img1, img2, nullptr, window_size, sigma, k1, k2, data_range, same_padding, false,
+                     gradients, l1_spec(l1_weight), float32_window);
+}
+
+std::tuple<at::Tensor, at::Tensor> ms_ssim_backward(const at::Tensor& grad, const at::Tensor& img1,
+                                                    const at::Tensor& img2, std::int64_t window_size, double sigma,
+                                                    double k1, double k2, double data_range,
+                                                    c10::ArrayRef<double> weights, bool per_image,
+                                                    std::int64_t gradients) {
+  return backward_op(grad, img1, img2, nullptr, window_size, sigma, k1, k2, data_range, false, per_image, gradients,
+                     ms_spec(weights), false);
+}
+
+std::tuple<at::Tensor, at::Tensor> masked_ssim_backward(const at::Tensor& grad, const at::Tensor& img1,
+                                                        const at::Tensor& img2, const at::Tensor& mask,
+                                                        bool normalized, std::int64_t window_size, double sigma,
+                                                        double k1, double k2, double data_range, bool same_padding,
+                                                        std::int64_t gradients) {
+  return backward_op(grad, img1, img2, &mask, window_size, sigma, k1, k2, data_range, same_padding, false, gradients,
+                     masked_spec(normalized), false);
+}
+
+// SSIMULACRA2 of each distorted image against image 0 of `reference`, through the device's cached reference.
+at::Tensor ssimulacra2_op(const at::Tensor& reference, const at::Tensor& distorted) {
+  TORCH_CHECK_VALUE(reference.defined() && distorted.defined(), "kssim: reference and distorted must be tensors");
+  TORCH_CHECK_VALUE(reference.device() == distorted.device(),
+                    "kssim: reference and distorted must be on the same device, got ", reference.device(), " and ",
+                    distorted.device());
+  TORCH_CHECK_TYPE(reference.scalar_type() == at::kFloat && distorted.scalar_type() == at::kFloat,
+                   "kssim: ssimulacra2's operator takes float32 tensors (kssim.ssimulacra2 converts others)");
+  TORCH_CHECK_VALUE(reference.dim() == 4 && distorted.dim() == 4 && reference.size(0) == 1 &&
+                        reference.size(1) == 3 && distorted.size(1) == 3 && reference.size(2) == distorted.size(2) &&
+                        reference.size(3) == distorted.size(3),
+                    "kssim: ssimulacra2 takes a reference (1, 3, H, W) and distorted images (B, 3, H, W), got ",
+                    describe(reference), " and ", describe(distorted));
+  TORCH_CHECK_VALUE(reference.is_cpu() || reference.is_cuda(), "kssim: images must be CPU or CUDA tensors, got ",
+                    describe(reference));
+  return translate_errors([&] {
+    auto& cache = WorkspaceCache::instance();
+    std::lock_guard<std::mutex> lock(cache.mutex());
+    const Placement place(reference);
+    at::Tensor scores = at::empty({distorted.size(0)}, distorted.options().dtype(at::kDouble));
+    if (distorted.size(0) == 0) return scores;
+    TORCH_CHECK(!is_capturing(place.stream), "kssim: ssimulacra2 cannot run inside a CUDA graph capture");
+    auto& entries = ssimulacra2_cache();
+    auto it = entries.find(place.index);
+    if (it == entries.end()) {
+      Ssimulacra2Entry fresh;
+      fresh.home_stream = home_stream_for(place.stream, place.index);
+      fresh.scorer = make_ssimulacra2(place.device, fresh.home_stream);
+      it = entries.emplace(place.index, std::move(fresh)).first;
+    }
+    Ssimulacra2Entry& e = it->second;
+    std::optional<at::Tensor> copy_ref, copy_dist;
+    const Strided r = strided(reference, copy_ref), d = strided(distorted, copy_dist);
+    OnHomeStream on_home(e.home_stream, place.stream, e.events);
+    if (copy_ref || !e.reference.matches(reference)) {
+      e.reference = InputStamp();  // invalid until prepared
+      e.scorer->set_reference(r);
+      if (!copy_ref) e.reference = InputStamp(reference);
+    }
+    e.scorer->compare(d, scores.mutable_data_ptr<double>());
+    on_home.join();
+    return scores;
+  });
 }
 
 // Releases every cached workspace, and finalises Kokkos if kssim initialised it (the package calls this at
@@ -393,6 +545,19 @@ TORCH_LIBRARY(kssim, m) {
   m.def(
       "l1_ssim_loss_backward(Tensor grad, Tensor img1, Tensor img2, float l1_weight, int window_size, float sigma, "
       "float k1, float k2, float data_range, bool same_padding, int gradients, bool float32_window=False) -> (Tensor, Tensor)");
+  m.def(
+      "ms_ssim(Tensor img1, Tensor img2, int window_size, float sigma, float k1, float k2, float data_range, "
+      "float[] weights, bool per_image, int gradients) -> Tensor");
+  m.def(
+      "ms_ssim_backward(Tensor grad, Tensor img1, Tensor img2, int window_size, float sigma, float k1, float k2, "
+      "float data_range, float[] weights, bool per_image, int gradients) -> (Tensor, Tensor)");
+  m.def(
+      "masked_ssim(Tensor img1, Tensor img2, Tensor mask, bool normalized, int window_size, float sigma, float k1, "
+      "float k2, float data_range, bool same_padding, int gradients) -> Tensor");
+  m.def(
+      "masked_ssim_backward(Tensor grad, Tensor img1, Tensor img2, Tensor mask, bool normalized, int window_size, "
+      "float sigma, float k1, float k2, float data_range, bool same_padding, int gradients) -> (Tensor, Tensor)");
+  m.def("ssimulacra2(Tensor reference, Tensor distorted) -> Tensor");
   m.def("_finalize() -> ()", &finalize);
   m.def("_clear_cache() -> ()", &clear_cache);
   m.def("_cache_stats() -> int[]", &cache_stats);
@@ -404,6 +569,11 @@ TORCH_LIBRARY_IMPL(kssim, CPU, m) {
   m.impl("ssim_backward", &kssim::torch_binding::ssim_backward);
   m.impl("l1_ssim_loss", &kssim::torch_binding::l1_ssim_loss_forward);
   m.impl("l1_ssim_loss_backward", &kssim::torch_binding::l1_ssim_loss_backward);
+  m.impl("ms_ssim", &kssim::torch_binding::ms_ssim_forward);
+  m.impl("ms_ssim_backward", &kssim::torch_binding::ms_ssim_backward);
+  m.impl("masked_ssim", &kssim::torch_binding::masked_ssim_forward);
+  m.impl("masked_ssim_backward", &kssim::torch_binding::masked_ssim_backward);
+  m.impl("ssimulacra2", &kssim::torch_binding::ssimulacra2_op);
 }
 
 TORCH_LIBRARY_IMPL(kssim, CUDA, m) {
@@ -413,10 +583,20 @@ TORCH_LIBRARY_IMPL(kssim, CUDA, m) {
   m.impl("ssim_backward", &ssim_backward);
   m.impl("l1_ssim_loss", &l1_ssim_loss_forward);
   m.impl("l1_ssim_loss_backward", &l1_ssim_loss_backward);
+  m.impl("ms_ssim", &ms_ssim_forward);
+  m.impl("ms_ssim_backward", &ms_ssim_backward);
+  m.impl("masked_ssim", &masked_ssim_forward);
+  m.impl("masked_ssim_backward", &masked_ssim_backward);
+  m.impl("ssimulacra2", &ssimulacra2_op);
 #else
   m.impl("ssim", &WithoutCuda<decltype(ssim_forward)>::run);
   m.impl("ssim_backward", &WithoutCuda<decltype(ssim_backward)>::run);
   m.impl("l1_ssim_loss", &WithoutCuda<decltype(l1_ssim_loss_forward)>::run);
   m.impl("l1_ssim_loss_backward", &WithoutCuda<decltype(l1_ssim_loss_backward)>::run);
+  m.impl("ms_ssim", &WithoutCuda<decltype(ms_ssim_forward)>::run);
+  m.impl("ms_ssim_backward", &WithoutCuda<decltype(ms_ssim_backward)>::run);
+  m.impl("masked_ssim", &WithoutCuda<decltype(masked_ssim_forward)>::run);
+  m.impl("masked_ssim_backward", &WithoutCuda<decltype(masked_ssim_backward)>::run);
+  m.impl("ssimulacra2", &WithoutCuda<decltype(ssimulacra2_op)>::run);
 #endif
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// The Workspace of Bridge.hpp: one kssim::SSIM object (kssim::L1SSIMLoss for the fused loss) on unmanaged,
-// strided Views of PyTorch's memory.
+// The Workspace of Bridge.hpp: one kssim::SSIM object (kssim::L1SSIMLoss for the fused loss, kssim::MSSSIM,
+// kssim::MaskedSSIM) on unmanaged, strided Views of PyTorch's memory.
 // Tensors are never copied: their data pointers and strides become LayoutStride Views, so non-contiguous
 // and channels-last tensors are read where they are.
 
@@ -8,6 +8,8 @@
 #include "KokkosRuntime.hpp"
 
 #include <kssim/L1Ssim.hpp>
+#include <kssim/Masked.hpp>
+#include <kssim/MsSsim.hpp>
 #include <kssim/SSIM.hpp>
 #include <kssim/impl/core/Launch.hpp>
 
@@ -79,16 +81,18 @@ void run_small(const Exec& exec, const char* name, int count, const Functor& f) 
   }
 }
 
-// Loss: SSIM<Exec, T, Rank> or L1SSIMLoss<Exec, T, Rank>.
+// Loss: SSIM<Exec, T, Rank>, L1SSIMLoss<Exec, T, Rank>, MSSSIM<Exec, T, Rank> or MaskedSSIM<Exec, T, Rank>.
 template <class Exec, class T, int Rank, class Loss>
 class SsimWorkspace final : public Workspace {
   using Mem = typename Exec::memory_space;
   static constexpr bool l1 = std::is_same_v<Loss, L1SSIMLoss<Exec, T, Rank>>;
+  static constexpr bool ms = std::is_same_v<Loss, MSSSIM<Exec, T, Rank>>;
+  static constexpr bool masked = std::is_same_v<Loss, MaskedSSIM<Exec, T, Rank>>;
 
  public:
   SsimWorkspace(const Exec& exec, const ProblemKey& key)
       : exec_(exec),
-        loss_(exec, extents(key), options(key), gradients(key)),
+        loss_(make_loss(exec, key)),
         upstream_(Kokkos::view_alloc(exec, "kssim::torch::upstream")),
         images_(int(key.extents[0])),
         channels_(key.extents[1]),
@@ -96,10 +100,14 @@ class SsimWorkspace final : public Workspace {
   // Kernels still queued on the stream may use the workspace (Kokkos' own free also waits, as it may not).
   ~SsimWorkspace() override { exec_.fence("kssim::torch: release a workspace"); }
 
-  void forward(const Strided& img1, const Strided& img2, void* result, bool per_image) override {
+  void forward(const Strided& img1, const Strided& img2, const Strided& mask, void* result,
+               bool per_image) override {
     const auto x = view_of<const T, Rank, Mem>(img1);
     const auto y = view_of<const T, Rank, Mem>(img2);
-    if constexpr (!l1 && std::is_same_v<T, float>) {
+    if constexpr (masked) {
+      if (mask.data == nullptr) throw std::invalid_argument("kssim: internal error: masked SSIM without a mask");
+      loss_.forward(x, y, view_of<const T, Rank, Mem>(mask));
+    } else if constexpr (!l1 && !ms && std::is_same_v<T, float>) {
       // A float mean straight from the kernel that computes it: no write_result kernel after it (one launch
       // less per forward on a GPU).
       if (result != nullptr && !per_image) {
@@ -107,21 +115,27 @@ class SsimWorkspace final : public Workspace {
         settle();
         return;
       }
+      loss_.forward(x, y);
+    } else {
+      loss_.forward(x, y);
     }
-    loss_.forward(x, y);
     settle();
     if (result == nullptr) return;
     WriteResult<T> w;
     w.mean = loss_.value().data();
     w.out = static_cast<T*>(result);
     if (per_image) {
-      if constexpr (l1)
-        throw std::invalid_argument("kssim: internal error: the fused L1 + SSIM loss has no per-image values");
-      else
-        w.slice_sums = loss_.slice_sums().data();
       w.per_image = true;
       w.channels = int(channels_);
-      w.count = double(channels_ * map_pixels_);
+      if constexpr (l1 || masked) {
+        throw std::invalid_argument("kssim: internal error: this workspace has no per-image values");
+      } else if constexpr (ms) {
+        w.slice_sums = loss_.per_channel_values().data();  // each slice's MS-SSIM: average them
+        w.count = double(channels_);
+      } else {
+        w.slice_sums = loss_.slice_sums().data();
+        w.count = double(channels_ * map_pixels_);
+      }
     }
     run_small(exec_, "kssim::torch::write_result", per_image ? images_ : 1, w);
   }
@@ -155,11 +169,20 @@ class SsimWorkspace final : public Workspace {
     for (int i = 2; i < Rank; ++i) count *= key.same_padding ? key.extents[i] : key.extents[i] - key.window_size + 1;
     return count;
   }
-  static auto options(const ProblemKey& key) {
-    if constexpr (l1)
-      return L1SsimOptions{key.options(), key.l1_weight};
-    else
-      return key.options();
+  static Loss make_loss(const Exec& exec, const ProblemKey& key) {
+    if constexpr (l1) {
+      return Loss(exec, extents(key), L1SsimOptions{key.options(), key.l1_weight}, gradients(key));
+    } else if constexpr (ms) {
+      MsSsimOptions o;
+      o.ssim = key.options();
+      o.weights = key.ms_weights;
+      return Loss(exec, extents(key), o, gradients(key));
+    } else if constexpr (masked) {
+      return Loss(exec, extents(key), key.normalized ? MaskMode::Normalized : MaskMode::Weights, key.options(),
+                  gradients(key));
+    } else {
+      return Loss(exec, extents(key), key.options(), gradients(key));
+    }
   }
   static Gradients gradients(const ProblemKey& key) {
     return key.grad1 ? (key.grad2 ? Gradients::Both : Gradients::Image1)
@@ -194,10 +217,16 @@ using Storage16 =
 template <class Exec, class T, int Rank>
 std::unique_ptr<Workspace> make_for_loss(const Exec& exec, const ProblemKey& key) {
   if constexpr (is_16bit_storage_v<T>) {
-    if (key.l1_loss())
-      throw std::invalid_argument("kssim: the fused L1 + SSIM loss takes float32 or float64 tensors, not 16-bit ones");
+    if (key.metric != Metric::Ssim)
+      throw std::invalid_argument("kssim: the fused L1 + SSIM loss, MS-SSIM and masked SSIM take float32 or float64 "
+                                  "tensors, not 16-bit ones");
   } else {
-    if (key.l1_loss()) return std::make_unique<SsimWorkspace<Exec, T, Rank, L1SSIMLoss<Exec, T, Rank>>>(exec, key);
+    if (key.metric == Metric::L1Loss)
+      return std::make_unique<SsimWorkspace<Exec, T, Rank, L1SSIMLoss<Exec, T, Rank>>>(exec, key);
+    if (key.metric == Metric::MsSsim)
+      return std::make_unique<SsimWorkspace<Exec, T, Rank, MSSSIM<Exec, T, Rank>>>(exec, key);
+    if (key.metric == Metric::Masked)
+      return std::make_unique<SsimWorkspace<Exec, T, Rank, MaskedSSIM<Exec, T, Rank>>>(exec, key);
   }
   return std::make_unique<SsimWorkspace<Exec, T, Rank, SSIM<Exec, T, Rank>>>(exec, key);
 }

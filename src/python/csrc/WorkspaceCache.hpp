@@ -48,7 +48,7 @@ struct CacheEntry {
   // One double of the workspace's (upstream_slot), as a 0-dim tensor made once (from_blob asks the driver):
   // an incoming gradient the kernels cannot read in place (16-bit, integer), converted.
   at::Tensor upstream;
-  InputStamp img1, img2;  // inputs of the workspace's last forward(), when it prepared gradients
+  InputStamp img1, img2, mask;  // inputs of the workspace's last forward(), when it prepared gradients
   std::uint64_t last_use = 0;
 };
 
