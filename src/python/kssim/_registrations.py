@@ -37,3 +37,32 @@ def _l1_ssim_loss_fake(img1, img2, l1_weight, window_size, sigma, k1, k2, data_r
 def _l1_ssim_loss_backward_fake(grad, img1, img2, l1_weight, window_size, sigma, k1, k2, data_range, same_padding,
                                 gradients, float32_window=False):
     return _image_gradients_fake(img1, img2, gradients)
+
+
+@torch.library.register_fake("kssim::ms_ssim")
+def _ms_ssim_fake(img1, img2, window_size, sigma, k1, k2, data_range, weights, per_image, gradients):
+    if per_image:
+        return img1.new_empty((img1.shape[0],))
+    return img1.new_empty(())
+
+
+@torch.library.register_fake("kssim::ms_ssim_backward")
+def _ms_ssim_backward_fake(grad, img1, img2, window_size, sigma, k1, k2, data_range, weights, per_image, gradients):
+    return _image_gradients_fake(img1, img2, gradients)
+
+
+@torch.library.register_fake("kssim::masked_ssim")
+def _masked_ssim_fake(img1, img2, mask, normalized, window_size, sigma, k1, k2, data_range, same_padding,
+                      gradients):
+    return img1.new_empty(())
+
+
+@torch.library.register_fake("kssim::masked_ssim_backward")
+def _masked_ssim_backward_fake(grad, img1, img2, mask, normalized, window_size, sigma, k1, k2, data_range,
+                               same_padding, gradients):
+    return _image_gradients_fake(img1, img2, gradients)
+
+
+@torch.library.register_fake("kssim::ssimulacra2")
+def _ssimulacra2_fake(reference, distorted):
+    return distorted.new_empty((distorted.shape[0],), dtype=torch.float64)
