@@ -219,8 +219,9 @@ double ssim_grad(const ExecSpace& exec, const View1& img1, const View2& img2, co
   if (wanted.image1) impl::require_extents("grad1", grad1, extents);
   if (wanted.image2) impl::require_extents("grad2", grad2, extents);
   const auto plan = impl::one_call_plan<ExecSpace, T, typename P::S, O>(exec, p.g, opts, wanted);
-  plan.forward_backward(exec, p.x, p.y, wanted.image1 ? impl::as_rank5<Out>(grad1) : Out{},
-                        wanted.image2 ? impl::as_rank5<Out>(grad2) : Out{}, 1.0, nullptr, false);
+  plan.forward_backward(exec, p.x, p.y,
+                        {.grad1 = wanted.image1 ? impl::as_rank5<Out>(grad1) : Out{},
+                         .grad2 = wanted.image2 ? impl::as_rank5<Out>(grad2) : Out{}});
   double total = 0;
   Kokkos::deep_copy(exec, total, plan.total());
   exec.fence("kssim::ssim_grad: wait for the mean");

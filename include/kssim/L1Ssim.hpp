@@ -40,7 +40,7 @@ struct L1SsimCall {
              PartialPlanes wanted = {})
       : p((validate(opts), img1), img2, opts.ssim),
         plan(cached_plan<ExecSpace, typename decltype(p)::T>(exec, p.g, opts.ssim, wanted, WithL1::Yes)) {
-    plan->forward(exec, p.x, p.y, {}, opts.l1_weight);
+    plan->forward(exec, p.x, p.y, {}, {.l1_weight = opts.l1_weight});
   }
 };
 
@@ -71,7 +71,8 @@ double l1_ssim_loss_grad(const ExecSpace& exec, const View1& img1, const View2& 
   impl::GradientArgs<ExecSpace, View1, Grad1, Grad2> g(img1, grad1, grad2);
   impl::L1SsimCall<ExecSpace, View1, View2> c(exec, img1, img2, opts, g.wanted);
   // d loss = a d mean|x - y| - (1 - a) d SSIM.
-  c.plan->backward(exec, c.p.x, c.p.y, g.g1, g.g2, -(1 - opts.l1_weight), nullptr, false, nullptr, opts.l1_weight);
+  c.plan->backward(exec, c.p.x, c.p.y, {.grad1 = g.g1, .grad2 = g.g2, .scale = -(1 - opts.l1_weight)},
+                   {.l1_scale = opts.l1_weight});
   return impl::host_value(exec, c.plan->loss(), "kssim::l1_ssim_loss_grad: wait for the loss");
 }
 
@@ -90,6 +91,7 @@ class L1SSIMLoss
   friend Shell;
   using typename Shell::Images;
   using typename Shell::Outputs;
+  using typename Shell::Targets;
 
  public:
   using typename Shell::memory_space;
@@ -107,7 +109,7 @@ class L1SSIMLoss
   template <class View1, class View2>
   void forward(const View1& img1, const View2& img2) {
     this->run_forward(img1, img2, [&](const ExecutionSpace& exec, const auto& x, const auto& y) {
-      plan_.forward(exec, x, y, {}, weight_);
+      plan_.forward(exec, x, y, {}, {.l1_weight = weight_});
     });
   }
 
@@ -119,10 +121,12 @@ class L1SSIMLoss
   // backward(): gradients of upstream * loss, as SSIM::backward (impl/core/TrainingObject.hpp).
 
  private:
-  void backward_arrays(const ExecutionSpace& exec, const Images& x, const Images& y, const Outputs& grad1,
-                       const Outputs& grad2, double scale, impl::UpstreamFactor upstream, bool accumulate) {
+  void backward_arrays(const ExecutionSpace& exec, const Images& x, const Images& y,
+                       const Targets& out) {
     // d loss = a d mean|x - y| - (1 - a) d SSIM.
-    plan_.backward(exec, x, y, grad1, grad2, -(1 - weight_) * scale, upstream, accumulate, nullptr, weight_ * scale);
+    Targets ssim_part = out;
+    ssim_part.scale = -(1 - weight_) * out.scale;
+    plan_.backward(exec, x, y, ssim_part, {.l1_scale = weight_ * out.scale});
   }
 
   double weight_;

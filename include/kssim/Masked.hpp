@@ -173,7 +173,7 @@ double masked_ssim_grad(const ExecSpace& exec, const View1& img1, const View2& i
   impl::GradientArgs<ExecSpace, View1, Grad1, Grad2> g(img1, grad1, grad2);
   impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts, g.wanted);
   c.plan->forward(exec, c.p.x, c.p.y, c.m, {});
-  c.plan->backward(exec, c.p.x, c.p.y, c.m, g.g1, g.g2, 1.0, nullptr, false);
+  c.plan->backward(exec, c.p.x, c.p.y, c.m, {.grad1 = g.g1, .grad2 = g.g2});
   impl::require_valid_mask(exec, *c.plan);
   return impl::host_value(exec, c.plan->mean(), "kssim::masked_ssim_grad: wait for the mean");
 }
@@ -189,6 +189,7 @@ class MaskedSSIM
   friend Shell;
   using typename Shell::Images;
   using typename Shell::Outputs;
+  using typename Shell::Targets;
 
  public:
   using typename Shell::memory_space;
@@ -221,9 +222,9 @@ class MaskedSSIM
   // backward(): gradients of upstream * masked mean, as SSIM::backward (impl/core/TrainingObject.hpp).
 
  private:
-  void backward_arrays(const ExecutionSpace& exec, const Images& x, const Images& y, const Outputs& grad1,
-                       const Outputs& grad2, double scale, impl::UpstreamFactor upstream, bool accumulate) {
-    plan_.backward(exec, x, y, m_, grad1, grad2, scale, upstream, accumulate);
+  void backward_arrays(const ExecutionSpace& exec, const Images& x, const Images& y,
+                       const Targets& out) {
+    plan_.backward(exec, x, y, m_, out);
   }
 
   impl::MaskedPlan<ExecutionSpace, ValueType> plan_;

@@ -110,7 +110,7 @@ double ms_ssim_grad(const ExecSpace& exec, const View1& img1, const View2& img2,
                     const Grad2& grad2 = {}, const MsSsimOptions& opts = {}) {
   impl::GradientArgs<ExecSpace, View1, Grad1, Grad2> g(img1, grad1, grad2);
   impl::MsSsimCall<ExecSpace, View1, View2> c(exec, img1, img2, opts, g.wanted);
-  c.plan->backward(exec, c.p.x, c.p.y, g.g1, g.g2, 1.0, nullptr, false);
+  c.plan->backward(exec, c.p.x, c.p.y, {.grad1 = g.g1, .grad2 = g.g2});
   return impl::host_value(exec, c.plan->mean(), "kssim::ms_ssim_grad: wait for the mean");
 }
 
@@ -124,6 +124,7 @@ class MSSSIM
   friend Shell;
   using typename Shell::Images;
   using typename Shell::Outputs;
+  using typename Shell::Targets;
 
  public:
   using typename Shell::memory_space;
@@ -148,9 +149,9 @@ class MSSSIM
   // backward(): gradients of upstream * mean MS-SSIM, as SSIM::backward (impl/core/TrainingObject.hpp).
 
  private:
-  void backward_arrays(const ExecutionSpace& exec, const Images& x, const Images& y, const Outputs& grad1,
-                       const Outputs& grad2, double scale, impl::UpstreamFactor upstream, bool accumulate) {
-    plan_.backward(exec, x, y, grad1, grad2, scale, upstream, accumulate);
+  void backward_arrays(const ExecutionSpace& exec, const Images& x, const Images& y,
+                       const Targets& out) {
+    plan_.backward(exec, x, y, out);
   }
 
   impl::MsSsimPlan<ExecutionSpace, ValueType> plan_;

@@ -40,6 +40,7 @@ class SSIM : public impl::TrainingObject<SSIM<ExecutionSpace, ValueType, Rank, O
   friend Shell;
   using typename Shell::Images;
   using typename Shell::Outputs;
+  using typename Shell::Targets;
   using T = compute_type_t<ValueType>;
 
  public:
@@ -87,9 +88,9 @@ class SSIM : public impl::TrainingObject<SSIM<ExecutionSpace, ValueType, Rank, O
   // backward(): gradients of upstream * mean SSIM (impl/core/TrainingObject.hpp).
 
  private:
-  void backward_arrays(const ExecutionSpace& exec, const Images& x, const Images& y, const Outputs& grad1,
-                       const Outputs& grad2, double scale, impl::UpstreamFactor upstream, bool accumulate) {
-    plan_.backward(exec, x, y, grad1, grad2, scale, upstream, accumulate);
+  void backward_arrays(const ExecutionSpace& exec, const Images& x, const Images& y,
+                       const Targets& out) {
+    plan_.backward(exec, x, y, out);
   }
 
   impl::SlabPlan<ExecutionSpace, T, ValueType, OutputType> plan_;

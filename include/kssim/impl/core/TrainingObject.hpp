@@ -5,9 +5,9 @@
 // last forward() for backward(), the two backward() overloads (host factor / device upstream factor) and
 // value_on_host(). Each object keeps its own plan, forward() and value(), which differ.
 //
-// CRTP: backward() ends in Derived::backward_arrays(exec, x, y, grad1, grad2, scale, upstream, accumulate)
-// (null arrays for gradients not wanted), and value_on_host() reads Derived::value(); the derived class
-// declares the shell a friend so that backward_arrays may stay private.
+// CRTP: backward() ends in Derived::backward_arrays(exec, x, y, out) (GradientTargets, PassArguments.hpp; null
+// arrays for gradients not wanted), and value_on_host() reads Derived::value(); the derived class declares the
+// shell a friend so that backward_arrays may stay private.
 
 #include <kssim/Options.hpp>
 #include <kssim/ViewChecks.hpp>
@@ -89,6 +89,7 @@ class TrainingObject {
  protected:
   using Images = InputArray<ValueType>;
   using Outputs = OutputArray<OutputType>;
+  using Targets = GradientTargets<OutputType>;
 
   // `name` (a literal) names the object in runtime errors and fence labels.
   TrainingObject(const char* name, const ExecutionSpace& exec, const std::array<int, Rank>& extents)
@@ -139,8 +140,9 @@ class TrainingObject {
   template <class Grad1, class Grad2>
   void run_backward(const Grad1& grad1, const Grad2& grad2, Accumulate mode, double scale, UpstreamFactor upstream) {
     if (!has_forward_) throw std::logic_error(std::string(name_) + ": backward() called before forward()");
-    static_cast<Derived&>(*this).backward_arrays(exec_, x_, y_, gradient("grad1", grad1), gradient("grad2", grad2),
-                                                 scale, upstream, mode == Accumulate::Yes);
+    static_cast<Derived&>(*this).backward_arrays(
+        exec_, x_, y_,
+        {gradient("grad1", grad1), gradient("grad2", grad2), scale, upstream, mode == Accumulate::Yes});
   }
 
   const char* name_;

@@ -145,11 +145,10 @@ class MaskedPlan {
   void forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const InputArray<T>& mask,
                const OutputArray<T>& map) const;
 
-  // d(upstream * masked mean)/dx and /dy from the partials of the last forward(); `scale` is a host factor,
-  // `upstream` an optional device factor. grad1 / grad2 may be empty; `accumulate` adds to them.
+  // The gradients of the masked mean (GradientTargets, PassArguments.hpp) from the partials of the last
+  // forward().
   void backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const InputArray<T>& mask,
-                const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale, UpstreamFactor upstream,
-                bool accumulate) const;
+                const GradientTargets<T>& out) const;
 
  private:
   bool normalized() const { return mode_ == MaskMode::Normalized; }
@@ -187,9 +186,9 @@ class MaskedPlan {
   }
 
   template <int K>
+  // `factor`: the device factor 1 / sum w, times the upstream factor where there is one.
   void backward_planes(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const InputArray<T>& m,
-                       const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale, const double* factor,
-                       bool accumulate) const {
+                       const GradientTargets<T>& out, const double* factor) const {
     PlaneArray<T> column_side = plane_array(partials_);
     if (g_.volumetric) {
       adjoint_column(exec, opts_,
@@ -201,20 +200,20 @@ class MaskedPlan {
                    AdjointColumn<ExecSpace, T, K>{column_side, plane_array(row_stats_), constants_.reversed,
                                                   passes_.adjoint_column});
     if (normalized())
-      adjoint_row(exec, opts_, adjoint_row_pass<K, true>(x, y, m, grad1, grad2, scale, factor, accumulate));
+      adjoint_row(exec, opts_, adjoint_row_pass<K, true>(x, y, m, out, factor));
     else
-      adjoint_row(exec, opts_, adjoint_row_pass<K, false>(x, y, m, grad1, grad2, scale, factor, accumulate));
+      adjoint_row(exec, opts_, adjoint_row_pass<K, false>(x, y, m, out, factor));
   }
 
   template <int K, bool PixelWeights>
   AdjointRow<ExecSpace, T, K, PixelWeights> adjoint_row_pass(const InputArray<T>& x, const InputArray<T>& y,
-                                                            const InputArray<T>& m, const OutputArray<T>& grad1,
-                                                            const OutputArray<T>& grad2, double scale,
-                                                            const double* factor, bool accumulate) const {
+                                                            const InputArray<T>& m, const GradientTargets<T>& out,
+                                                            const double* factor) const {
     // The pixel weights are the mask (normalized statistics: d B(m x) / dx = m B^T); other instances read none.
-    return {.in = plane_array(row_stats_), .wanted = wanted_, .x = x, .y = y, .grad1 = grad1, .grad2 = grad2,
-            .shifts = shifts_.data(), .upstream = factor, .pixel_weights = PixelWeights ? m : InputArray<T>{},
-            .scale = scale, .accumulate = accumulate, .window = constants_.reversed, .g = g_};
+    return {.in = plane_array(row_stats_), .wanted = wanted_, .x = x, .y = y, .grad1 = out.grad1,
+            .grad2 = out.grad2, .shifts = shifts_.data(), .upstream = factor,
+            .pixel_weights = PixelWeights ? m : InputArray<T>{}, .scale = out.scale, .accumulate = out.accumulate,
+            .window = constants_.reversed, .g = g_};
   }
 
   Geometry g_;
@@ -274,23 +273,21 @@ void MaskedPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T
 
 template <class ExecSpace, class T>
 void MaskedPlan<ExecSpace, T>::backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
-                                        const InputArray<T>& mask, const OutputArray<T>& grad1,
-                                        const OutputArray<T>& grad2, double scale, UpstreamFactor upstream,
-                                        bool accumulate) const {
-  const bool want1 = grad1.data() != nullptr, want2 = grad2.data() != nullptr;
+                                        const InputArray<T>& mask, const GradientTargets<T>& out) const {
+  const bool want1 = out.grad1.data() != nullptr, want2 = out.grad2.data() != nullptr;
   if (!want1 && !want2) return;
   if ((want1 && !wanted_.image1) || (want2 && !wanted_.image2))
     throw std::invalid_argument("kssim: backward asked for a gradient this object was not set up to compute");
   const double* factor = inverse_weight_.data();  // 1 / sum w
-  if (upstream) {
+  if (out.upstream) {
     launch("kssim::masked_upstream", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
-           MaskedUpstream{upstream, inverse_weight_.data(), factor_.data()});
+           MaskedUpstream{out.upstream, inverse_weight_.data(), factor_.data()});
     factor = factor_.data();
   }
   if (wanted_.count() == 4)
-    backward_planes<4>(exec, x, y, broadcast_channels(mask, g_.c), grad1, grad2, scale, factor, accumulate);
+    backward_planes<4>(exec, x, y, broadcast_channels(mask, g_.c), out, factor);
   else
-    backward_planes<3>(exec, x, y, broadcast_channels(mask, g_.c), grad1, grad2, scale, factor, accumulate);
+    backward_planes<3>(exec, x, y, broadcast_channels(mask, g_.c), out, factor);
 }
 
 }  // namespace kssim::impl

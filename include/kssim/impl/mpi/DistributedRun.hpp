@@ -83,10 +83,10 @@ double run(const ExecSpace& exec, MPI_Comm comm, const Decomposition& dec, const
       const OutputArray<T> g1 = wanted.image1 ? as_rank5<OutputArray<T>>(g1_ext) : OutputArray<T>{};
       const OutputArray<T> g2 = wanted.image2 ? as_rank5<OutputArray<T>>(g2_ext) : OutputArray<T>{};
       if (a.map.data() == nullptr) {
-        plan.forward_backward(exec, xe, ye, g1, g2, scale, nullptr, false);
+        plan.forward_backward(exec, xe, ye, {.grad1 = g1, .grad2 = g2, .scale = scale});
       } else {
         plan.forward(exec, xe, ye, a.map);
-        plan.backward(exec, xe, ye, g1, g2, scale, nullptr, false);
+        plan.backward(exec, xe, ye, {.grad1 = g1, .grad2 = g2, .scale = scale});
       }
     } else {
       plan.forward(exec, xe, ye, a.map);

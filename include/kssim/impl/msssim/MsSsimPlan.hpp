@@ -93,10 +93,9 @@ class MsSsimPlan {
 
   void forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y) const;
 
-  // d(upstream * mean)/dx and /dy for the images of the last forward(); `scale` is a host factor, `upstream`
-  // an optional device factor. grad1 / grad2 may be empty; `accumulate` adds to them.
-  void backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const OutputArray<T>& grad1,
-                const OutputArray<T>& grad2, double scale, UpstreamFactor upstream, bool accumulate) const;
+  // The gradients of the mean (GradientTargets, PassArguments.hpp) for the images of the last forward().
+  void backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
+                const GradientTargets<T>& out) const;
 
  private:
   static Buffer buffer(const ExecSpace& exec, const char* label, const std::array<int, 5>& e) {
@@ -143,16 +142,15 @@ void MsSsimPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T
 
 template <class ExecSpace, class T>
 void MsSsimPlan<ExecSpace, T>::backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
-                                        const OutputArray<T>& grad1, const OutputArray<T>& grad2, double scale,
-                                        UpstreamFactor upstream, bool accumulate) const {
-  const bool want1 = grad1.data() != nullptr, want2 = grad2.data() != nullptr;
+                                        const GradientTargets<T>& out) const {
+  const bool want1 = out.grad1.data() != nullptr, want2 = out.grad2.data() != nullptr;
   if (!want1 && !want2) return;
   if ((want1 && !wanted_.image1) || (want2 && !wanted_.image2))
     throw std::invalid_argument("kssim: backward asked for a gradient this object was not set up to compute");
   for (int k = scales_ - 1; k >= 0; --k) {
-    OutputArray<T> t1 = !want1 ? OutputArray<T>{} : k == 0 ? grad1 : as_rank5<OutputArray<T>>(g1_[k - 1]);
-    OutputArray<T> t2 = !want2 ? OutputArray<T>{} : k == 0 ? grad2 : as_rank5<OutputArray<T>>(g2_[k - 1]);
-    bool add = k == 0 && accumulate;
+    OutputArray<T> t1 = !want1 ? OutputArray<T>{} : k == 0 ? out.grad1 : as_rank5<OutputArray<T>>(g1_[k - 1]);
+    OutputArray<T> t2 = !want2 ? OutputArray<T>{} : k == 0 ? out.grad2 : as_rank5<OutputArray<T>>(g2_[k - 1]);
+    bool add = k == 0 && out.accumulate;
     if (k + 1 < scales_) {  // the coarser scale's gradient, pooled back to this one
       AveragePoolAdjoint<ExecSpace, T> adjoint{};
       if (want1) adjoint.grad1_in = as_rank5<InputArray<T>>(g1_[k]);
@@ -165,11 +163,12 @@ void MsSsimPlan<ExecSpace, T>::backward(const ExecSpace& exec, const InputArray<
       add = true;
     }
     const auto [sx, sy] = images_at(k, x, y);
-    const double* factors = factors_.data() + std::size_t(k) * g_.images();
+    const GradientTargets<T> scale_out{t1, t2, out.scale, out.upstream, add};
+    const BackwardTerms terms{.slice_factors = factors_.data() + std::size_t(k) * g_.images()};
     if (k + 1 < scales_)
-      cs_[k].backward(exec, sx, sy, t1, t2, scale, upstream, add, factors);
+      cs_[k].backward(exec, sx, sy, scale_out, terms);
     else
-      last_->backward(exec, sx, sy, t1, t2, scale, upstream, add, factors);
+      last_->backward(exec, sx, sy, scale_out, terms);
   }
 }
 

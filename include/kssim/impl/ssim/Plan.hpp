@@ -24,6 +24,7 @@
 #include <kssim/impl/stages/RowBlur.hpp>
 #include <kssim/impl/core/Storage.hpp>
 #include <kssim/impl/core/KernelArrays.hpp>
+#include <kssim/impl/core/PassArguments.hpp>
 #include <kssim/impl/core/Tuning.hpp>
 #include <kssim/impl/core/UpstreamFactor.hpp>
 
@@ -188,35 +189,26 @@ class Plan {
   Kokkos::View<const double, Mem> l1_total() const { return sums_.l1_total; }
 
   // Forward stages. `map` may be empty. Partial derivatives are written when the plan wants gradients.
-  // `l1_weight`: the weight of the L1 term in loss() (plans WithL1::Yes). `shifts`: the recentring shifts
-  // to use (device, (images, 2)), as the slabs of a larger problem take their slices' (Slabs.hpp); null:
-  // this problem's own (Recentring.hpp).
-  // mean_float: where the mean, rounded to float, goes too (optional; written by the kernel that computes it).
   void forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map,
-               double l1_weight = 0, const T* shifts = nullptr, float* mean_float = nullptr) const;
+               const ForwardTerms<T>& terms = {}) const;
 
   // Whether the map is of the raw window's moments (Window::Float32, RawWindow.hpp).
   bool raw_window() const { return constants_.window.raw_deficit != T(0); }
 
-  // Backward stages: d(upstream * mean)/dx and /dy from the partials of the last forward(). `scale` is a host
-  // factor, `upstream` an optional device factor, `slice_factors` optional device factors per (n, c) slice
-  // (MS-SSIM's chain rule through its product); grad1 / grad2 may be empty. `l1_scale` adds
-  // d(l1_scale * upstream * mean|x - y|)/dx and /dy (the fused loss's L1 term; it needs no partials).
-  // `map_count`: the map pixels the mean is over (0: this problem's; a slab's is its whole problem's).
-  void backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& grad1,
-                const OutputArray<O>& grad2, double scale, UpstreamFactor upstream, bool accumulate,
-                const double* slice_factors = nullptr, double l1_scale = 0, double map_count = 0) const;
+  // Backward stages: the gradients of the mean (GradientTargets, PassArguments.hpp) from the partials of the
+  // last forward().
+  void backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
+                const GradientTargets<O>& out, const BackwardTerms& terms = {}) const;
 
  private:
   // forward() with the map's term MapTerm: Term, or RawWindowTerm<Term> for Window::Float32.
   template <class MapTerm>
   void forward_with(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map,
-                    double l1_weight, const T* shifts, float* mean_float) const;
+                    const ForwardTerms<T>& terms) const;
 
   template <int K, bool L1>
   void backward_planes(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
-                       const OutputArray<O>& grad1, const OutputArray<O>& grad2, double scale, UpstreamFactor upstream,
-                       bool accumulate, const double* slice_factors, double l1_scale, double count) const;
+                       const GradientTargets<O>& out, const BackwardTerms& terms, double count) const;
 
   Geometry g_;
   Options opts_;
@@ -233,25 +225,24 @@ class Plan {
 // kernel) once per (execution space, value type) in a program with many translation units.
 template <class ExecSpace, class T, class Term, class S, class O>
 void Plan<ExecSpace, T, Term, S, O>::forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
-                                             const OutputArray<O>& map, double l1_weight, const T* shifts,
-                                             float* mean_float) const {
+                                             const OutputArray<O>& map, const ForwardTerms<T>& terms) const {
   if constexpr (std::is_same_v<Term, SsimTerm>)  // only SSIM's plans have Window::Float32 (constructor)
-    if (raw_window()) return forward_with<RawWindowTerm<Term>>(exec, x, y, map, l1_weight, shifts, mean_float);
-  forward_with<Term>(exec, x, y, map, l1_weight, shifts, mean_float);
+    if (raw_window()) return forward_with<RawWindowTerm<Term>>(exec, x, y, map, terms);
+  forward_with<Term>(exec, x, y, map, terms);
 }
 
 template <class ExecSpace, class T, class Term, class S, class O>
 template <class MapTerm>
 void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const InputArray<S>& x,
-                                                  const InputArray<S>& y, const OutputArray<O>& map, double l1_weight,
-                                                  const T* shifts, float* mean_float) const {
-  if (shifts)
-    copy_shifts(exec, shifts, shifts_.data(), 2 * g_.images());
+                                                  const InputArray<S>& y, const OutputArray<O>& map,
+                                                  const ForwardTerms<T>& terms) const {
+  if (terms.shifts)
+    copy_shifts(exec, terms.shifts, shifts_.data(), 2 * g_.images());
   else
     compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
   MapSums sums = sums_.arrays;
-  sums.l1.weight = l1_weight;
-  sums.mean_float = mean_float;
+  sums.l1.weight = terms.l1_weight;
+  sums.mean_float = terms.mean_float;
   // What both schedules' map kernel writes, and reads besides its input.
   const auto set_map_outputs = [&](auto& k) {
     k.map = map;
@@ -314,53 +305,48 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
 
 template <class ExecSpace, class T, class Term, class S, class O>
 void Plan<ExecSpace, T, Term, S, O>::backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
-                                        const OutputArray<O>& grad1, const OutputArray<O>& grad2, double scale,
-                                        UpstreamFactor upstream, bool accumulate,
-                                        const double* slice_factors, double l1_scale, double map_count) const {
-  const double count = map_count != 0 ? map_count : double(g_.map_size());
-  const bool want1 = grad1.data() != nullptr, want2 = grad2.data() != nullptr;
+                                              const GradientTargets<O>& out, const BackwardTerms& terms) const {
+  const double count = terms.map_count != 0 ? terms.map_count : double(g_.map_size());
+  const bool want1 = out.grad1.data() != nullptr, want2 = out.grad2.data() != nullptr;
   if (!want1 && !want2) return;
   if ((want1 && !wanted_.image1) || (want2 && !wanted_.image2))
     throw std::invalid_argument("kssim: backward asked for a gradient this object was not set up to compute");
   // The L1 term's kernels are separate instances (AdjointRow.hpp), compiled for SSIM's plans only.
   constexpr bool l1_capable = std::is_same_v<Term, SsimTerm>;
-  if (l1_scale != 0 && !l1_capable) throw std::logic_error("kssim: the L1 term needs an SSIM plan");
-  const bool l1 = l1_capable && l1_scale != 0;
+  if (terms.l1_scale != 0 && !l1_capable) throw std::logic_error("kssim: the L1 term needs an SSIM plan");
+  const bool l1 = l1_capable && terms.l1_scale != 0;
+  BackwardTerms used = terms;
+  if (!l1) used.l1_scale = 0;
   if (wanted_.count() == 4) {
     if (l1)
-      backward_planes<4, l1_capable>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, l1_scale,
-                                     count);
+      backward_planes<4, l1_capable>(exec, x, y, out, used, count);
     else
-      backward_planes<4, false>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, 0, count);
+      backward_planes<4, false>(exec, x, y, out, used, count);
   } else {
     if (l1)
-      backward_planes<3, l1_capable>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, l1_scale,
-                                     count);
+      backward_planes<3, l1_capable>(exec, x, y, out, used, count);
     else
-      backward_planes<3, false>(exec, x, y, grad1, grad2, scale, upstream, accumulate, slice_factors, 0, count);
+      backward_planes<3, false>(exec, x, y, out, used, count);
   }
 }
 
 template <class ExecSpace, class T, class Term, class S, class O>
 template <int K, bool L1>
 void Plan<ExecSpace, T, Term, S, O>::backward_planes(const ExecSpace& exec, const InputArray<S>& x,
-                                                     const InputArray<S>& y, const OutputArray<O>& grad1,
-                                                     const OutputArray<O>& grad2, double scale,
-                                                     UpstreamFactor upstream, bool accumulate,
-                                                     const double* slice_factors, double l1_scale,
-                                                     double count) const {
+                                                     const InputArray<S>& y, const GradientTargets<O>& out,
+                                                     const BackwardTerms& terms, double count) const {
   // What both schedules' last kernel reads: the images, the gradients it writes and their factors.
   const auto set_gradient_inputs = [&](auto& k) {
     k.x = x;
     k.y = y;
-    k.grad1 = grad1;
-    k.grad2 = grad2;
+    k.grad1 = out.grad1;
+    k.grad2 = out.grad2;
     k.shifts = shifts_.data();
-    k.upstream = upstream;
-    k.slice_factors = slice_factors;
-    k.scale = scale / count;
-    k.l1_scale = l1_scale / double(g_.input_size());
-    k.accumulate = accumulate;
+    k.upstream = out.upstream;
+    k.slice_factors = terms.slice_factors;
+    k.scale = out.scale / count;
+    k.l1_scale = terms.l1_scale / double(g_.input_size());
+    k.accumulate = out.accumulate;
     k.window = constants_.reversed;
     k.g = g_;
   };

@@ -203,7 +203,7 @@ void check_small_problem(const ExecSpace& exec, const Options& opts, SelfCheckFa
   const Plan<ExecSpace, T> plan(exec, make_geometry<4>({1, C, H, W}, opts), opts, {true, true}, false);
   const auto xa = as_rank5<InputArray<T>>(dx), ya = as_rank5<InputArray<T>>(dy);
   plan.forward(exec, xa, ya, {});
-  plan.backward(exec, xa, ya, as_rank5<OutputArray<T>>(g1), as_rank5<OutputArray<T>>(g2), 1.0, nullptr, false);
+  plan.backward(exec, xa, ya, {.grad1 = as_rank5<OutputArray<T>>(g1), .grad2 = as_rank5<OutputArray<T>>(g2)});
   double value = 0;
   Kokkos::deep_copy(exec, value, plan.mean());
   auto hg1 = Kokkos::create_mirror_view(g1), hg2 = Kokkos::create_mirror_view(g2);

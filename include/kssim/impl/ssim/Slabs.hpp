@@ -197,35 +197,34 @@ class SlabPlan {
 
   void forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map,
                float* mean_float = nullptr) const {
-    if (!sliced()) return plans_[0]->forward(exec, x, y, map, 0, nullptr, mean_float);
+    if (!sliced()) return plans_[0]->forward(exec, x, y, map, {.mean_float = mean_float});
     compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
     for (const SlabPiece& p : pieces_) forward_piece(exec, p, x, y, map);
     finish_sums(exec, mean_float);
   }
 
-  // Gradients of scale * upstream * mean with respect to the images of the last forward(); sliced
-  // problems recompute each piece's forward first (`recompute` false: forward_backward's sweep).
-  void backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& grad1,
-                const OutputArray<O>& grad2, double scale, UpstreamFactor upstream, bool accumulate) const {
-    if (!sliced()) return plans_[0]->backward(exec, x, y, grad1, grad2, scale, upstream, accumulate);
+  // The gradients of the mean (GradientTargets, PassArguments.hpp) with respect to the images of the last
+  // forward(); sliced problems recompute each piece's forward first.
+  void backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
+                const GradientTargets<O>& out) const {
+    if (!sliced()) return plans_[0]->backward(exec, x, y, out);
     for (const SlabPiece& p : pieces_) {
       forward_piece(exec, p, x, y, {}, false);
-      backward_piece(exec, p, x, y, grad1, grad2, scale, upstream, accumulate);
+      backward_piece(exec, p, x, y, out);
     }
   }
 
   // forward() and backward() in one sweep over the pieces (the one-call gradient functions).
   void forward_backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
-                        const OutputArray<O>& grad1, const OutputArray<O>& grad2, double scale,
-                        UpstreamFactor upstream, bool accumulate) const {
+                        const GradientTargets<O>& out) const {
     if (!sliced()) {
       plans_[0]->forward(exec, x, y, {});
-      return plans_[0]->backward(exec, x, y, grad1, grad2, scale, upstream, accumulate);
+      return plans_[0]->backward(exec, x, y, out);
     }
     compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
     for (const SlabPiece& p : pieces_) {
       forward_piece(exec, p, x, y, {});
-      backward_piece(exec, p, x, y, grad1, grad2, scale, upstream, accumulate);
+      backward_piece(exec, p, x, y, out);
     }
     finish_sums(exec);
   }
@@ -370,26 +369,29 @@ class SlabPlan {
     const int axis = slab_axis(g_);
     const PlanT& plan = *plans_[p.plan];
     plan.forward(exec, piece_array(x, p, axis, false), piece_array(y, p, axis, false), piece_array(map, p, axis, true),
-                 0, shifts_.data() + 2 * std::size_t(first_slice(p)));
+                 {.shifts = shifts_.data() + 2 * std::size_t(first_slice(p))});
     if (!sums) return;
     add_slice_sums(exec, plan.image_sums().data(), image_sums_.data() + first_slice(p), p.nn * p.cn, p.map0 > 0);
   }
 
   void backward_piece(const ExecSpace& exec, const SlabPiece& p, const InputArray<S>& x, const InputArray<S>& y,
-                      const OutputArray<O>& grad1, const OutputArray<O>& grad2, double scale, UpstreamFactor upstream,
-                      bool accumulate) const {
+                      const GradientTargets<O>& out) const {
     const int axis = slab_axis(g_);
     const bool later_slab = p.map0 > 0;
-    if (later_slab && !accumulate) {  // rows no earlier slab of the slice wrote: zero, then add to every row
+    if (later_slab && !out.accumulate) {  // rows no earlier slab of the slice wrote: zero, then add to every row
       SlabPiece fresh = p;
       fresh.in0 = p.first_new_row;
       fresh.in_rows = p.in0 + p.in_rows - p.first_new_row;
-      zero_array<ExecSpace, T>(exec, piece_array(grad1, fresh, axis, false));
-      zero_array<ExecSpace, T>(exec, piece_array(grad2, fresh, axis, false));
+      zero_array<ExecSpace, T>(exec, piece_array(out.grad1, fresh, axis, false));
+      zero_array<ExecSpace, T>(exec, piece_array(out.grad2, fresh, axis, false));
     }
     plans_[p.plan]->backward(exec, piece_array(x, p, axis, false), piece_array(y, p, axis, false),
-                             piece_array(grad1, p, axis, false), piece_array(grad2, p, axis, false), scale, upstream,
-                             accumulate || later_slab, nullptr, 0, double(g_.map_size()));
+                             {.grad1 = piece_array(out.grad1, p, axis, false),
+                              .grad2 = piece_array(out.grad2, p, axis, false),
+                              .scale = out.scale,
+                              .upstream = out.upstream,
+                              .accumulate = out.accumulate || later_slab},
+                             {.map_count = double(g_.map_size())});
   }
 
   void finish_sums(const ExecSpace& exec, float* mean_float = nullptr) const {
