@@ -78,11 +78,15 @@ endif()
 step("build the consumer" ${CMAKE_COMMAND} --build "${CONSUMER_BINARY_DIR}" ${config_args})
 
 # 3. Run it.
-if(CONFIG AND EXISTS "${CONSUMER_BINARY_DIR}/${CONFIG}/app${CMAKE_EXECUTABLE_SUFFIX}")
-  set(app "${CONSUMER_BINARY_DIR}/${CONFIG}/app${CMAKE_EXECUTABLE_SUFFIX}")
-else()
-  set(app "${CONSUMER_BINARY_DIR}/app${CMAKE_EXECUTABLE_SUFFIX}")
-endif()
+# The built program `name` of the consumer build in `dir` (multi-config generators put it in a CONFIG folder).
+function(consumer_program dir name out)
+  if(CONFIG AND EXISTS "${dir}/${CONFIG}/${name}${CMAKE_EXECUTABLE_SUFFIX}")
+    set(${out} "${dir}/${CONFIG}/${name}${CMAKE_EXECUTABLE_SUFFIX}" PARENT_SCOPE)
+  else()
+    set(${out} "${dir}/${name}${CMAKE_EXECUTABLE_SUFFIX}" PARENT_SCOPE)
+  endif()
+endfunction()
+consumer_program("${CONSUMER_BINARY_DIR}" app app)
 step("run the consumer" "${app}")
 
 # 4. Where kssim was built with MPI: a consumer of find_package(kssim COMPONENTS mpi) and kssim::mpi,
@@ -92,11 +96,7 @@ if(mpi_targets)
   step("configure the MPI consumer" ${CMAKE_COMMAND} ${configure_args} -B "${CONSUMER_BINARY_DIR}-mpi"
        -DCONSUMER_WITH_MPI=ON)
   step("build the MPI consumer" ${CMAKE_COMMAND} --build "${CONSUMER_BINARY_DIR}-mpi" ${config_args})
-  if(CONFIG AND EXISTS "${CONSUMER_BINARY_DIR}-mpi/${CONFIG}/app_mpi${CMAKE_EXECUTABLE_SUFFIX}")
-    set(app_mpi "${CONSUMER_BINARY_DIR}-mpi/${CONFIG}/app_mpi${CMAKE_EXECUTABLE_SUFFIX}")
-  else()
-    set(app_mpi "${CONSUMER_BINARY_DIR}-mpi/app_mpi${CMAKE_EXECUTABLE_SUFFIX}")
-  endif()
+  consumer_program("${CONSUMER_BINARY_DIR}-mpi" app_mpi app_mpi)
   step("run the MPI consumer" ${CMAKE_COMMAND} -E env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
        HWLOC_HIDE_ERRORS=2 OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,sm "OMPI_MCA_osc=^ucx" "OMPI_MCA_coll=^ucc,hcoll"
        "${app_mpi}")
