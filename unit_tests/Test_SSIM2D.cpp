@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // SSIM values of 2D images (mean, map, per image, per channel) against the float64 reference.
 #include "SSIMChecks.hpp"
+#include "SingleImageChecks.hpp"
 
 using namespace kssim_test;
 
@@ -176,4 +177,9 @@ TYPED_TEST(SSIM2D, IndependentOfTeamSize) {
   }
   const int concurrency = exec.concurrency();
   EXPECT_GE(launched, concurrency > 1 ? 2 : 1);
+}
+
+// A rank-2 View is one image: the bits of the same memory as a (1, 1, H, W) batch, for every metric.
+TYPED_TEST(SSIM2D, RankTwoViewsAreOneImage) {
+  expect_single_views_match_a_batch_of_one<TypeParam, 2>(Shape{1, 1, 1, 23, 30}, 300);
 }

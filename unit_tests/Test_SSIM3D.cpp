@@ -2,6 +2,7 @@
 // 3D SSIM of volumes (N, C, D, H, W): values and gradients against the float64 reference, which
 // correlates with the full 3D Gaussian directly.
 #include "SSIMChecks.hpp"
+#include "SingleImageChecks.hpp"
 
 using namespace kssim_test;
 
@@ -76,4 +77,9 @@ TYPED_TEST(SSIM3D, IdenticalVolumesGiveExactlyOne) {
     o.window_size = 7;
     EXPECT_EQ(kssim::ssim(typename C::execution_space(), a, b, o), 1.0) << kssim::to_string(padding);
   }
+}
+
+// A rank-3 View is one volume: the bits of the same memory as a (1, 1, D, H, W) batch, for every metric.
+TYPED_TEST(SSIM3D, RankThreeViewsAreOneVolume) {
+  expect_single_views_match_a_batch_of_one<TypeParam, 3>(volume(1, 1, 12, 14, 13), 310);
 }

@@ -14,8 +14,9 @@
 //   double s = kssim::ssim_grad(exec, img1, img2, grad1, grad2);  // either gradient may be an empty View
 //
 // Images are rank-4 (N, C, H, W) or rank-5 (N, C, D, H, W) Views of float or double, or of a 16-bit float
-// type (impl/core/Storage.hpp). Arithmetic is in the images' value type (float for 16-bit images); the mean is
-// accumulated in double. Maps and gradients hold the images' value type, or float for 16-bit images:
+// type (impl/core/Storage.hpp); a rank-2 (H, W) or rank-3 (D, H, W) View is one image or one volume, whose
+// map and gradients have its rank too. Arithmetic is in the images' value type (float for 16-bit images); the
+// mean is accumulated in double. Maps and gradients hold the images' value type, or float for 16-bit images:
 // the type of the View passed chooses whether they are rounded to 16 bits.
 //
 // Problems past 2^30 elements or Options::max_workspace_bytes run in pieces (impl/ssim/Slabs.hpp), whose
@@ -55,7 +56,7 @@ struct ImagePair {
 
   ImagePair(const View1& img1, const View2& img2, const Options& opts) {
     require_same_extents(img1, img2);
-    g = make_geometry<int(View1::rank())>(extents_of(img1), opts);
+    g = make_geometry<batch_rank_v<View1>>(batch_extents(img1), opts);
     x = as_rank5<InputArray<S>>(img1);
     y = as_rank5<InputArray<S>>(img2);
   }
@@ -132,9 +133,9 @@ double ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const O
 template <class View>
 std::array<int, View::rank()> map_extents(const View& img, const Options& opts = {}) {
   static_assert(Kokkos::is_view_v<View>, "kssim: map_extents takes an image View");
-  static_assert(View::rank() == 4 || View::rank() == 5,
-                "kssim: images must be rank 4 (N, C, H, W) or rank 5 (N, C, D, H, W)");
-  return impl::map_extents<View::rank()>(impl::make_geometry<int(View::rank())>(impl::extents_of(img), opts));
+  static_assert(View::rank() >= 2 && View::rank() <= 5,
+                "kssim: images must be rank 2 (H, W), 3 (D, H, W), 4 (N, C, H, W) or 5 (N, C, D, H, W)");
+  return impl::map_extents<View::rank()>(impl::make_geometry<impl::batch_rank_v<View>>(impl::batch_extents(img), opts));
 }
 
 // The SSIM map: (N, C, Ho, Wo) for images, (N, C, Do, Ho, Wo) for volumes. For 16-bit images a map of

@@ -44,19 +44,21 @@
 namespace kssim {
 namespace impl {
 
-// The checked mask of an image pair: same rank and value type, extents (N, 1 or C, [D,] H, W).
+// The checked mask of an image pair: same rank and value type, extents (N, 1 or C, [D,] H, W); for one image
+// or volume (rank 2 or 3) the image's own.
 template <class ExecSpace, class ImageView, class MaskView>
 InputArray<value_type_of<ImageView>> mask_array(const MaskView& mask, const std::array<int, ImageView::rank()>& image) {
   static_assert(check_image_view<ExecSpace, MaskView>());
   static_assert(check_same_kind<ImageView, MaskView>());
-  bool ok = mask.extent(1) == 1 || int(mask.extent(1)) == image[1];
-  for (std::size_t i = 0; i < image.size(); ++i) ok = ok && (i == 1 || int(mask.extent(i)) == image[i]);
+  constexpr bool batch = ImageView::rank() >= 4;
+  bool ok = !batch || mask.extent(1) == 1 || int(mask.extent(1)) == image[1];
+  for (std::size_t i = 0; i < image.size(); ++i) ok = ok && ((batch && i == 1) || int(mask.extent(i)) == image[i]);
   if (!ok) {
     std::array<int, ImageView::rank()> one = image;
-    one[1] = 1;
+    if constexpr (batch) one[1] = 1;
     throw std::invalid_argument("kssim: mask has extents " + extents_string(mask) + ", expected " +
-                                shape_string(image.data(), int(image.size())) + " or " +
-                                shape_string(one.data(), int(one.size())));
+                                shape_string(image.data(), int(image.size())) +
+                                (batch ? " or " + shape_string(one.data(), int(one.size())) : std::string()));
   }
   return as_rank5<InputArray<value_type_of<ImageView>>>(mask);
 }

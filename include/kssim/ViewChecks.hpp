@@ -35,8 +35,8 @@ constexpr bool check_view_shape() {
   static_assert(Kokkos::is_view_v<View>,
                 "kssim: images, maps and gradients must be Kokkos::Views; the options come last, after every View "
                 "(ssim_grad(exec, img1, img2, grad1, grad2, opts), {} for a gradient not wanted)");
-  static_assert(View::rank() == 4 || View::rank() == 5,
-                "kssim: images must be rank 4 (N, C, H, W) or rank 5 (N, C, D, H, W)");
+  static_assert(View::rank() >= 2 && View::rank() <= 5,
+                "kssim: images must be rank 2 (H, W), 3 (D, H, W), 4 (N, C, H, W) or 5 (N, C, D, H, W)");
   static_assert(is_supported_layout_v<View>, "kssim: Views must be LayoutRight, LayoutLeft or LayoutStride");
   static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename View::memory_space>::accessible,
                 "kssim: the View's memory space must be accessible from the execution space");
@@ -45,7 +45,8 @@ constexpr bool check_view_shape() {
 }  // namespace impl
 
 // An image argument: a rank-4 (N, C, H, W) or rank-5 (N, C, D, H, W) View of float or double (const
-// allowed), in a layout kssim understands, whose memory `ExecSpace` can access.
+// allowed), in a layout kssim understands, whose memory `ExecSpace` can access; a rank-2 (H, W) or rank-3
+// (D, H, W) View is one image or one volume (N = C = 1) for the one-call functions.
 template <class ExecSpace, class View>
 constexpr bool check_image_view() {
   static_assert(impl::check_view_shape<ExecSpace, View>());
@@ -145,13 +146,17 @@ void require_same_extents(const View1& a, const View2& b) {
                                   " and " + extents_string(b));
 }
 
-// The map's extents for images of extents `e`: (N, C, Ho, Wo) or (N, C, Do, Ho, Wo).
+// The map's extents for the problem g in a View of rank Rank: (N, C, Ho, Wo) or (N, C, Do, Ho, Wo); for one
+// image or volume also (Ho, Wo) or (Do, Ho, Wo).
 template <std::size_t Rank>
 std::array<int, Rank> map_extents(const Geometry& g) {
+  static_assert(Rank >= 2 && Rank <= 5);
   std::array<int, Rank> m{};
-  m[0] = g.n;
-  m[1] = g.c;
-  if constexpr (Rank == 5) m[2] = g.od;
+  if constexpr (Rank >= 4) {
+    m[0] = g.n;
+    m[1] = g.c;
+  }
+  if constexpr (Rank == 5 || Rank == 3) m[Rank - 3] = g.od;
   m[Rank - 2] = g.oh;
   m[Rank - 1] = g.ow;
   return m;

@@ -92,6 +92,8 @@ MapBlock<Rank> map_block_of(const impl::mpi::Decomposition& dec) {
 template <class ExecSpace, class View1, class View2, class MapView, class Grad1, class Grad2>
 double distributed(const ExecSpace& exec, MPI_Comm cart, const Offset<View1>& offset, const View1& img1,
                    const View2& img2, const MapView& map, const Grad1& grad1, const Grad2& grad2, const Options& opts) {
+  static_assert(View1::rank() == 4 || View1::rank() == 5,
+                "kssim::mpi: fields are rank 4 (N, C, H, W) or rank 5 (N, C, D, H, W)");
   check_image_view<ExecSpace, View1>();
   check_image_view<ExecSpace, View2>();
   check_same_kind<View1, View2>();

@@ -72,18 +72,35 @@ std::array<int, View::rank()> extents_of(const View& v) {
   return e;
 }
 
-// A rank-4 (N, C, H, W) or rank-5 (N, C, D, H, W) View as a rank-5 strided array; rank 4 gets D = 1.
+// The rank of the batch a View of images stands for: a rank-2 (H, W) View is one image (N, C, H, W) and a
+// rank-3 (D, H, W) View one volume (N, C, D, H, W), with N = C = 1.
+template <class View>
+inline constexpr int batch_rank_v = View::rank() < 4 ? int(View::rank()) + 2 : int(View::rank());
+
+// The extents of that batch: (1, 1, H, W) or (1, 1, D, H, W) for one image or volume.
+template <class View>
+std::array<int, batch_rank_v<View>> batch_extents(const View& v) {
+  constexpr int rank = View::rank(), missing = batch_rank_v<View> - rank;
+  std::array<int, batch_rank_v<View>> e{};
+  for (int i = 0; i < missing; ++i) e[i] = 1;
+  for (int i = 0; i < rank; ++i) e[missing + i] = int(v.extent(i));
+  return e;
+}
+
+// A View of images as a rank-5 strided (N, C, D, H, W) array: rank 4 (N, C, H, W) gets D = 1, rank 3 (D, H, W)
+// N = C = 1, rank 2 (H, W) all three.
 template <class Target, class View>
 Target as_rank5(const View& v) {
   constexpr int rank = View::rank();
-  static_assert(rank == 4 || rank == 5);
+  static_assert(rank >= 2 && rank <= 5);
   std::size_t s[8] = {};
   v.stride(s);
   Target t;
   t.ptr = v.data();
   int src = 0;
   for (int dst = 0; dst < 5; ++dst) {
-    if (rank == 4 && dst == 2) {  // the missing depth axis: extent 1, any stride
+    const bool missing = (rank < 4 && dst < 2) || (rank % 2 == 0 && dst == 2);  // N and C, or D
+    if (missing) {  // an axis the View does not have: extent 1, any stride
       t.ext[dst] = 1;
       t.str[dst] = 1;
       continue;

@@ -99,9 +99,9 @@ class TrainingObject {
   // forward pass run(exec, x, y). Check every other argument before: a refused forward() keeps the last one.
   template <class View1, class View2, class Run>
   void run_forward(const View1& img1, const View2& img2, const Run& run) {
-    check_ssim_image_view<ExecutionSpace, View1>();
-    check_same_kind<View1, View2>();
-    static_assert(int(View1::rank()) == Rank, "kssim: the images' rank differs from the object's Rank");
+    static_assert(int(View1::rank()) == Rank,
+                  "kssim: a training object's images have its Rank (4: (N, C, H, W), 5: (N, C, D, H, W))");
+    static_assert(check_ssim_image_view<ExecutionSpace, View1>() && check_same_kind<View1, View2>());
     static_assert(std::is_same_v<ValueType, value_type_of<View1>>, "kssim: image value type mismatch");
     require_extents("img1", img1, extents_);
     require_extents("img2", img2, extents_);
