@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The peers' own test suites, run against kssim on a CUDA machine (their code is fetched, never committed):
 #   fused-ssim tests/test.py and tests/test_3D.py, with only `from fused_ssim import` changed to `from kssim import`;
-#   pytorch-msssim tests/tests_loss.py and tests/tests_cuda.py, with pytorch_msssim's ssim/SSIM answered by
-#   kssim.ssim(window="float32") through a shim package made here (its comparisons with scikit-image download
-#   a photograph, which that machine cannot: unit_tests/python/test_peer_suites.py reproduces them).
+#   pytorch-msssim tests/tests_loss.py and tests/tests_cuda.py, with `import pytorch_msssim` finding a package made
+#   here that re-exports kssim.pytorch_msssim (its comparisons with scikit-image download a photograph, which
+#   that machine cannot: unit_tests/python/test_peer_suites.py reproduces them).
 #
 #   perf_tests/gpu/peer_suites.sh SRC WORK OUT    SRC: fused-ssim and pytorch-msssim, as trees or .tar.gz; WORK: scratch;
 #                                                 OUT: one log per suite and peer_suites.csv (suite,status,seconds)
@@ -25,34 +25,11 @@ for t in test.py test_3D.py; do
   grep -q '^from kssim import' "kssim_$t" || { echo "peer_suites: no fused_ssim import in $t"; exit 1; }
 done
 
-# A pytorch_msssim look-alike that answers with kssim (only what tests_loss.py and tests_cuda.py use).
+# pytorch_msssim answered by kssim's front door for its users (kssim.pytorch_msssim: ssim, ms_ssim, SSIM, MS_SSIM
+# under pytorch-msssim's signatures): the suites change nothing but what `import pytorch_msssim` finds.
 mkdir -p shim/pytorch_msssim
 cat > shim/pytorch_msssim/__init__.py <<'EOF'
-"""pytorch_msssim's ssim / SSIM answered by kssim.ssim with pytorch-msssim's own window (window="float32")."""
-import torch
-import kssim
-
-
-def ssim(X, Y, data_range=255, size_average=True, win_size=11, win_sigma=1.5, K=(0.01, 0.03), **_):
-    return kssim.ssim(X, Y, window_size=win_size, sigma=win_sigma, k1=K[0], k2=K[1], data_range=data_range,
-                      reduction="mean" if size_average else "none", window="float32")
-
-
-class SSIM(torch.nn.Module):
-    def __init__(self, data_range=255, size_average=True, win_size=11, win_sigma=1.5, channel=3,
-                 spatial_dims=2, K=(0.01, 0.03), **_):
-        super().__init__()
-        self.kw = dict(data_range=data_range, size_average=size_average, win_size=win_size, win_sigma=win_sigma, K=K)
-
-    def forward(self, X, Y):
-        return ssim(X, Y, **self.kw)
-
-
-def ms_ssim(*args, **kwargs):  # imported by the tests, not called: kssim's MS-SSIM is C++ only
-    raise NotImplementedError("kssim's Python package has no MS-SSIM")
-
-
-MS_SSIM = ms_ssim
+from kssim.pytorch_msssim import MS_SSIM, SSIM, ms_ssim, ssim  # noqa: F401
 EOF
 
 status=0

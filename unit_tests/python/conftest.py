@@ -33,7 +33,9 @@ TOLERANCE = {torch.float32: (1e-6, 1e-5), torch.float64: (6e-14, 4e-13)}
 
 
 def relative_l2(actual, expected):
-    return float((actual.double() - expected.double()).norm() / expected.double().norm())
+    """On the CPU in float64: a result and its reference may be on different devices."""
+    actual, expected = actual.detach().cpu().double(), expected.detach().cpu().double()
+    return float((actual - expected).norm() / expected.norm())
 
 
 def random_pair(shape, dtype, device, seed, correlation=0.7):
