@@ -52,7 +52,8 @@ const char* mode_name(MaskMode mode) { return mode == MaskMode::Weights ? "weigh
 template <class C, int Rank>
 void expect_masked_matches_reference(const Shape& s, const ReferenceOptions& ro, MaskMode mode,
                                      const std::vector<double>& x, const std::vector<double>& y,
-                                     const std::vector<double>& mask, int mask_channels) {
+                                     const std::vector<double>& mask, int mask_channels,
+                                     kssim::Schedule schedule = kssim::Schedule::Auto) {
   using T = typename C::value_type;
   using Exec = typename C::execution_space;
   using Mem = typename C::memory_space;
@@ -60,7 +61,8 @@ void expect_masked_matches_reference(const Shape& s, const ReferenceOptions& ro,
   const auto xr = rounded<T>(x), yr = rounded<T>(y), mr = rounded<T>(mask);
   const bool normalized = mode == MaskMode::Normalized;
   const MaskedReference ref = reference_masked_ssim(s, xr, yr, mr, mask_channels, ro, normalized, true);
-  const kssim::Options opts = to_options(ro);
+  kssim::Options opts = to_options(ro);
+  opts.schedule = schedule;
   Exec exec;
   auto a = to_view<C, Rank>("a", s, xr), b = to_view<C, Rank>("b", s, yr);
   auto m = to_view<C, Rank>("m", mask_shape(s, mask_channels), mr);
@@ -169,6 +171,36 @@ TYPED_TEST(Masked, MatchesReferenceForVolumes) {
       const auto m = region_mask(s, 1, seed++);
       expect_masked_matches_reference<TypeParam, 5>(s, ro, mode, x, y, m, 1);
     }
+}
+
+// Map weights run on SSIM's plan (MapWeighting::Centre): every schedule the router can pick, forced in turn, on
+// images of several fused tiles and chains (host tiles are 64 x 128, GPU tiles 32 x 32), partial tiles at
+// the edges, both paddings, a broadcast and a per-channel mask, and volumes.
+TYPED_TEST(Masked, WeightsMatchReferenceOnEverySchedule) {
+  const Shape images[] = {{1, 2, 1, 150, 141}, {2, 1, 1, 45, 70}};
+  unsigned seed = 460;
+  for (const Shape& s : images)
+    for (bool same : {false, true}) {
+      ReferenceOptions ro;
+      ro.same = same;
+      const int mask_channels = same ? s.c : 1;
+      const auto x = random_image(s, seed++);
+      const auto y = noisy_copy(x, seed++, 0.1);
+      const auto m = region_mask(s, mask_channels, seed++);
+      for (kssim::Schedule schedule : schedules_for<TypeParam, 4>(to_options(ro))) {
+        SCOPED_TRACE(schedule == kssim::Schedule::Fused ? "fused" : "stages");
+        expect_masked_matches_reference<TypeParam, 4>(s, ro, MaskMode::Weights, x, y, m, mask_channels, schedule);
+      }
+    }
+  Shape v{1, 2, 14, 17, 15};
+  v.volumetric = true;
+  const auto x = random_image(v, seed++);
+  const auto y = noisy_copy(x, seed++, 0.1);
+  const auto m = region_mask(v, 1, seed++);
+  for (kssim::Schedule schedule : schedules_for<TypeParam, 5>(to_options(ReferenceOptions{}))) {
+    SCOPED_TRACE(schedule == kssim::Schedule::Fused ? "volume, fused" : "volume, stages");
+    expect_masked_matches_reference<TypeParam, 5>(v, ReferenceOptions{}, MaskMode::Weights, x, y, m, 1, schedule);
+  }
 }
 
 // A mask of ones: map weights give SSIM itself, to rounding.

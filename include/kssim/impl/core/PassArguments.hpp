@@ -25,11 +25,14 @@ struct GradientTargets {
 // WithL1::Yes); the recentring shifts to use (device, (images, 2)), as the slabs of a larger problem take their
 // slices' (Slabs.hpp), null for this problem's own (Recentring.hpp); where the mean, rounded to float, goes too
 // (written by the kernel that computes it).
+// Plans made MapWeighting::Centre (Plan.hpp) take the map weights: the mask, (N, C, D, H, W) of the images'
+// extents with its channels possibly broadcast (stride 0).
 template <class T>
 struct ForwardTerms {
   double l1_weight = 0;
   const T* shifts = nullptr;
   float* mean_float = nullptr;
+  InputArray<T> map_weights{};
 };
 
 // The optional terms of an SSIM plan's backward pass: device factors per (n, c) slice (MS-SSIM's chain rule

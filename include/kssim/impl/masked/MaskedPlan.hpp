@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
-// Not Plan with a weight: masks run the stage schedule only, with the mask check, a fifth plane and a sum of
-// weights; the adjoint passes are Plan's own kernels (AdjointRow's PixelWeights instance: a compile-time weight).
-// Masked SSIM on the four-stage pipeline: the weighted mean of the SSIM map, each map pixel weighted by
-// the mask at its window's centre,
+// Masked SSIM: the weighted mean of the SSIM map, each map pixel weighted by the mask at its window's centre,
 //   masked SSIM = sum_p w_p map_p / sum_p w_p   (over every slice, or one image's, or one slice's),
-// with SSIM's own window statistics (MaskMode::Weights: the row and H passes are Plan's) or normalized
-// ones (MaskMode::Normalized: MaskedRowBlur, MaskedColumnBlur). The gradient: the map pass writes the
-// partials of w * map (MaskedColumnBlur.hpp), the adjoint passes are Plan's, and the adjoint row pass
-// scales by 1 / sum w (a device factor) and, for normalized statistics, by the mask at each pixel.
+// with SSIM's own window statistics (MaskMode::Weights) or normalized ones (MaskMode::Normalized).
+//  - Weights: an SSIM Plan made MapWeighting::Centre (Plan.hpp), so every schedule the router picks runs it,
+//    the fused ones included: its map pass writes the partials of w * map and sums w * map and w; its
+//    backward is SSIM's with the device factor upstream / sum w.
+//  - Normalized: the stage schedule with a fifth plane (MaskedRowBlur, MaskedColumnBlur); the adjoint passes
+//    are Plan's kernels (AdjointRow's PixelWeights instance: the mask at each pixel, a compile-time weight),
+//    scaled by 1 / sum w.
 // Allocates only in its constructor.
 //
 // Definitions where the mean has nothing to average: a total weight of 0 gives the mean NaN and gradients
@@ -22,6 +22,7 @@
 #include <kssim/impl/ssim/Plan.hpp>
 
 #include <Kokkos_Core.hpp>
+#include <memory>
 #include <stdexcept>
 
 namespace kssim::impl {
@@ -99,15 +100,26 @@ class MaskedPlan {
 
   MaskedPlan(const ExecSpace& exec, const Geometry& g, const Options& opts, MaskMode mode, PartialPlanes wanted)
       : g_(row_pitched<ExecSpace, T>(g)), opts_(opts), mode_(mode), wanted_(wanted) {
-    if (!fits_one_call(g_))
-      throw std::invalid_argument("kssim: masked SSIM takes at most 2^30 elements per call (only SSIM splits larger "
-                                  "problems into slabs)");
     if (opts.window != Window::Exact)
       throw std::invalid_argument("kssim: masked SSIM takes Window::Exact only (a mask's weights renormalise the "
                                   "window; Window::Float32 defines SSIM by the raw window's moments)");
+    if (!fits_one_call(g_))
+      throw std::invalid_argument("kssim: masked SSIM takes at most 2^30 elements per call (only SSIM splits larger "
+                                  "problems into slabs)");
+    invalid_ = Kokkos::View<unsigned, Mem>(Kokkos::view_alloc(exec, "kssim::mask_invalid"));
+    invalid_seen_ = Kokkos::View<unsigned, Mem>(Kokkos::view_alloc(exec, "kssim::mask_invalid_seen"));
+    mean_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::masked_mean"));
+    inverse_weight_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::masked_inverse_weight"));
+    factor_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::masked_factor"));
+    set_nan(exec, mean_.data());  // until a forward pass writes it (Reduction.hpp's rule)
+    if (!normalized()) {
+      weighted_ = std::make_shared<Plan<ExecSpace, T>>(exec, g, opts, wanted, true, WithL1::No, nullptr,
+                                                       MapWeighting::Centre);
+      return;
+    }
     ensure_self_checked<ExecSpace, T>(exec);
     constants_ = StageConstants<T>::of(opts, g.volumetric);
-    const int planes = normalized() ? masked_planes : moment_planes;
+    const int planes = masked_planes;
     passes_ = make_axis_passes<ExecSpace, T>(exec, g_, planes);
     const AxisPass& last = g.volumetric ? passes_.depth : passes_.column;
 
@@ -123,12 +135,6 @@ class MaskedPlan {
     const int tiles = last.tiles_per_outer() * last.outer_per_image;
     sums_ = MapSumStore<Mem>(exec, g.images(), tiles, 1.0);
     weights_ = MapSumStore<Mem>(exec, g.images(), tiles, 1.0);
-    invalid_ = Kokkos::View<unsigned, Mem>(Kokkos::view_alloc(exec, "kssim::mask_invalid"));
-    invalid_seen_ = Kokkos::View<unsigned, Mem>(Kokkos::view_alloc(exec, "kssim::mask_invalid_seen"));
-    mean_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::masked_mean"));
-    inverse_weight_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::masked_inverse_weight"));
-    factor_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::masked_factor"));
-    set_nan(exec, mean_.data());  // until a forward pass writes it (Reduction.hpp's rule)
   }
 
   const Geometry& geometry() const { return g_; }
@@ -137,8 +143,12 @@ class MaskedPlan {
   // From the last forward(): the masked mean; per (n, c) slice the sums of w * map and of w; and 1 when the
   // mask had a value outside [0, 1] or NaN.
   Kokkos::View<const double, Mem> mean() const { return mean_; }
-  Kokkos::View<const double*, Mem> value_sums() const { return sums_.image_sums; }
-  Kokkos::View<const double*, Mem> weight_sums() const { return weights_.image_sums; }
+  Kokkos::View<const double*, Mem> value_sums() const {
+    return weighted_ ? weighted_->image_sums() : Kokkos::View<const double*, Mem>(sums_.image_sums);
+  }
+  Kokkos::View<const double*, Mem> weight_sums() const {
+    return weighted_ ? weighted_->weight_image_sums() : Kokkos::View<const double*, Mem>(weights_.image_sums);
+  }
   Kokkos::View<const unsigned, Mem> mask_invalid() const { return invalid_seen_; }
 
   // `mask` is (N, 1 or C, D, H, W) of the images' spatial extents (checked by the caller); `map` may be empty.
@@ -165,10 +175,10 @@ class MaskedPlan {
     return k;
   }
 
-  template <MaskMode Mode>
-  MaskedColumnBlur<ExecSpace, T, Mode, ColumnOutput::Map> map_pass(const PlaneArray<T>& in, const InputArray<T>& mask,
-                                                                   const OutputArray<T>& map) const {
-    MaskedColumnBlur<ExecSpace, T, Mode, ColumnOutput::Map> k{};
+  MaskedColumnBlur<ExecSpace, T, MaskMode::Normalized, ColumnOutput::Map> map_pass(const PlaneArray<T>& in,
+                                                                                   const InputArray<T>& mask,
+                                                                                   const OutputArray<T>& map) const {
+    MaskedColumnBlur<ExecSpace, T, MaskMode::Normalized, ColumnOutput::Map> k{};
     k.in = in;
     k.map = map;
     k.partials = plane_array(partials_);
@@ -199,27 +209,25 @@ class MaskedPlan {
     adjoint_column(exec, opts_,
                    AdjointColumn<ExecSpace, T, K>{column_side, plane_array(row_stats_), constants_.reversed,
                                                   passes_.adjoint_column});
-    if (normalized())
-      adjoint_row(exec, opts_, adjoint_row_pass<K, true>(x, y, m, out, factor));
-    else
-      adjoint_row(exec, opts_, adjoint_row_pass<K, false>(x, y, m, out, factor));
+    adjoint_row(exec, opts_, adjoint_row_pass<K>(x, y, m, out, factor));
   }
 
-  template <int K, bool PixelWeights>
-  AdjointRow<ExecSpace, T, K, PixelWeights> adjoint_row_pass(const InputArray<T>& x, const InputArray<T>& y,
-                                                            const InputArray<T>& m, const GradientTargets<T>& out,
-                                                            const double* factor) const {
-    // The pixel weights are the mask (normalized statistics: d B(m x) / dx = m B^T); other instances read none.
+  template <int K>
+  AdjointRow<ExecSpace, T, K, true> adjoint_row_pass(const InputArray<T>& x, const InputArray<T>& y,
+                                                     const InputArray<T>& m, const GradientTargets<T>& out,
+                                                     const double* factor) const {
+    // The pixel weights are the mask (normalized statistics: d B(m x) / dx = m B^T).
     return {.in = plane_array(row_stats_), .wanted = wanted_, .x = x, .y = y, .grad1 = out.grad1,
-            .grad2 = out.grad2, .shifts = shifts_.data(), .upstream = factor,
-            .pixel_weights = PixelWeights ? m : InputArray<T>{}, .scale = out.scale, .accumulate = out.accumulate,
-            .window = constants_.reversed, .g = g_};
+            .grad2 = out.grad2, .shifts = shifts_.data(), .upstream = factor, .pixel_weights = m,
+            .scale = out.scale, .accumulate = out.accumulate, .window = constants_.reversed, .g = g_};
   }
 
   Geometry g_;
   Options opts_;
   MaskMode mode_;
   PartialPlanes wanted_;
+  std::shared_ptr<const Plan<ExecSpace, T>> weighted_;  // MaskMode::Weights: the plan that runs everything
+  // MaskMode::Normalized: its stage pipeline's workspace
   StageConstants<T> constants_;
   AxisPasses passes_;
   Kokkos::View<T* [2], Mem> shifts_;
@@ -235,11 +243,15 @@ void MaskedPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T
                                        const InputArray<T>& mask, const OutputArray<T>& map) const {
   check_mask_values(exec, MaskCheck<ExecSpace, T>{mask, invalid_.data()});
   const InputArray<T> m = broadcast_channels(mask, g_.c);
-  if (normalized())
-    compute_masked_shifts<ExecSpace>(exec, g_, x, y, m, shifts_.data());
-  else
-    compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
-  if (normalized()) {
+  if (weighted_) {
+    weighted_->forward(exec, x, y, map, {.map_weights = m});
+    launch("kssim::masked_mean", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
+           MaskedMean{weighted_->total().data(), weighted_->weight_total().data(), invalid_.data(),
+                      invalid_seen_.data(), mean_.data(), inverse_weight_.data()});
+    return;
+  }
+  compute_masked_shifts<ExecSpace>(exec, g_, x, y, m, shifts_.data());
+  {
     MaskedRowBlur<ExecSpace, T> k{};
     k.x = x;
     k.y = y;
@@ -249,21 +261,14 @@ void MaskedPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T
     k.window = constants_.window;
     k.g = g_;
     masked_row_blur(exec, opts_, k);
-  } else {
-    row_blur(exec, opts_, RowBlur<ExecSpace, T>{x, y, shifts_.data(), plane_array(row_stats_), constants_.window, g_});
   }
   PlaneArray<T> map_input = plane_array(row_stats_);
   if (g_.volumetric) {
-    if (normalized())
-      masked_column_blur(exec, opts_, statistics_pass<MaskedColumnBlur<ExecSpace, T, MaskMode::Normalized, ColumnOutput::Statistics>>());
-    else
-      column_blur(exec, opts_, statistics_pass<ColumnBlur<ExecSpace, T, ColumnOutput::Statistics>>());
+    masked_column_blur(exec, opts_,
+                       statistics_pass<MaskedColumnBlur<ExecSpace, T, MaskMode::Normalized, ColumnOutput::Statistics>>());
     map_input = plane_array(column_stats_);
   }
-  if (normalized())
-    masked_column_blur(exec, opts_, map_pass<MaskMode::Normalized>(map_input, m, map));
-  else
-    masked_column_blur(exec, opts_, map_pass<MaskMode::Weights>(map_input, m, map));
+  masked_column_blur(exec, opts_, map_pass(map_input, m, map));
   sum_map(exec, sums_.arrays);
   sum_map(exec, weights_.arrays);
   launch("kssim::masked_mean", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
@@ -283,6 +288,11 @@ void MaskedPlan<ExecSpace, T>::backward(const ExecSpace& exec, const InputArray<
     launch("kssim::masked_upstream", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
            MaskedUpstream{out.upstream, inverse_weight_.data(), factor_.data()});
     factor = factor_.data();
+  }
+  if (weighted_) {  // the partials are of w * map: SSIM's backward, scaled by upstream / sum w
+    weighted_->backward(exec, x, y, {out.grad1, out.grad2, out.scale, UpstreamFactor(factor), out.accumulate},
+                        {.map_count = 1});
+    return;
   }
   if (wanted_.count() == 4)
     backward_planes<4>(exec, x, y, broadcast_channels(mask, g_.c), out, factor);

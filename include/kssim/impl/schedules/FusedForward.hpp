@@ -94,7 +94,9 @@ struct FusedTiles {
 template <class T, int Bytes = KSSIM_TUNE_FUSED_MIN_TEAMS>
 inline constexpr int fused_min_teams = Bytes / sizeof(T) > 1 ? int(Bytes / sizeof(T)) : 1;
 
-template <class ExecSpace, class T, class Term = SsimTerm, class S = T, class O = T>  // Term: MapTerms.hpp
+// Weighted: the map pixels weighted by map_weights at their window's centre (masked SSIM's MaskMode::Weights):
+// the partials are those of w * map, tile_sums get the sums of w * map and weight_sums.tile_sums those of w.
+template <class ExecSpace, class T, class Term = SsimTerm, class S = T, class O = T, bool Weighted = false>
 struct FusedForward {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Tile = FusedTiles<ExecSpace, T>;
@@ -111,6 +113,8 @@ struct FusedForward {
   PlaneArray<T> partials;   // optional: (K, NC * Ho * row_pitch), PartialPlanes order
   PartialPlanes wanted;
   MapSums sums;             // tile_sums (and l1.tile_sums, if any) get one partial sum per tile, slice by slice
+  InputArray<T> map_weights;  // Weighted: (N, C, 1, H, W) of the images' extents, channels possibly broadcast
+  MapSums weight_sums;        // Weighted: tile_sums get the sum of the map weights per tile
   // (NC, 2), Recentring.hpp, from compute_shifts' kernel. Sampling in each team instead, to save that launch,
   // made every team wait at a barrier for the samples' global loads (23% of the kernel's warp-stall samples, the
   // forward 109 instead of ~90 us at 1x3x1080x1920, ncu), one-wave problems slower too (64x1x128x128 forward
@@ -140,7 +144,7 @@ struct FusedForward {
     const int halo = rows + window - 1;
     return RowScratch<ExecSpace, T>::bytes(2, halo, cols + window - 1) +
            RowScratch<ExecSpace, T>::bytes(moment_planes, halo, cols) +
-           TileItemSums::bytes(rows / col_rows * (cols / col_chunk));
+           (Weighted ? 2 : 1) * TileItemSums::bytes(rows / col_rows * (cols / col_chunk));
   }
   // Teams per 2D slice (an (n, c) image, or a depth slice of a volume): one per column of tiles and chain of
   // `chain` tiles down it.
@@ -173,6 +177,8 @@ struct FusedForward {
     // a tile's sum is finished during the next tile's staging and row blur (TileItemSums).
     constexpr int col_lanes = cols / col_chunk;
     const TileItemSums item_sums = TileItemSums::allocate(team, Tile::scratch_level, items_per_tile());
+    [[maybe_unused]] const TileItemSums weight_items =
+        Weighted ? TileItemSums::allocate(team, Tile::scratch_level, items_per_tile()) : TileItemSums{};
     const std::size_t first_sum = std::size_t(nc) * tiles_x * tiles_y + std::size_t(first_tile) * tiles_x + tile_x;
     int k = 0;
     for (; k < chain; ++k) {
@@ -181,7 +187,10 @@ struct FusedForward {
       const int fresh = k == 0 ? 0 : halo;  // the first row this tile stages and row-blurs
       if (k > 0) carry_halo_rows<Taps>(team, moments);
       stage_images<Taps>(team, images, nc, oy0 - g.pad_h, ox0 - g.pad_w, s1, s2, fresh);
-      if (!Statistics && k > 0) item_sums.sum_groups(team);  // of tile k - 1
+      if (!Statistics && k > 0) {  // of tile k - 1
+        item_sums.sum_groups(team);
+        if constexpr (Weighted) weight_items.sum_groups(team);
+      }
       if (sums.l1.tile_sums) {
         const double l1 = l1_sum_of_tile(team, nc, oy0, ox0);
         Kokkos::single(Kokkos::PerTeam(team), [&]() { sums.l1.tile_sums[first_sum + std::size_t(k) * tiles_x] = l1; });
@@ -204,8 +213,10 @@ struct FusedForward {
         }
       });
       if (!Statistics && k > 0)
-        Kokkos::single(Kokkos::PerTeam(team),
-                       [&]() { sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total(); });
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total();
+          if constexpr (Weighted) weight_sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = weight_items.total();
+        });
       team.team_barrier();
 
       // Column blur, one block of col_rows x col_chunk outputs per thread and lane, then the map (ColumnBlur's map
@@ -216,7 +227,7 @@ struct FusedForward {
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows / col_rows * col_lanes), [&](int e) {
         const int j0 = e / col_lanes * col_rows, i0 = e % col_lanes * col_chunk;
         const int oy = oy0 + j0, ox = ox0 + i0;
-        [[maybe_unused]] double sum = 0;
+        [[maybe_unused]] double sum = 0, weight_sum = 0;
         if (oy < g.oh && ox < g.ow) {
           T acc[moment_planes][col_rows][col_chunk];
           combine_axis_tile<col_rows, col_chunk, Taps, MomentForm::SumDifference>(moments, window, j0, i0, acc);
@@ -231,16 +242,19 @@ struct FusedForward {
                   if (!store_map) return;
                   for (int u = 0; u < col_chunk; ++u)
                     if (u < nu) map(nc / g.c, nc % g.c, 0, oy + q, ox + u) = to_storage<O>(value[u]);
-                });
+                },
+                map_weight(nc, oy, ox), &weight_sum);
           }
         }
         if constexpr (!Statistics) item_sums.items[e] = sum;
+        if constexpr (!Statistics && Weighted) weight_items.items[e] = weight_sum;
       });
       team.team_barrier();  // the next tile overwrites the planes this one read; its item sums are complete
     }
     if constexpr (Statistics) return;
     // The last tile's sum; with `finish`, the team counts itself done (the sum is visible first).
     item_sums.sum_groups(team);
+    if constexpr (Weighted) weight_items.sum_groups(team);
     team.team_barrier();
     bool last = false;
     Kokkos::single(
@@ -248,6 +262,10 @@ struct FusedForward {
         [&](bool& last_team) {
           sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total();
           if (rank == 0) sums.invalidate_results();  // until sum_map (or finish_sums) writes them (Reduction.hpp)
+          if constexpr (Weighted) {  // never finishes (fused_forward): sum_map sums the weights too
+            weight_sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = weight_items.total();
+            if (rank == 0) weight_sums.invalidate_results();
+          }
           last_team = finish && count_team_done(sums, team.league_size());
         },
         last);
@@ -273,6 +291,17 @@ struct FusedForward {
   KOKKOS_INLINE_FUNCTION static long long finish_capacity(int rows, int window) {
     return (long long)(moment_planes) * (rows + window - 1) * RowScratch<ExecSpace, T>::pitch(cols) * sizeof(T) /
            sizeof(double);
+  }
+
+  // The map weights of the block at map row oy, column ox of slice nc (Weighted; else Unweighted): the mask
+  // at each output's window centre, which is input pixel (oy + window / 2 - pad_h, ox + window / 2 - pad_w).
+  KOKKOS_INLINE_FUNCTION auto map_weight(int nc, int oy, int ox) const {
+    if constexpr (Weighted) {
+      return MaskAtCentre<T>{map_weights, nc / g.c, nc % g.c, oy + window.size / 2 - g.pad_h,
+                             ox + window.size / 2 - g.pad_w};
+    } else {
+      return Unweighted{};
+    }
   }
 
   // Work items of the column pass per tile: its map blocks.
@@ -590,9 +619,9 @@ template <class Kernel>
 using MapOnly = FusedForwardRun<Kernel, false>;
 
 // Fills in what a fused forward's launch derives from its geometry, rows and chain.
-template <class ExecSpace, class T, class Term, class S, class O>
-void set_fused_forward_shape(FusedForward<ExecSpace, T, Term, S, O>& k) {
-  using K = FusedForward<ExecSpace, T, Term, S, O>;
+template <class ExecSpace, class T, class Term, class S, class O, bool Weighted>
+void set_fused_forward_shape(FusedForward<ExecSpace, T, Term, S, O, Weighted>& k) {
+  using K = FusedForward<ExecSpace, T, Term, S, O, Weighted>;
   k.tiles_x = ceil_div(k.g.ow, K::cols);
   k.tiles_y = ceil_div(k.g.oh, k.rows);
   k.per_image = make_index_divisor(K::teams_per_image(k.g, k.rows, k.chain));
@@ -603,10 +632,11 @@ void set_fused_forward_shape(FusedForward<ExecSpace, T, Term, S, O>& k) {
 }
 
 // Fills in the launch shape of k (its rows and chain must be set) and runs it.
-template <class ExecSpace, class T, class Term, class S, class O>
-void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<ExecSpace, T, Term, S, O> k) {
-  using K = FusedForward<ExecSpace, T, Term, S, O>;
+template <class ExecSpace, class T, class Term, class S, class O, bool Weighted>
+void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<ExecSpace, T, Term, S, O, Weighted> k) {
+  using K = FusedForward<ExecSpace, T, Term, S, O, Weighted>;
   set_fused_forward_shape(k);
+  if constexpr (Weighted) k.finish = false;  // finish_sums knows one set of sums: sum_map sums both
   // Registers: the map formula of several outputs at once, as in the stage schedule's map pass; min_teams is
   // the launch bound (fused_min_teams).
   const auto run = [&](const auto& kernel, auto min_teams) {
@@ -617,7 +647,8 @@ void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<Exec
   };
   // Only for the standard window on images of the compute type: one more kernel per (Term, T), not per tap
   // count and 16-bit type (each GPU kernel instance costs a minute or more of nvcc).
-  if constexpr (K::Tile::gpu && KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY != 0 && std::is_same_v<S, T> && std::is_same_v<O, T>) {
+  if constexpr (K::Tile::gpu && KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY != 0 && std::is_same_v<S, T> && std::is_same_v<O, T> &&
+                !Weighted) {
     if (!k.wanted.any() && k.window.size == 11)
       return run(FixedTaps<11, MapOnly<K>>{MapOnly<K>{k}}, std::integral_constant<int, fused_min_teams<T>>{});
   }

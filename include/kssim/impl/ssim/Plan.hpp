@@ -6,7 +6,10 @@
 // schedules (schedules/: one kernel per pass; volumes: one per depth slice around the depth pass's stages,
 // FusedSlices.hpp). Allocates only in its constructor. The map evaluates `Term`
 // (MapTerms.hpp): the SSIM map, or MS-SSIM's contrast-structure term (MsSsimPlan.hpp). A plan made
-// WithL1::Yes also computes the fused L1 + SSIM loss inside the same kernels (L1Term.hpp). The images are
+// WithL1::Yes also computes the fused L1 + SSIM loss inside the same kernels (L1Term.hpp); a plan made
+// MapWeighting::Centre weighs each map pixel by a mask at its window's centre (masked SSIM's MaskMode::Weights,
+// MaskedPlan.hpp): the map pass writes the partials of w * map and sums w * map and w, so its backward is
+// the unweighted one with the factor 1 / sum w. The images are
 // stored as S, the map and the gradients as O, the kernels compute in T (Storage.hpp: S and O are T, or
 // 16-bit types converted where the kernels load and store them).
 
@@ -15,6 +18,7 @@
 #include <kssim/impl/stages/AdjointRow.hpp>
 #include <kssim/impl/stages/AxisPasses.hpp>
 #include <kssim/impl/stages/ColumnBlur.hpp>
+#include <kssim/impl/masked/MaskedColumnBlur.hpp>
 #include <kssim/impl/core/GaussianWindow.hpp>
 #include <kssim/impl/core/Geometry.hpp>
 #include <kssim/impl/stages/Recentring.hpp>
@@ -78,6 +82,10 @@ void ensure_self_checked(const ExecSpace& exec);
 // Whether a plan computes the L1 term of the fused L1 + SSIM loss (kssim/L1Ssim.hpp) beside SSIM.
 enum class WithL1 { No, Yes };
 
+// How a plan's map pixels count in its mean: once each, or weighted by the mask at their window's centre
+// (ForwardTerms::map_weights; SSIM's plans of images of the compute type only).
+enum class MapWeighting { None, Centre };
+
 // The large workspace arrays of a plan. Plans that run one after the other on one execution space instance
 // and keep nothing between calls (the slabs of a large problem, Slabs.hpp) can share them: a plan made with
 // another's buffers uses each one that is large enough instead of allocating its own.
@@ -106,8 +114,10 @@ class Plan {
   // `self_check` is false only for the self-check's own plan.
   // `reuse`: another plan's buffers, used where large enough (PlanBuffers).
   Plan(const ExecSpace& exec, const Geometry& g, const Options& opts, PartialPlanes wanted, bool self_check = true,
-       WithL1 l1 = WithL1::No, const PlanBuffers<T, Mem>* reuse = nullptr)
-      : g_(row_pitched<ExecSpace, T>(g)), opts_(opts), wanted_(wanted) {
+       WithL1 l1 = WithL1::No, const PlanBuffers<T, Mem>* reuse = nullptr,
+       MapWeighting weighting = MapWeighting::None)
+      : g_(row_pitched<ExecSpace, T>(g)), opts_(opts), wanted_(wanted), weighted_(weighting == MapWeighting::Centre) {
+    if (weighted_ && !weightable) throw std::logic_error("kssim: map weights need an SSIM plan of the compute type");
     if (!fits_one_call(g_))
       throw std::invalid_argument(
           "kssim: more than 2^30 elements in one call: only SSIM (kssim::ssim*, kssim::SSIM) splits larger "
@@ -119,6 +129,21 @@ class Plan {
     if (opts.window != Window::Exact && !std::is_same_v<Term, SsimTerm>)
       throw std::invalid_argument("kssim: MS-SSIM takes Window::Exact only (Window::Float32 is SSIM's)");
     schedule_ = choose_schedule<ExecSpace, T>(exec, g_, opts, wanted);
+    if (weighted_ && schedule_.fused_forward() && !g.volumetric) {
+      // The weighted forward's tile holds a second set of item sums: the stage forward where it does not fit.
+      const int rows = FusedTiles<ExecSpace, T>::fitting_rows(exec, [&](int r) {
+        return FusedForward<ExecSpace, T, SsimTerm, T, T, true>::scratch_bytes(r, g.window);
+      });
+      if (rows < schedule_.fused_forward_rows) {  // a lower tile, by the router's rules, or the stage forward
+        const bool fits = rows > 0 && (opts.schedule == Schedule::Fused || rows >= g.window - 1);
+        if (!fits && opts.schedule == Schedule::Fused)
+          throw std::invalid_argument("kssim: the fused schedule cannot run this masked problem (its tile exceeds "
+                                      "this backend's team scratch); use Schedule::Auto or Schedule::Stages");
+        schedule_.fused_forward_rows = fits ? rows : 0;
+        if (fits) schedule_.fused_forward_chain = fused_forward_chain<ExecSpace, T>(exec, g_, rows);
+      }
+      schedule_.fused_forward_finishes = false;
+    }
     constants_ = StageConstants<T>::of(opts, g.volumetric);
     const AxisPasses passes = make_axis_passes<ExecSpace, T>(exec, g_, moment_planes);
     column_ = passes.column;
@@ -151,6 +176,7 @@ class Plan {
                                                                : g.d * g.h * ceil_div(g.ow, RowBlur<ExecSpace, T>::tile_cols);
     sums_ = MapSumStore<Mem>(exec, g.images(), map_sums_per_image, double(g.map_size()), l1_tiles_per_image,
                              double(g.input_size()));
+    if (weighted_) weight_sums_ = MapSumStore<Mem>(exec, g.images(), map_sums_per_image, 1.0);
   }
 
   // Elements per plane of the three workspace arrays (0: not needed) of a problem `g` (row-pitched).
@@ -183,6 +209,10 @@ class Plan {
   Kokkos::View<const double, Mem> total() const { return sums_.total; }
   Kokkos::View<const double, Mem> mean() const { return sums_.mean; }  // total / map pixels
   Kokkos::View<const double*, Mem> image_sums() const { return sums_.image_sums; }
+  // Plans MapWeighting::Centre: the map weights' sum over all slices and per (n, c) slice (the sums above are
+  // then of w * map).
+  Kokkos::View<const double, Mem> weight_total() const { return weight_sums_.total; }
+  Kokkos::View<const double*, Mem> weight_image_sums() const { return weight_sums_.image_sums; }
   // Plans WithL1::Yes: the loss of the last forward(), and its sum of |x - y| over every pixel.
   bool with_l1() const { return sums_.arrays.l1.tile_sums != nullptr; }
   Kokkos::View<const double, Mem> loss() const { return sums_.loss; }
@@ -206,6 +236,9 @@ class Plan {
   void forward_with(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map,
                     const ForwardTerms<T>& terms) const;
 
+  // Whether this plan type can weigh its map (MapWeighting): SSIM's map of images of the compute type.
+  static constexpr bool weightable = std::is_same_v<Term, SsimTerm> && std::is_same_v<S, T> && std::is_same_v<O, T>;
+
   template <int K, bool L1>
   void backward_planes(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
                        const GradientTargets<O>& out, const BackwardTerms& terms, double count) const;
@@ -213,12 +246,13 @@ class Plan {
   Geometry g_;
   Options opts_;
   PartialPlanes wanted_;
+  bool weighted_ = false;  // MapWeighting::Centre
   ScheduleChoice schedule_;
   StageConstants<T> constants_;
   AxisPass column_, adjoint_column_, depth_, adjoint_depth_;
   Kokkos::View<T* [2], Mem> shifts_;  // (NC, 2): LayoutRight, so shifts_.data()[2 nc + k]
   PlaneStore<T, Mem> row_stats_, column_stats_, partials_;
-  MapSumStore<Mem> sums_;
+  MapSumStore<Mem> sums_, weight_sums_;  // weight_sums_: MapWeighting::Centre only
 };
 
 // The stage sequences, defined outside the class so that kssim/Instantiate.hpp can compile them (and every
@@ -255,16 +289,30 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
     k.c1 = constants_.c1;
     k.c2 = constants_.c2;
   };
+  if (weighted_ && terms.map_weights.data() == nullptr)
+    throw std::logic_error("kssim: a plan with map weights needs them in every forward call");
   if (schedule_.fused_forward() && !g_.volumetric) {
-    FusedForward<ExecSpace, T, MapTerm, S, O> k{};
-    k.x = x;
-    k.y = y;
-    set_map_outputs(k);
-    k.rows = schedule_.fused_forward_rows;
-    k.chain = schedule_.fused_forward_chain;
-    k.finish = schedule_.fused_forward_finishes;
-    fused_forward(exec, opts_, k);
-    if (!k.finish) sum_map(exec, sums);
+    const auto run_fused = [&](auto k) {
+      k.x = x;
+      k.y = y;
+      set_map_outputs(k);
+      k.rows = schedule_.fused_forward_rows;
+      k.chain = schedule_.fused_forward_chain;
+      k.finish = schedule_.fused_forward_finishes;
+      fused_forward(exec, opts_, k);
+      if (!k.finish) sum_map(exec, sums);
+    };
+    if constexpr (weightable && std::is_same_v<MapTerm, SsimTerm>) {
+      if (weighted_) {
+        FusedForward<ExecSpace, T, SsimTerm, T, T, true> k{};
+        k.map_weights = terms.map_weights;
+        k.weight_sums = weight_sums_.arrays;
+        run_fused(k);
+        sum_map(exec, weight_sums_.arrays);
+        return;
+      }
+    }
+    run_fused(FusedForward<ExecSpace, T, MapTerm, S, O>{});
     return;
   }
   if (schedule_.fused_forward()) {  // volumes, slice-fused (FusedSlices.hpp): the moments of every depth slice
@@ -295,9 +343,25 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
     }
   }
   // The last pass evaluates the map: along D from the column planes (volumes), else along H from the row planes.
+  const PlaneArray<T> last_in = plane_array(g_.volumetric ? column_stats_ : row_stats_);
+  const AxisPass& last_axis = g_.volumetric ? depth_ : column_;
+  if constexpr (weightable && std::is_same_v<MapTerm, SsimTerm>) {
+    if (weighted_) {  // the map pass that weighs its pixels and sums the weights alongside
+      MaskedColumnBlur<ExecSpace, T, MaskMode::Weights, ColumnOutput::Map> last{};
+      last.in = last_in;
+      last.a = last_axis;
+      set_map_outputs(last);
+      last.mask = terms.map_weights;
+      last.weights = weight_sums_.arrays;
+      masked_column_blur(exec, opts_, last);
+      sum_map(exec, sums);
+      sum_map(exec, weight_sums_.arrays);
+      return;
+    }
+  }
   ColumnBlur<ExecSpace, T, ColumnOutput::Map, MapTerm, O> last{};
-  last.in = plane_array(g_.volumetric ? column_stats_ : row_stats_);
-  last.a = g_.volumetric ? depth_ : column_;
+  last.in = last_in;
+  last.a = last_axis;
   set_map_outputs(last);
   column_blur(exec, opts_, last);
   sum_map(exec, sums);

@@ -26,17 +26,41 @@ struct PartialPlanes {
   KOKKOS_INLINE_FUNCTION bool any() const { return image1 || image2; }
 };
 
+// The weight of each map pixel in the mean: Unweighted (SSIM, MS-SSIM: every pixel once), or a functor
+// weight(q, u) -> T of the block's row q, column u with `static constexpr bool weighted = true` (masked SSIM's
+// map weights: the mask at the window's centre, FusedForward.hpp). A weighted block multiplies its partial
+// derivatives by the weight (those of w * map), sums w * map, and adds its weights to weight_sum; a pixel of
+// weight 0 contributes exactly nothing (selects: its map value may be NaN where masked-out data is).
+struct Unweighted {
+  static constexpr bool weighted = false;
+  template <class T>
+  KOKKOS_FORCEINLINE_FUNCTION T operator()(int, int) const {
+    return T(1);
+  }
+};
+
+// Map weights read from a mask: block row q, column u weighs mask(n, c, 0, h0 + q, w0 + u), the input pixel
+// at the window's centre of the block's output (q, u) (2D images).
+template <class T>
+struct MaskAtCentre {
+  static constexpr bool weighted = true;
+  InputArray<T> mask;
+  int n = 0, c = 0, h0 = 0, w0 = 0;
+  KOKKOS_FORCEINLINE_FUNCTION T operator()(int q, int u) const { return mask(n, c, 0, h0 + q, w0 + u); }
+};
+
 // Evaluates the map (Term: SSIM's, or MS-SSIM's contrast-structure term, MapTerms.hpp) of the block whose
 // moments are m (rows_valid rows and nu columns of it inside the map), stores the partial derivatives of row
 // q at partials(k, first_partial(q) + u) when any are wanted, hands each row's values to store_map(q, values),
 // and returns the sum of the map over the valid outputs. Raw: the moments are turned into the raw window's
 // first (Window::Float32, RawWindow.hpp). Only RawWindowTerm's kernels contain that code: in the same
 // kernel it made the register allocator spill in Window::Exact's fused forward too (sm_90, ptxas -v).
-template <int Rows, int Chunk, class Term, bool Raw, class T, class FirstPartial, class StoreMap>
+template <int Rows, int Chunk, class Term, bool Raw, class T, class FirstPartial, class StoreMap, class Weight>
 KOKKOS_FORCEINLINE_FUNCTION double evaluate_map_block_as(const T (&m)[moment_planes][Rows][Chunk], int rows_valid,
                                                          int nu, T s1, T s2, T c1, T c2, const RawWindow<T>& raw,
                                                          const PartialPlanes& wanted, const PlaneArray<T>& partials,
-                                                         const FirstPartial& first_partial, const StoreMap& store_map) {
+                                                         const FirstPartial& first_partial, const StoreMap& store_map,
+                                                         const Weight& weight, double& weight_sum) {
   double sum = 0;
   const bool any_partial = wanted.any();
   for (int q = 0; q < Rows; ++q) {
@@ -54,6 +78,9 @@ KOKKOS_FORCEINLINE_FUNCTION double evaluate_map_block_as(const T (&m)[moment_pla
     }
     const T t1 = Raw ? T(0) : s1, t2 = Raw ? T(0) : s2;
     T value[Chunk];
+    [[maybe_unused]] T w[Chunk];  // Weight::weighted: the map weights, 0 outside the map
+    if constexpr (Weight::weighted)
+      for (int u = 0; u < Chunk; ++u) w[u] = row_valid && u < nu ? weight(q, u) : T(0);
     if (any_partial) {
       T d_var[Chunk], d_cov[Chunk], d_m1[Chunk], d_m2[Chunk];
       KSSIM_VECTORIZE
@@ -65,6 +92,15 @@ KOKKOS_FORCEINLINE_FUNCTION double evaluate_map_block_as(const T (&m)[moment_pla
         d_cov[u] = r.d_cov;
         d_m1[u] = r.d_m1;
         d_m2[u] = r.d_m2;
+      }
+      if constexpr (Weight::weighted) {  // the partials of w * map; exactly 0 where w is 0
+        for (int u = 0; u < Chunk; ++u) {
+          const bool counts = w[u] > T(0);
+          d_var[u] = counts ? w[u] * d_var[u] : T(0);
+          d_cov[u] = counts ? w[u] * d_cov[u] : T(0);
+          d_m1[u] = counts ? w[u] * d_m1[u] : T(0);
+          d_m2[u] = counts ? w[u] * d_m2[u] : T(0);
+        }
       }
       if (row_valid) {
         const std::size_t idx = first_partial(q);
@@ -78,25 +114,37 @@ KOKKOS_FORCEINLINE_FUNCTION double evaluate_map_block_as(const T (&m)[moment_pla
       for (int u = 0; u < Chunk; ++u) value[u] = Term::value(mm[0][u], mm[1][u], mm[2][u], mm[3][u], t1, t2, c1, c2);
     }
     if (row_valid) store_map(q, value);
-    for (int u = 0; u < Chunk; ++u) sum += row_valid && u < nu ? double(value[u]) : 0.0;  // + 0.0: exact
+    if constexpr (Weight::weighted) {
+      for (int u = 0; u < Chunk; ++u) {
+        sum += w[u] > T(0) ? double(w[u]) * double(value[u]) : 0.0;
+        weight_sum += double(w[u]);
+      }
+    } else {
+      for (int u = 0; u < Chunk; ++u) sum += row_valid && u < nu ? double(value[u]) : 0.0;  // + 0.0: exact
+    }
   }
   return sum;
 }
 
 // The map of a block: Term's, or for RawWindowTerm<Term> (Window::Float32) Term's of the raw window's
 // moments, whose total weight is `window`'s raw_scale.
-template <int Rows, int Chunk, class Term = SsimTerm, class T, class FirstPartial, class StoreMap>
+// Weight: Unweighted, or map weights (above), whose sum over the block's valid outputs is added to weight_sum.
+template <int Rows, int Chunk, class Term = SsimTerm, class T, class FirstPartial, class StoreMap,
+          class Weight = Unweighted>
 KOKKOS_FORCEINLINE_FUNCTION double evaluate_map_block(const T (&m)[moment_planes][Rows][Chunk], int rows_valid, int nu,
                                                       T s1, T s2, T c1, T c2, const GaussianWindow<T>& window,
                                                       const PartialPlanes& wanted, const PlaneArray<T>& partials,
-                                                      const FirstPartial& first_partial, const StoreMap& store_map) {
+                                                      const FirstPartial& first_partial, const StoreMap& store_map,
+                                                      const Weight& weight = {}, double* weight_sum = nullptr) {
   const RawWindow<T> raw{window.raw_scale, window.raw_deficit};
+  double unused = 0;
+  double& weights = Weight::weighted ? *weight_sum : unused;
   if constexpr (is_raw_window_term_v<Term>)
-    return evaluate_map_block_as<Rows, Chunk, typename Term::base, true>(m, rows_valid, nu, s1, s2, c1, c2, raw,
-                                                                         wanted, partials, first_partial, store_map);
+    return evaluate_map_block_as<Rows, Chunk, typename Term::base, true>(
+        m, rows_valid, nu, s1, s2, c1, c2, raw, wanted, partials, first_partial, store_map, weight, weights);
   else
     return evaluate_map_block_as<Rows, Chunk, Term, false>(m, rows_valid, nu, s1, s2, c1, c2, raw, wanted, partials,
-                                                           first_partial, store_map);
+                                                           first_partial, store_map, weight, weights);
 }
 
 }  // namespace kssim::impl
