@@ -36,6 +36,9 @@
 #include "StreamOrder.hpp"
 #include "WorkspaceCache.hpp"
 
+#include <kssim/L1SsimOptions.hpp>
+#include <kssim/MsSsimOptions.hpp>
+
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -45,6 +48,7 @@
 #include <c10/cuda/CUDAStream.h>
 #endif
 
+#include <limits>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -79,8 +83,10 @@ std::string describe(const at::Tensor& t) {
   return s + "] on " + t.device().str();
 }
 
-// The checks every entry point makes, with messages that name the argument. The Python package checks
-// the same first (its messages reach users of kssim.ssim); these guard direct calls of the operators.
+// The checks of the tensors every entry point makes, with messages that name the argument. The Python
+// package checks the same first (its messages reach users of kssim.ssim); these guard direct calls of the
+// operators. The options and the images' sizes are kssim's own checks (validate_options, the training
+// objects' constructors), raised as ValueError by translate_errors.
 void check_images(const at::Tensor& img1, const at::Tensor& img2) {
   TORCH_CHECK_VALUE(img1.defined() && img2.defined(), "kssim: img1 and img2 must be tensors");
   TORCH_CHECK_VALUE(img1.device() == img2.device(), "kssim: img1 and img2 must be on the same device, got ",
@@ -218,11 +224,31 @@ struct MetricSpec {
   bool normalized = false;
 };
 
+// kssim's own rules for the key's options (kssim::validate of the metric's options struct: the one list of
+// them, whose std::invalid_argument translate_errors raises as ValueError with kssim's message). Checked
+// before the key meets the cache: a NaN option compares equivalent to any other there, so it would find
+// another problem's workspace and compute with that one's options.
+void validate_options(const ProblemKey& key) {
+  switch (key.metric) {
+    case Metric::L1Loss: validate(L1SsimOptions{key.options(), key.l1_weight}); break;
+    case Metric::MsSsim: {
+      MsSsimOptions o;
+      o.ssim = key.options();
+      o.weights = key.ms_weights;
+      validate(o);
+      break;
+    }
+    default: validate(key.options());
+  }
+}
+
 ProblemKey make_key(const Placement& p, const at::Tensor& img, std::int64_t window_size, double sigma, double k1,
                     double k2, double data_range, bool same_padding, bool float32_window, std::int64_t gradients,
                     const MetricSpec& spec) {
   TORCH_CHECK_VALUE(gradients >= 0 && gradients <= 3, "kssim: gradients must be 0 to 3 (bit 0: img1, bit 1: img2)");
-  TORCH_CHECK_VALUE(window_size >= 0 && window_size <= 1 << 20, "kssim: window_size ", window_size, " is out of range");
+  // Only the narrowing to Options::window_size (an int) is the binding's; kssim::validate checks the value.
+  TORCH_CHECK_VALUE(window_size >= std::numeric_limits<int>::min() && window_size <= std::numeric_limits<int>::max(),
+                    "kssim: window_size ", window_size, " does not fit an int");
   ProblemKey key;
   key.device = p.device;
   key.device_index = p.index;
@@ -247,6 +273,7 @@ ProblemKey make_key(const Placement& p, const at::Tensor& img, std::int64_t wind
   key.l1_weight = spec.l1_weight;
   key.ms_weights = spec.ms_weights;
   key.normalized = spec.normalized;
+  validate_options(key);
   return key;
 }
 
@@ -325,15 +352,10 @@ at::Tensor ssim_forward(const at::Tensor& img1, const at::Tensor& img2, std::int
                     {}, float32_window);
 }
 
-// The fused loss's L1 weight, checked.
-MetricSpec l1_spec(double l1_weight) {
-  TORCH_CHECK_VALUE(l1_weight >= 0 && l1_weight <= 1, "kssim: l1_weight must be in [0, 1], got ", l1_weight);
-  return {Metric::L1Loss, l1_weight, {}, false};
-}
+// kssim validates l1_weight and the MS-SSIM weights with the other options (validate_options).
+MetricSpec l1_spec(double l1_weight) { return {Metric::L1Loss, l1_weight, {}, false}; }
 
-MetricSpec ms_spec(c10::ArrayRef<double> weights) {
-  return {Metric::MsSsim, -1, weights.vec(), false};  // kssim validates the weights (ValueError)
-}
+MetricSpec ms_spec(c10::ArrayRef<double> weights) { return {Metric::MsSsim, -1, weights.vec(), false}; }
 
 MetricSpec masked_spec(bool normalized) { return {Metric::Masked, -1, {}, normalized}; }
 
