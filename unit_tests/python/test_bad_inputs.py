@@ -35,7 +35,8 @@ def test_bad_images(img1, img2, error, message):
 
 
 @pytest.mark.parametrize("options,message", [
-    ({"window_size": 10}, "odd"), ({"window_size": 33}, "odd int in"), ({"window_size": 1}, "odd int in"),
+    ({"window_size": 10}, "odd"), ({"window_size": 33}, r"window_size must be odd and in \[3, 31\], got 33"),
+    ({"window_size": 1}, r"window_size must be odd and in \[3, 31\], got 1"),
     ({"sigma": 0.0}, "sigma"), ({"data_range": -1.0}, "data_range"), ({"k1": 0.0, "k2": 0.0}, "k1 and k2"),
     ({"padding": "reflect"}, "padding"), ({"reduction": "sum"}, "reduction"), ({"window": "float64"}, "window must be"),
 ])

@@ -108,7 +108,7 @@ def test_the_module_holds_its_options(device):
     (lambda a, b: kssim.ms_ssim(a, b, window_size=3, weights="ab"), TypeError, "sequence of numbers"),
     (lambda a, b: kssim.ms_ssim(a, b, window_size=4), ValueError, "odd"),
     (lambda a, b: kssim.ms_ssim(a, b, reduction="sum"), ValueError, "reduction"),
-    (lambda a, b: kssim.ms_ssim(a, b, window_size=3, weights=(1, 1, 1)), ValueError, "needs every spatial size > 8"),
+    (lambda a, b: kssim.ms_ssim(a, b, window_size=3, weights=(1, 1, 1)), ValueError, "needs every spatial extent > 8"),
     (lambda a, b: kssim.ms_ssim(a, [1.0]), TypeError, "torch.Tensor"),
 ])
 def test_bad_input_raises_before_any_kernel(call, error, match):

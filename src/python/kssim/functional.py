@@ -3,9 +3,12 @@
 training loss kssim.l1_ssim_loss, kssim.ms_ssim, kssim.masked_ssim and kssim.ssimulacra2.
 
 Bad input raises before any kernel runs: TypeError for non-tensors and unsupported dtypes, ValueError for
-shapes, devices and options, RuntimeError for CUDA tensors in a build without CUDA."""
+shapes, devices and options, RuntimeError for CUDA tensors in a build without CUDA. The rules of the options'
+values and of the images' sizes are kssim's (kssim::validate and the C++ objects' constructors): the operators
+raise them as ValueError with kssim's message, which names the option by its keyword here. This module checks
+only what it translates itself: the string options, the types, the tensors."""
 
-import math
+import numbers
 
 import torch
 
@@ -15,8 +18,6 @@ _PADDINGS = ("valid", "same")
 _REDUCTIONS = ("mean", "none")
 _WINDOWS = ("exact", "float32")
 _MASK_MODES = ("weights", "normalized")
-MAX_WINDOW_SIZE = 31  # kssim::max_window_size
-MAX_MS_SSIM_SCALES = 8  # kssim::max_ms_ssim_scales
 # MS-SSIM's default exponents per scale, finest first (Wang, Simoncelli and Bovik 2003; pytorch-msssim's).
 MS_SSIM_WEIGHTS = (0.0448, 0.2856, 0.3001, 0.2363, 0.1333)
 _ALL_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
@@ -63,24 +64,31 @@ def _check_images(img1, img2, ranks, dtypes=_ALL_DTYPES):
     _check_device("img1", img1, "img2", img2)
 
 
-def _check_options(shape, window_size, sigma, k1, k2, data_range, padding, window, windows=_WINDOWS):
+def _real(name, value):
+    """An option that crosses into the operator as a float: a real number (int, float, numpy scalar, or a
+    one-element tensor), else TypeError. Its value is kssim's to check (kssim::validate, raised as ValueError
+    with kssim's message by the operator)."""
+    if isinstance(value, (bool, str, bytes)) or not isinstance(value, (numbers.Real, torch.Tensor)):
+        raise TypeError(f"kssim: {name} must be a real number, got {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError, RuntimeError):  # a tensor of several elements or a complex one
+        raise TypeError(f"kssim: {name} must be a real number, got {value!r}") from None
+
+
+def _options(window_size, sigma, k1, k2, data_range, padding, window, windows=_WINDOWS):
+    """The options as the operators take them: (window_size, sigma, k1, k2, data_range, same_padding,
+    float32_window). Only what cannot cross is checked here (the string options and the types); the rules of
+    the values and of the images' sizes are kssim's (kssim::validate), checked by the operator: ValueError with
+    kssim's message."""
     if padding not in _PADDINGS:
         raise ValueError(f"kssim: padding must be 'valid' or 'same', got {padding!r}")
     if window not in windows:
         raise ValueError(f"kssim: window must be {_words(repr(w) for w in windows)}, got {window!r}")
-    if not (isinstance(window_size, int) and 3 <= window_size <= MAX_WINDOW_SIZE and window_size % 2 == 1):
-        raise ValueError(f"kssim: window_size must be an odd int in [3, {MAX_WINDOW_SIZE}], got {window_size!r}")
-    if not sigma > 0:
-        raise ValueError(f"kssim: sigma must be > 0, got {sigma!r}")
-    if not data_range > 0:
-        raise ValueError(f"kssim: data_range must be > 0, got {data_range!r}")
-    if not (k1 >= 0 and k2 >= 0) or (k1 == 0 and k2 == 0):
-        raise ValueError(f"kssim: k1 and k2 must be >= 0 and not both 0, got {k1!r} and {k2!r}")
-    if any(n == 0 for n in shape):
-        raise ValueError(f"kssim: images must not be empty, got shape {tuple(shape)}")
-    if padding == "valid" and any(n < window_size for n in shape[2:]):
-        raise ValueError(f"kssim: with padding='valid' every spatial size must be >= window_size {window_size}, "
-                         f"got shape {tuple(shape)}")
+    if isinstance(window_size, bool) or not isinstance(window_size, int):
+        raise ValueError(f"kssim: window_size must be an int, got {window_size!r}")
+    return (window_size, _real("sigma", sigma), _real("k1", k1), _real("k2", k2), _real("data_range", data_range),
+            padding == "same", window == "float32")
 
 
 def _gradients(img1, img2):
@@ -93,10 +101,10 @@ def _gradients(img1, img2):
 
 def _ssim(img1, img2, window_size, sigma, k1, k2, data_range, padding, per_image, train, ranks, window):
     _check_images(img1, img2, ranks)
-    _check_options(img1.shape, window_size, sigma, k1, k2, data_range, padding, window)
-    return torch.ops.kssim.ssim(img1, img2, window_size, float(sigma), float(k1), float(k2), float(data_range),
-                                padding == "same", per_image, _gradients(img1, img2) if train else 0,
-                                window == "float32")
+    window_size, sigma, k1, k2, data_range, same_padding, float32_window = _options(
+        window_size, sigma, k1, k2, data_range, padding, window)
+    return torch.ops.kssim.ssim(img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image,
+                                _gradients(img1, img2) if train else 0, float32_window)
 
 
 def ssim(img1, img2, *, window_size=11, sigma=1.5, k1=0.01, k2=0.03, data_range=1.0, padding="valid",
@@ -151,12 +159,12 @@ def l1_ssim_loss(img1, img2, *, l1_weight=0.8, padding="same", window_size=11, s
     3DGS's loss with fused-ssim). Returns a 0-dim tensor in the images' dtype.
     """
     _check_images(img1, img2, (4, 5), _WIDE_DTYPES)  # the fused loss has no 16-bit kernels
-    _check_options(img1.shape, window_size, sigma, k1, k2, data_range, padding, window)
-    if isinstance(l1_weight, bool) or not isinstance(l1_weight, (int, float)) or not 0 <= l1_weight <= 1:
+    window_size, sigma, k1, k2, data_range, same_padding, float32_window = _options(
+        window_size, sigma, k1, k2, data_range, padding, window)
+    if isinstance(l1_weight, bool) or not isinstance(l1_weight, (int, float)):  # its range is kssim's to check
         raise ValueError(f"kssim: l1_weight must be a number in [0, 1], got {l1_weight!r}")
-    return torch.ops.kssim.l1_ssim_loss(img1, img2, float(l1_weight), window_size, float(sigma), float(k1),
-                                        float(k2), float(data_range), padding == "same", _gradients(img1, img2),
-                                        window == "float32")
+    return torch.ops.kssim.l1_ssim_loss(img1, img2, float(l1_weight), window_size, sigma, k1, k2, data_range,
+                                        same_padding, _gradients(img1, img2), float32_window)
 
 
 def _check_reduction(reduction):
@@ -165,21 +173,18 @@ def _check_reduction(reduction):
 
 
 def _ms_ssim_weights(weights):
-    """The exponents as a list of floats, checked: 1 to 8 finite numbers >= 0."""
+    """The exponents as a list of floats (TypeError if they are not numbers); their number (1 to 8) and values
+    (finite, >= 0) are kssim's to check (ValueError from the operator)."""
     if weights is None:
         return list(MS_SSIM_WEIGHTS)
     if isinstance(weights, torch.Tensor):
         weights = weights.detach().cpu().double().flatten().tolist()
+    if isinstance(weights, (str, bytes)):
+        raise TypeError(f"kssim: weights must be a sequence of numbers, got {weights!r}")
     try:
-        values = [float(w) for w in weights]
+        return [float(w) for w in weights]
     except (TypeError, ValueError):
         raise TypeError(f"kssim: weights must be a sequence of numbers, got {weights!r}") from None
-    if not 1 <= len(values) <= MAX_MS_SSIM_SCALES:
-        raise ValueError(f"kssim: weights must have 1 to {MAX_MS_SSIM_SCALES} values (one per scale), got "
-                         f"{len(values)}")
-    if not all(math.isfinite(w) and w >= 0 for w in values):
-        raise ValueError(f"kssim: weights must be finite and >= 0, got {values}")
-    return values
 
 
 def ms_ssim_min_size(window_size=11, scales=5):
@@ -203,14 +208,10 @@ def ms_ssim(img1, img2, *, window_size=11, sigma=1.5, k1=0.01, k2=0.03, data_ran
     """
     _check_reduction(reduction)
     _check_images(img1, img2, (4, 5), _WIDE_DTYPES)
-    _check_options(img1.shape, window_size, sigma, k1, k2, data_range, "valid", "exact", ("exact",))
-    values = _ms_ssim_weights(weights)
-    smallest = ms_ssim_min_size(window_size, len(values))
-    if any(n < smallest for n in img1.shape[2:]):
-        raise ValueError(f"kssim: ms_ssim with {len(values)} scales and window_size {window_size} needs every spatial "
-                         f"size > {smallest - 1} ((window_size - 1) * 2^(scales - 1)), got shape {tuple(img1.shape)}")
-    return torch.ops.kssim.ms_ssim(img1, img2, window_size, float(sigma), float(k1), float(k2), float(data_range),
-                                   values, reduction == "none", _gradients(img1, img2))
+    window_size, sigma, k1, k2, data_range, _, _ = _options(window_size, sigma, k1, k2, data_range, "valid", "exact",
+                                                            ("exact",))
+    return torch.ops.kssim.ms_ssim(img1, img2, window_size, sigma, k1, k2, data_range, _ms_ssim_weights(weights),
+                                   reduction == "none", _gradients(img1, img2))
 
 
 def _checked_mask(mask, img1):
@@ -255,14 +256,15 @@ def masked_ssim(img1, img2, mask, *, mode="weights", window_size=11, sigma=1.5, 
     if mode not in _MASK_MODES:
         raise ValueError(f"kssim: mode must be 'weights' or 'normalized', got {mode!r}")
     _check_images(img1, img2, (4, 5), _WIDE_DTYPES)
-    _check_options(img1.shape, window_size, sigma, k1, k2, data_range, padding, "exact", ("exact",))
+    window_size, sigma, k1, k2, data_range, same_padding, _ = _options(window_size, sigma, k1, k2, data_range,
+                                                                       padding, "exact", ("exact",))
     mask = _checked_mask(mask, img1)
 
     def one(x, y, m):
-        return torch.ops.kssim.masked_ssim(x, y, m, mode == "normalized", window_size, float(sigma), float(k1),
-                                           float(k2), float(data_range), padding == "same", _gradients(x, y))
+        return torch.ops.kssim.masked_ssim(x, y, m, mode == "normalized", window_size, sigma, k1, k2, data_range,
+                                           same_padding, _gradients(x, y))
 
-    if reduction == "mean":
+    if reduction == "mean" or img1.shape[0] == 0:  # an empty batch: kssim's error, from one call of the whole
         return one(img1, img2, mask)
     # Per image: each image's own weighted mean (the batch's mean weighs images by their total weight).
     return torch.stack([one(img1[n:n + 1], img2[n:n + 1], mask[n:n + 1]) for n in range(img1.shape[0])])

@@ -89,7 +89,7 @@ def _constants(K):
         k1, k2 = K
     except (TypeError, ValueError):
         raise ValueError(f"kssim.pytorch_msssim: K must be a pair (K1, K2), got {K!r}") from None
-    return float(k1), float(k2)
+    return _F._real("K1", k1), _F._real("K2", k2)  # their values are kssim's to check (ValueError)
 
 
 def ssim(X, Y, data_range=255, size_average=True, win_size=11, win_sigma=1.5, win=None, K=(0.01, 0.03),
