@@ -1,0 +1,128 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""The options' rules are kssim's (kssim::validate, the C++ objects' constructors): every metric and module
+raises them as ValueError with kssim's own message, unchanged, on the forward and the backward path, also when
+a workspace of the same problem with good options is already cached (a NaN option must not find it)."""
+
+import math
+import re
+
+import pytest
+import torch
+
+import kssim
+from conftest import random_pair
+
+# kssim::validate's messages (include/kssim/Options.hpp), whole.
+BAD_OPTIONS = [
+    ({"sigma": math.nan}, "kssim: sigma must be a finite number > 0, got nan"),
+    ({"data_range": math.inf}, "kssim: data_range must be a finite number > 0, got inf"),
+    ({"window_size": 4}, "kssim: window_size must be odd and in [3, 31], got 4"),
+    ({"k1": 0.0, "k2": 0.0}, "kssim: k1 and k2 cannot both be 0 (the map would divide by zero)"),
+]
+BAD_IDS = ["sigma_nan", "data_range_inf", "window_size_4", "k1_k2_zero"]
+
+MS = {"window_size": 3, "weights": (0.3, 0.7)}  # MS-SSIM on 16 x 16 images: 2 scales of a 3-tap window
+
+# Each metric and module as call(img1, img2, mask, **options).
+METRICS = {
+    "ssim": lambda a, b, m, **o: kssim.ssim(a, b, **o),
+    "SSIM": lambda a, b, m, **o: kssim.SSIM(**o)(a, b),
+    "ssim_per_image": lambda a, b, m, **o: kssim.ssim(a, b, reduction="none", **o),
+    "ssim_float32_window": lambda a, b, m, **o: kssim.ssim(a, b, window="float32", padding="same", **o),
+    "l1_ssim_loss": lambda a, b, m, **o: kssim.l1_ssim_loss(a, b, **o),
+    "L1SSIMLoss": lambda a, b, m, **o: kssim.L1SSIMLoss(**o)(a, b),
+    "ms_ssim": lambda a, b, m, **o: kssim.ms_ssim(a, b, **{**MS, **o}),
+    "MS_SSIM": lambda a, b, m, **o: kssim.MS_SSIM(**{**MS, **o})(a, b),
+    "masked_ssim": lambda a, b, m, **o: kssim.masked_ssim(a, b, m, **o),
+    "masked_ssim_normalized_per_image": lambda a, b, m, **o: kssim.masked_ssim(a, b, m, mode="normalized",
+                                                                               reduction="none", **o),
+    "MaskedSSIM": lambda a, b, m, **o: kssim.MaskedSSIM(**o)(a, b, m),
+}
+
+
+def _exactly(message):
+    return "^" + re.escape(message) + "$"
+
+
+@pytest.mark.parametrize("requires_grad", [False, True], ids=["value", "with_gradients"])
+@pytest.mark.parametrize("metric", list(METRICS))
+@pytest.mark.parametrize("options,message", BAD_OPTIONS, ids=BAD_IDS)
+def test_every_metric_raises_kssims_message(device, metric, options, message, requires_grad):
+    img1, img2 = random_pair((2, 2, 16, 16), torch.float32, device, seed=1)
+    mask = torch.ones((2, 1, 16, 16), device=device)
+    img1.requires_grad_(requires_grad)
+    call = METRICS[metric]
+    call(img1, img2, mask)  # the same problem with good options: its workspace is cached now
+    with pytest.raises(ValueError, match=_exactly(message)):
+        call(img1, img2, mask, **options)
+
+
+@pytest.mark.parametrize("options,message", BAD_OPTIONS, ids=BAD_IDS)
+def test_the_backward_operators_raise_kssims_message(device, options, message):
+    """Direct calls of the backward operators (autograd calls them with the forward's options, which the
+    forward checked): the same check, before any cached workspace is looked up."""
+    img1, img2 = random_pair((1, 2, 16, 16), torch.float64, device, seed=2)
+    mask = torch.ones((1, 1, 16, 16), dtype=torch.float64, device=device)
+    grad = torch.ones((), dtype=torch.float64, device=device)
+    o = {"window_size": 3, "sigma": 1.5, "k1": 0.01, "k2": 0.03, "data_range": 1.0, **options}
+    args = (o["window_size"], o["sigma"], o["k1"], o["k2"], o["data_range"])
+    ops = torch.ops.kssim
+    calls = [
+        lambda: ops.ssim_backward(grad, img1, img2, *args, False, False, 3),
+        lambda: ops.l1_ssim_loss_backward(grad, img1, img2, 0.8, *args, True, 3),
+        lambda: ops.ms_ssim_backward(grad, img1, img2, *args, [0.3, 0.7], False, 3),
+        lambda: ops.masked_ssim_backward(grad, img1, img2, mask, False, *args, False, 3),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match=_exactly(message)):
+            call()
+
+
+def test_the_fused_ssim_drop_ins_raise_kssims_size_rule(device):
+    """fused_ssim / fused_ssim3d have fused-ssim's fixed options (11, 1.5, 0.01, 0.03, 1); what they can get
+    wrong is an image smaller than the window with padding="valid": kssim's message."""
+    img1, img2 = random_pair((1, 2, 8, 16), torch.float32, device, seed=3)
+    with pytest.raises(ValueError, match=_exactly("kssim: with valid padding every spatial extent must be >= "
+                                                  "window_size 11, got image extents (1, 2, 8, 16)")):
+        kssim.fused_ssim(img1, img2, padding="valid")
+    vol1, vol2 = random_pair((1, 1, 8, 16, 16), torch.float32, device, seed=4)
+    with pytest.raises(ValueError, match=_exactly("kssim: with valid padding every spatial extent must be >= "
+                                                  "window_size 11, got image extents (1, 1, 8, 16, 16)")):
+        kssim.fused_ssim3d(vol1, vol2, padding="valid")
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"win_sigma": math.nan}, BAD_OPTIONS[0][1]),
+    ({"data_range": math.inf}, BAD_OPTIONS[1][1]),
+    ({"K": (0.0, 0.0)}, BAD_OPTIONS[3][1]),
+], ids=["sigma_nan", "data_range_inf", "k1_k2_zero"])
+def test_pytorch_msssim_raises_kssims_message(device, options, message):
+    """kssim.pytorch_msssim passes its options on (its win_size must be odd: pytorch-msssim's own message)."""
+    from kssim import pytorch_msssim
+    x, y = random_pair((1, 3, 16, 16), torch.float32, device, seed=5)
+    with pytest.raises(ValueError, match=_exactly(message)):
+        pytorch_msssim.ssim(x, y, **options)
+    with pytest.raises(ValueError, match=_exactly(message)):
+        pytorch_msssim.SSIM(**options)(x, y)
+    with pytest.raises(ValueError, match="^Window size should be odd.$"):
+        pytorch_msssim.ssim(x, y, win_size=4)
+
+
+@pytest.mark.parametrize("options,error,message", [
+    ({"window_size": 11.0}, ValueError, "window_size must be an int"),
+    ({"window_size": True}, ValueError, "window_size must be an int"),
+    ({"sigma": "1.5"}, TypeError, "sigma must be a real number"),
+    ({"k1": None}, TypeError, "k1 must be a real number"),
+    ({"data_range": 1j}, TypeError, "data_range must be a real number"),
+    ({"k2": torch.ones(2)}, TypeError, "k2 must be a real number"),
+], ids=["float_window_size", "bool_window_size", "str_sigma", "none_k1", "complex_data_range", "tensor_k2"])
+def test_what_cannot_cross_into_the_operator_is_pythons_error(options, error, message):
+    img1, img2 = random_pair((1, 1, 16, 16), torch.float32, "cpu", seed=6)
+    with pytest.raises(error, match=message):
+        kssim.ssim(img1, img2, **options)
+
+
+def test_real_numbers_of_other_types_are_taken(device):
+    img1, img2 = random_pair((1, 1, 16, 16), torch.float64, device, seed=7)
+    expected = kssim.ssim(img1, img2, sigma=1.5, data_range=2.0)
+    assert torch.equal(kssim.ssim(img1, img2, sigma=torch.tensor(1.5), data_range=2), expected)
