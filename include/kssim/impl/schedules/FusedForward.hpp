@@ -187,6 +187,7 @@ struct FusedForward {
       const int fresh = k == 0 ? 0 : halo;  // the first row this tile stages and row-blurs
       if (k > 0) carry_halo_rows<Taps>(team, moments);
       stage_images<Taps>(team, images, nc, oy0 - g.pad_h, ox0 - g.pad_w, s1, s2, fresh);
+      if constexpr (Weighted && !Tile::gpu) prefetch_map_weights(team, nc, oy0, ox0);
       if (!Statistics && k > 0) {  // of tile k - 1
         item_sums.sum_groups(team);
         if constexpr (Weighted) weight_items.sum_groups(team);
@@ -302,6 +303,17 @@ struct FusedForward {
     } else {
       return Unweighted{};
     }
+  }
+
+  // Hosts: the map weights of the tile at map row oy0, column ox0 requested while the row blur runs. The column
+  // pass reads them in runs of a block's width, rows apart, and without this they missed the caches: the
+  // weighted forward took 1.7x SSIM's time instead of 1.1x (1x3x1080x1920 float, 2 cores, a mask per image).
+  KOKKOS_INLINE_FUNCTION void prefetch_map_weights(const Team& team, int nc, int oy0, int ox0) const {
+    if (map_weights.stride(4) != 1) return;
+    const int h0 = oy0 + window.size / 2 - g.pad_h, w0 = ox0 + window.size / 2 - g.pad_w;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, Kokkos::min(rows, g.oh - oy0)), [&](int q) {
+      prefetch_row_segment(&map_weights(nc / g.c, nc % g.c, 0, h0 + q, 0), w0, cols, g.w);
+    });
   }
 
   // Work items of the column pass per tile: its map blocks.
