@@ -16,4 +16,6 @@ void instantiate(const Exec& exec) {
   sink = kssim::ssim(exec, a, b);
   sink = kssim::ssim_grad(exec, a, b, g1);
   sink = kssim::ssim_grad(exec, a, b, g1, g2);
+  sink = kssim::masked_ssim(exec, a, b, g2, kssim::MaskMode::Weights);  // the weighted fused forward
+  sink = kssim::masked_ssim_grad(exec, a, b, g2, kssim::MaskMode::Weights, g1);
 }
