@@ -8,7 +8,8 @@
 // (-DKSSIM_TUNE_FUSED_MIN_TEAMS=<n> to try other launch bounds of the fused kernels). Prints the SSIM and
 // the L1 norm of the gradient of each run, to compare schedules at a glance. Arguments: `fused` times the
 // fused schedule only; `volumes` the three perf_tests volume shapes too, after the images; `masked` masked SSIM
-// (kssim::MaskedSSIM, both mask modes, a mask (N, 1, H, W) of values in [0, 1)) after SSIM, images only; `flushed` times
+// (kssim::MaskedSSIM, both mask modes, a mask (N, 1, H, W) of values in [0, 1)) after SSIM, images only;
+// `shape=NxCxHxW` that image shape only (hosts: the 1080p shape alone takes a minute); `flushed` times
 // each step after a kernel that writes 256 MB (the L2 cache flushed), as kssim_perf_tests' us_flushed
 // (StepTiming.hpp: (flush + step) x 20 minus flush x 20, both back to back; A/B runs of kernel variants built
 // with -DKSSIM_TUNE_...: perf_tests/gpu/variant_sweep.sh).
@@ -93,14 +94,20 @@ void sweep_shape(const std::array<int, Rank>& e, bool fused_only, bool flushed, 
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard guard(argc, argv);
   bool fused_only = false, flushed = false, volumes = false, masked = false;
+  std::string only;
   for (int i = 1; i < argc; ++i) {
     fused_only = fused_only || std::string(argv[i]) == "fused";
     flushed = flushed || std::string(argv[i]) == "flushed";
     volumes = volumes || std::string(argv[i]) == "volumes";
     masked = masked || std::string(argv[i]) == "masked";
+    if (std::string(argv[i]).rfind("shape=", 0) == 0) only = std::string(argv[i]).substr(6);
   }
   const std::array<int, 4> shapes[] = {{1, 3, 1080, 1920}, {64, 1, 128, 128}, {1, 3, 2160, 3840}, {8, 3, 512, 512}, {1, 1, 4096, 4096}};
-  for (auto e : shapes) sweep_shape<4>(e, fused_only, flushed, masked);
+  for (auto e : shapes) {
+    const std::string name = std::to_string(e[0]) + "x" + std::to_string(e[1]) + "x" + std::to_string(e[2]) + "x" +
+                             std::to_string(e[3]);
+    if (only.empty() || only == name) sweep_shape<4>(e, fused_only, flushed, masked);
+  }
   if (volumes)
     for (const std::array<int, 5> e : {std::array<int, 5>{1, 1, 128, 128, 128}, {2, 3, 96, 96, 96}, {1, 1, 256, 256, 256}})
       sweep_shape<5>(e, fused_only, flushed, false);
