@@ -63,6 +63,11 @@
 #if !defined(KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY)
 #define KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY 1
 #endif
+// 1: the fused forward with map weights (masked SSIM) loads a block's weights before its column blur, so that the
+// loads' latency overlaps the blur (0: after it, where the map formula needs them; for A/B runs).
+#if !defined(KSSIM_TUNE_FUSED_WEIGHTS_EARLY)
+#define KSSIM_TUNE_FUSED_WEIGHTS_EARLY 1
+#endif
 // Elements added to a GPU row-plane pitch of a multiple of 32 (0: none): 16, so that rows the fused backward stages
 // at the same columns are not a multiple of 128 bytes apart (same padding 2.0-2.6% faster: "Kernel variants").
 #if !defined(KSSIM_TUNE_ROW_PITCH_SKEW)

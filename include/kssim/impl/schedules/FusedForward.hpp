@@ -230,12 +230,18 @@ struct FusedForward {
         const int oy = oy0 + j0, ox = ox0 + i0;
         [[maybe_unused]] double sum = 0, weight_sum = 0;
         if (oy < g.oh && ox < g.ow) {
+          const int nu = ox + col_chunk <= g.ow ? col_chunk : g.ow - ox;
+          const auto weight = [&] {  // KSSIM_TUNE_FUSED_WEIGHTS_EARLY (Tuning.hpp): loaded before the blur
+            if constexpr (Weighted && !Statistics && KSSIM_TUNE_FUSED_WEIGHTS_EARLY != 0)
+              return LoadedWeights<T, col_rows, col_chunk>(map_weight(nc, oy, ox), g.oh - oy, nu);
+            else
+              return map_weight(nc, oy, ox);
+          }();
           T acc[moment_planes][col_rows][col_chunk];
           combine_axis_tile<col_rows, col_chunk, Taps, MomentForm::SumDifference>(moments, window, j0, i0, acc);
           if constexpr (Statistics) {
             store_statistics(acc, nc, oy, ox);
           } else {
-            const int nu = ox + col_chunk <= g.ow ? col_chunk : g.ow - ox;
             sum = evaluate_map_block<col_rows, col_chunk, Term>(
                 acc, g.oh - oy, nu, s1, s2, c1, c2, window, Partials ? wanted : PartialPlanes{}, partials,
                 [&](int q) { return (std::size_t(nc) * g.oh + oy + q) * g.row_pitch + ox; },
@@ -244,7 +250,7 @@ struct FusedForward {
                   for (int u = 0; u < col_chunk; ++u)
                     if (u < nu) map(nc / g.c, nc % g.c, 0, oy + q, ox + u) = to_storage<O>(value[u]);
                 },
-                map_weight(nc, oy, ox), &weight_sum);
+                weight, &weight_sum);
           }
         }
         if constexpr (!Statistics) item_sums.items[e] = sum;

@@ -53,6 +53,20 @@ struct MaskAtCentre {
   }
 };
 
+// Map weights loaded earlier (Weight::load_row into w), handed out row by row.
+template <class T, int Rows, int Chunk>
+struct LoadedWeights {
+  static constexpr bool weighted = true;
+  T w[Rows][Chunk];
+  template <class Weight>
+  KOKKOS_FORCEINLINE_FUNCTION LoadedWeights(const Weight& weight, int rows_valid, int nu) {
+    for (int q = 0; q < Rows; ++q) weight.load_row(q, q < rows_valid ? nu : 0, w[q]);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void load_row(int q, int, T (&out)[Chunk]) const {
+    for (int u = 0; u < Chunk; ++u) out[u] = w[q][u];
+  }
+};
+
 // Evaluates the map (Term: SSIM's, or MS-SSIM's contrast-structure term, MapTerms.hpp) of the block whose
 // moments are m (rows_valid rows and nu columns of it inside the map), stores the partial derivatives of row
 // q at partials(k, first_partial(q) + u) when any are wanted, hands each row's values to store_map(q, values),
