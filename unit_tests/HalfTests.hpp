@@ -209,6 +209,10 @@ TYPED_TEST_P(Half, ImagesMatchReferenceOnRoundedInputs) {
     check_problem<TypeParam, 4>(s, ro, seed);
     seed += 2;
   });
+  ReferenceOptions reflect;  // the edges' 16-bit loads read the mirror image
+  reflect.same = true;
+  reflect.outside = Outside::Reflect;
+  check_problem<TypeParam, 4>(s, reflect, seed);
 }
 
 TYPED_TEST_P(Half, VolumesMatchReferenceOnRoundedInputs) {
@@ -362,7 +366,7 @@ TYPED_TEST_P(Half, EveryRowAlignmentGivesTheSameBits) {
   const auto x = random_image(s, 980), y = noisy_copy(x, 981, 0.1);
   const auto start = random_image(s, 982, -1e-3, 1e-3);
   for (kssim::Schedule schedule : schedules<C>(4))
-    for (kssim::Padding padding : {kssim::Padding::Valid, kssim::Padding::Same}) {
+    for (kssim::Padding padding : {kssim::Padding::Valid, kssim::Padding::Same, kssim::Padding::Reflect}) {
       kssim::Options o;
       o.schedule = schedule;
       o.padding = padding;

@@ -29,10 +29,15 @@ void for_each_pixel(const Shape& s, const F& f) {
           for (int w = 0; w < s.w; ++w) f(n, c, d, h, w);
 }
 
+// What a same-size map's windows read outside the image: zeros, the mirror image without repeating the edge
+// pixel (x[-1] = x[1]), or the edge pixel (x[-1] = x[0]).
+enum class Outside { Zero, Reflect, Replicate };
+
 struct ReferenceOptions {
   int window = 11;
   double sigma = 1.5, k1 = 0.01, k2 = 0.03, data_range = 1.0;
-  bool same = false;
+  bool same = false;  // a map of the image's size, its windows reading `outside` past the edges
+  Outside outside = Outside::Zero;
   // The window of kssim::Window::Float32 (fused-ssim's and pytorch-msssim's float32 weights), whose raw
   // moments B(x^2) - B(x)^2 differ from the centred ones when the window does not sum to 1.
   bool float32_window = false;
@@ -85,6 +90,17 @@ inline std::vector<double> reference_float32_gaussian(int size, double sigma) {
   return g;
 }
 
+// The pixel index that position q of an axis of n pixels stands for, or -1 for a zero.
+inline int reference_source(int q, int n, Outside outside) {
+  if (q >= 0 && q < n) return q;
+  if (outside == Outside::Reflect) {
+    while (q < 0 || q >= n) q = q < 0 ? -q : 2 * (n - 1) - q;
+    return q;
+  }
+  if (outside == Outside::Replicate) return q < 0 ? 0 : n - 1;
+  return -1;
+}
+
 inline ReferenceResult reference_ssim(const Shape& s, const std::vector<double>& x, const std::vector<double>& y,
                                       const ReferenceOptions& o, bool with_gradients) {
   const int w = o.window, pad = o.same ? w / 2 : 0;
@@ -121,11 +137,18 @@ inline ReferenceResult reference_ssim(const Shape& s, const std::vector<double>&
       for (int pd = 0; pd < m.d; ++pd)
         for (int ph = 0; ph < m.h; ++ph)
           for (int pw = 0; pw < m.w; ++pw) {
-            // Window statistics at this map pixel; pixels outside the image are zero. Two passes (means, then
-            // centred moments) keep the reference accurate even for near-constant data far from zero.
+            // Window statistics at this map pixel; positions outside the image read what o.outside says. Two
+            // passes (means, then centred moments) keep the reference accurate even for near-constant data far
+            // from zero.
+            auto source = [&](int qd, int qh, int qw) -> long long {
+              const int sd = reference_source(qd, s.d, o.outside), sh = reference_source(qh, s.h, o.outside),
+                        sw = reference_source(qw, s.w, o.outside);
+              if (sd < 0 || sh < 0 || sw < 0) return -1;
+              return (long long)s.index(n, c, sd, sh, sw);
+            };
             auto value_at = [&](const std::vector<double>& img, int qd, int qh, int qw) {
-              if (qd < 0 || qd >= s.d || qh < 0 || qh >= s.h || qw < 0 || qw >= s.w) return 0.0;
-              return img[s.index(n, c, qd, qh, qw)];
+              const long long q = source(qd, qh, qw);
+              return q < 0 ? 0.0 : img[std::size_t(q)];
             };
             double mu1 = 0, mu2 = 0, v1 = 0, v2 = 0, cov = 0;
             for (int pass = 0; pass < 2; ++pass)
@@ -156,18 +179,19 @@ inline ReferenceResult reference_ssim(const Shape& s, const std::vector<double>&
             r.map[m.index(n, c, pd, ph, pw)] = value;
             slice_sum += value;
             if (!with_gradients) continue;
-            // d value / d (mu1, mu2, v1 = v2, cov), then through the window to every covered pixel:
-            // d mu1/dx_q = k, d v1/dx_q = 2k (x_q - mu1), d cov/dx_q = k (y_q - mu2).
+            // d value / d (mu1, mu2, v1 = v2, cov), then through the window to every covered pixel (to the pixel
+            // that a position outside the image read): d mu1/dx_q = k, d v1/dx_q = 2k (x_q - mu1),
+            // d cov/dx_q = k (y_q - mu2).
             const double d_mu1 = 2 * mu2 * a2 / (b1 * b2) - 2 * mu1 * value / b1;
             const double d_mu2 = 2 * mu1 * a2 / (b1 * b2) - 2 * mu2 * value / b1;
             const double d_v = -value / b2, d_cov = 2 * a1 / (b1 * b2);
             for (int a = 0; a < wd; ++a)
               for (int b = 0; b < w; ++b)
                 for (int e = 0; e < w; ++e) {
-                  const int qd = pd + a - padd, qh = ph + b - pad, qw = pw + e - pad;
-                  if (qd < 0 || qd >= s.d || qh < 0 || qh >= s.h || qw < 0 || qw >= s.w) continue;
+                  const long long src = source(pd + a - padd, ph + b - pad, pw + e - pad);
+                  if (src < 0) continue;
                   const double k = (s.volumetric ? g[a] : 1.0) * g[b] * g[e] / count;
-                  const std::size_t q = s.index(n, c, qd, qh, qw);
+                  const std::size_t q = std::size_t(src);
                   r.grad1[q] += k * (d_mu1 + 2 * d_v * (x[q] - mu1) + d_cov * (y[q] - mu2));
                   r.grad2[q] += k * (d_mu2 + 2 * d_v * (y[q] - mu2) + d_cov * (x[q] - mu1));
                 }

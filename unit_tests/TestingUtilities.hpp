@@ -254,7 +254,10 @@ inline kssim::Options to_options(const ReferenceOptions& r) {
   o.k1 = r.k1;
   o.k2 = r.k2;
   o.data_range = r.data_range;
-  o.padding = r.same ? kssim::Padding::Same : kssim::Padding::Valid;
+  o.padding = !r.same                         ? kssim::Padding::Valid
+              : r.outside == Outside::Reflect   ? kssim::Padding::Reflect
+              : r.outside == Outside::Replicate ? kssim::Padding::Replicate
+                                                : kssim::Padding::Same;
   o.window = r.float32_window ? kssim::Window::Float32 : kssim::Window::Exact;
   return o;
 }
@@ -278,7 +281,11 @@ inline std::string describe(const Shape& s, const ReferenceOptions& o) {
   std::ostringstream os;
   os << "shape (" << s.n << ", " << s.c << ", " << (s.volumetric ? std::to_string(s.d) + ", " : "") << s.h << ", "
      << s.w << ") window " << o.window << " sigma " << o.sigma << " L " << o.data_range
-     << (o.same ? " same" : " valid") << (o.float32_window ? " float32 window" : "");
+     << (!o.same                            ? " valid"
+         : o.outside == Outside::Reflect   ? " reflect"
+         : o.outside == Outside::Replicate ? " replicate"
+                                           : " same")
+     << (o.float32_window ? " float32 window" : "");
   return os.str();
 }
 

@@ -13,8 +13,12 @@ namespace kssim {
 
 // How the map's support relates to the image.
 enum class Padding {
-  Valid,  // the map exists where the whole window fits: (H-w+1) x (W-w+1) (MATLAB, pytorch-msssim)
-  Same    // zero padding outside the image, the map is H x W (the 3D Gaussian Splatting loss)
+  Valid,      // the map exists where the whole window fits: (H-w+1) x (W-w+1) (pytorch-msssim, scikit-image's
+              // default crop)
+  Same,       // zero padding outside the image, the map is H x W (the 3D Gaussian Splatting loss)
+  Reflect,    // the image mirrored about its edge pixels, which are not repeated (x[-1] = x[1], PyTorch's
+              // "reflect"); the map is H x W (torchmetrics' SSIM). Every extent must exceed window_size / 2.
+  Replicate   // the edge pixels repeated outward (x[-1] = x[0]); the map is H x W (MATLAB's ssim)
 };
 
 // How the forward and backward passes are scheduled on the device (impl/schedules/Router.hpp chooses for Auto).
@@ -93,7 +97,9 @@ std::size_t hash_fields(const Fields&... fields) {
 }
 }  // namespace impl
 
-inline const char* to_string(Padding p) { return p == Padding::Valid ? "valid" : "same"; }
+inline const char* to_string(Padding p) {
+  return p == Padding::Valid ? "valid" : p == Padding::Same ? "same" : p == Padding::Reflect ? "reflect" : "replicate";
+}
 inline const char* to_string(Schedule s) {
   return s == Schedule::Auto ? "auto" : s == Schedule::Stages ? "stages" : "fused";
 }
@@ -121,6 +127,9 @@ inline void validate(const Options& o) {
   if (!(o.k2 >= 0) || !std::isfinite(o.k2)) fail("k2 must be a finite number >= 0, got " + number(o.k2));
   if (o.k1 == 0 && o.k2 == 0) fail("k1 and k2 cannot both be 0 (the map would divide by zero)");
   if (o.window != Window::Exact && o.window != Window::Float32) fail("window must be Window::Exact or Window::Float32");
+  if (o.padding != Padding::Valid && o.padding != Padding::Same && o.padding != Padding::Reflect &&
+      o.padding != Padding::Replicate)
+    fail("padding must be Padding::Valid, Same, Reflect or Replicate");
   if (o.team_size < 0 || o.vector_length < 0) fail("team_size and vector_length must be >= 0");
   if (o.vector_length & (o.vector_length - 1)) fail("vector_length must be a power of two");
 }

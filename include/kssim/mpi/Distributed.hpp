@@ -71,6 +71,9 @@ std::string problem_of(F&& f) {
 template <class T, class View>
 impl::mpi::Decomposition agree(MPI_Comm cart, const Offset<View>& offset, const View& img, const Options& opts,
                                const std::string& local_problem) {
+  if (opts.padding == Padding::Reflect || opts.padding == Padding::Replicate)
+    throw std::invalid_argument(std::string("kssim: distributed SSIM takes valid or same padding, got ") +
+                                to_string(opts.padding));
   const auto e = impl::extents_of(img);
   return impl::mpi::decompose(cart, int(View::rank()), int(sizeof(T)), e.data(), offset.data(), opts, local_problem);
 }

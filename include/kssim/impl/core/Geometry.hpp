@@ -14,6 +14,14 @@
 
 namespace kssim::impl {
 
+// The pixel that position i of an axis of n pixels reads under padding p, or -1 where it reads zero.
+KOKKOS_INLINE_FUNCTION int padded_source(int i, int n, Padding p) {
+  if (unsigned(i) < unsigned(n)) return i;
+  if (p == Padding::Reflect) return i < 0 ? -i : 2 * (n - 1) - i;  // |i| < n: make_geometry checks the extents
+  if (p == Padding::Replicate) return i < 0 ? 0 : n - 1;
+  return -1;
+}
+
 struct Geometry {
   int n = 0, c = 0, d = 1, h = 0, w = 0;  // input extents
   int od = 1, oh = 0, ow = 0;             // map extents
@@ -24,6 +32,15 @@ struct Geometry {
   int pad_w = 0, pad_h = 0, pad_d = 0;
   int row_pitch = 0;    // elements from one row of the row-pass planes to the next: Wo, or more (Plan.hpp)
   bool volumetric = false;
+  // What the forward passes read outside the image (Valid never reads there). A slab's axis is cut only
+  // where its windows stay inside the field, so its own ends are the field's wherever it reads past them.
+  Padding padding = Padding::Valid;
+
+  // The pixel that position i of an axis of n pixels reads, or -1 where it reads zero.
+  KOKKOS_INLINE_FUNCTION int source(int i, int n) const { return padded_source(i, n, padding); }
+  // Whether positions outside the image read pixels: the backward then folds their gradients back
+  // (BoundaryFold.hpp).
+  KOKKOS_INLINE_FUNCTION bool extends() const { return padding == Padding::Reflect || padding == Padding::Replicate; }
 
   KOKKOS_INLINE_FUNCTION int images() const { return n * c; }  // number of (n, c) slices
   std::size_t input_size() const { return std::size_t(images()) * d * h * w; }
@@ -62,11 +79,21 @@ Geometry make_geometry(const std::array<int, Rank>& e, const Options& opts) {
   g.h = e[Rank - 2];
   g.w = e[Rank - 1];
   g.window = opts.window_size;
+  g.padding = opts.padding;
   g.pad_w = g.pad_h = g.pad_d = opts.padding == Padding::Valid ? 0 : opts.window_size / 2;
   g.row_pitch = g.ow;
   for (int i = 0; i < Rank; ++i) {
     if (e[i] <= 0)
       throw std::invalid_argument("kssim: images must not be empty, got extents " + shape_string(e.data(), Rank));
+  }
+  if (opts.padding == Padding::Reflect) {
+    const bool too_small = g.h <= g.window / 2 || g.w <= g.window / 2 || (g.volumetric && g.d <= g.window / 2);
+    if (too_small) {
+      std::ostringstream s;
+      s << "kssim: with reflect padding every spatial extent must be > window_size / 2 = " << g.window / 2
+        << " (a mirror image reaches that far), got image extents " << shape_string(e.data(), Rank);
+      throw std::invalid_argument(s.str());
+    }
   }
   if (opts.padding == Padding::Valid) {
     const bool too_small = g.h < g.window || g.w < g.window || (g.volumetric && g.d < g.window);

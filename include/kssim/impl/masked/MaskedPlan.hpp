@@ -106,6 +106,10 @@ class MaskedPlan {
     if (!fits_one_call(g_))
       throw std::invalid_argument("kssim: masked SSIM takes at most 2^30 elements per call (only SSIM splits larger "
                                   "problems into slabs)");
+    if (g_.extends() && mode == MaskMode::Normalized)
+      throw std::invalid_argument(std::string("kssim: MaskMode::Normalized takes valid or same padding, got ") +
+                                  to_string(opts.padding) +
+                                  " (its windows already renormalise over the pixels inside the image)");
     invalid_ = Kokkos::View<unsigned, Mem>(Kokkos::view_alloc(exec, "kssim::mask_invalid"));
     invalid_seen_ = Kokkos::View<unsigned, Mem>(Kokkos::view_alloc(exec, "kssim::mask_invalid_seen"));
     mean_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::masked_mean"));

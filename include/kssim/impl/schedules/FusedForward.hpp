@@ -419,7 +419,7 @@ struct FusedForward {
 
   // images(0 / 1, i, j) = x' + y' / x' - y' for the recentred x' = x - s1, y' = y - s2 at input row iy0 + i,
   // column ix0 + j of slice nc (StagedPixels::SumDifference), for the rows i >= fresh; outside the image the
-  // zero padding, i.e. x' = -s1, y' = -s2. Every element of the padded rows is defined (vector loads read them).
+  // zero padding, i.e. x' = -s1, y' = -s2 (Reflect, Replicate: the pixel Geometry::source maps it to). Every element of the padded rows is defined (vector loads read them).
   // With a compile-time tap count the row pitch is a constant too: the flat index's division by it is then a
   // multiply and a shift instead of a ~20-instruction integer division per staged pixel.
   template <int Taps>
@@ -458,8 +458,8 @@ struct FusedForward {
         }
       }
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, (halo_rows - fresh) * quads), [&](int e) {
-        const int i = fresh + e / quads, j = e % quads * 4, iy = iy0 + i, ix = ix0 + j;
-        const bool row_inside = unsigned(iy) < unsigned(g.h);
+        const int i = fresh + e / quads, j = e % quads * 4, iy = g.source(iy0 + i, g.h), ix = ix0 + j;
+        const bool row_inside = iy >= 0;  // a row of the image, or the one the padding reads
         const S* xr = row_inside ? row_pointer(x, x_rows, nc * g.h + iy) : nullptr;
         const S* yr = row_inside ? row_pointer(y, y_rows, nc * g.h + iy) : nullptr;
         const int xo = row_inside ? quad_offset(xr, xs, ix, g.w) : -1;
@@ -474,9 +474,9 @@ struct FusedForward {
           }
         } else {  // the image's edges, strided rows
           for (int u = 0; u < 4; ++u) {
-            const bool inside = row_inside && unsigned(ix + u) < unsigned(g.w);
-            a[u] = inside ? to_compute<T>(xr[(ix + u) * xs]) - s1 : -s1;
-            b[u] = inside ? to_compute<T>(yr[(ix + u) * ys]) - s2 : -s2;
+            const int col = row_inside ? g.source(ix + u, g.w) : -1;
+            a[u] = col >= 0 ? to_compute<T>(xr[col * xs]) - s1 : -s1;
+            b[u] = col >= 0 ? to_compute<T>(yr[col * ys]) - s2 : -s2;
           }
         }
         store_sum_difference(images, i, j, a, b);
@@ -484,9 +484,9 @@ struct FusedForward {
     } else if constexpr (Tile::gpu) {
       // One flat range over all threads and lanes: consecutive lanes load consecutive pixels (coalesced).
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, (halo_rows - fresh) * pitch), [&](int e) {
-        const int i = fresh + e / pitch, j = e % pitch, iy = iy0 + i, ix = ix0 + j;
+        const int i = fresh + e / pitch, j = e % pitch, iy = g.source(iy0 + i, g.h), ix = g.source(ix0 + j, g.w);
         T a = -s1, b = -s2;
-        if (unsigned(iy) < unsigned(g.h) && unsigned(ix) < unsigned(g.w)) {
+        if (iy >= 0 && ix >= 0) {
           const int r = nc * g.h + iy;
           a += to_compute<T>(row_pointer(x, x_rows, r)[ix * xs]);
           b += to_compute<T>(row_pointer(y, y_rows, r)[ix * ys]);
@@ -496,17 +496,17 @@ struct FusedForward {
       });
     } else {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, fresh, halo_rows), [&](int i) {
-        const int iy = iy0 + i, ahead = iy + staging_prefetch_rows;
+        const int iy = g.source(iy0 + i, g.h), ahead = iy0 + i + staging_prefetch_rows;
         if (i + staging_prefetch_rows < halo_rows && unsigned(ahead) < unsigned(g.h) && xs == 1 && ys == 1) {
           prefetch_row_segment(row_pointer(x, x_rows, nc * g.h + ahead), ix0, pitch, g.w);
           prefetch_row_segment(row_pointer(y, y_rows, nc * g.h + ahead), ix0, pitch, g.w);
         }
         T* const u = &images(0, i, 0);
         T* const w = &images(1, i, 0);
-        if (unsigned(iy) < unsigned(g.h)) {
+        if (iy >= 0) {  // a row of the image, or the one the padding reads
           const int r = nc * g.h + iy;
-          stage_row_segment(u, row_pointer(x, x_rows, r), std::size_t(xs), ix0, pitch, g.w, s1, -s1);
-          stage_row_segment(w, row_pointer(y, y_rows, r), std::size_t(ys), ix0, pitch, g.w, s2, -s2);
+          stage_row_segment(u, row_pointer(x, x_rows, r), std::size_t(xs), ix0, pitch, g.w, s1, -s1, g.padding);
+          stage_row_segment(w, row_pointer(y, y_rows, r), std::size_t(ys), ix0, pitch, g.w, s2, -s2, g.padding);
         } else {
           for (int j = 0; j < pitch; ++j) {
             u[j] = -s1;

@@ -17,6 +17,7 @@
 #include <kssim/impl/stages/AdjointColumn.hpp>
 #include <kssim/impl/stages/AdjointRow.hpp>
 #include <kssim/impl/stages/AxisPasses.hpp>
+#include <kssim/impl/stages/BoundaryFold.hpp>
 #include <kssim/impl/stages/ColumnBlur.hpp>
 #include <kssim/impl/masked/MaskedColumnBlur.hpp>
 #include <kssim/impl/core/GaussianWindow.hpp>
@@ -177,6 +178,13 @@ class Plan {
     sums_ = MapSumStore<Mem>(exec, g.images(), map_sums_per_image, double(g.map_size()), l1_tiles_per_image,
                              double(g.input_size()));
     if (weighted_) weight_sums_ = MapSumStore<Mem>(exec, g.images(), map_sums_per_image, 1.0);
+    if constexpr (BoundaryFold<ExecSpace, T, S, O>::whole) {
+      if (g_.extends() && wanted.any()) {
+        BoundaryFold<ExecSpace, T, S, O> fold{};
+        fold.set_geometry(g_);
+        frame_saved_ = Kokkos::View<O*, Mem>(Kokkos::view_alloc(exec, "kssim::frame_saved"), 2 * fold.frame_pixels());
+      }
+    }
   }
 
   // Elements per plane of the three workspace arrays (0: not needed) of a problem `g` (row-pitched).
@@ -242,6 +250,12 @@ class Plan {
   template <int K, bool L1>
   void backward_planes(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
                        const GradientTargets<O>& out, const BackwardTerms& terms, double count) const;
+  // Reflect and Replicate padding: the gradients of the positions outside the image, added to the pixels they
+  // read (BoundaryFold.hpp), after either schedule's backward.
+  // `save`: 16-bit gradients that accumulate keep their values at the frame for it, before the backward.
+  void fold_boundary(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
+                     const GradientTargets<O>& out, const BackwardTerms& terms, double count,
+                     bool save = false) const;
 
   Geometry g_;
   Options opts_;
@@ -253,6 +267,7 @@ class Plan {
   Kokkos::View<T* [2], Mem> shifts_;  // (NC, 2): LayoutRight, so shifts_.data()[2 nc + k]
   PlaneStore<T, Mem> row_stats_, column_stats_, partials_;
   MapSumStore<Mem> sums_, weight_sums_;  // weight_sums_: MapWeighting::Centre only
+  Kokkos::View<O*, Mem> frame_saved_;     // 16-bit gradients, extending padding: BoundaryFold's saved values
 };
 
 // The stage sequences, defined outside the class so that kssim/Instantiate.hpp can compile them (and every
@@ -400,6 +415,7 @@ void Plan<ExecSpace, T, Term, S, O>::backward_planes(const ExecSpace& exec, cons
                                                      const InputArray<S>& y, const GradientTargets<O>& out,
                                                      const BackwardTerms& terms, double count) const {
   // What both schedules' last kernel reads: the images, the gradients it writes and their factors.
+  fold_boundary(exec, x, y, out, terms, count, true);
   const auto set_gradient_inputs = [&](auto& k) {
     k.x = x;
     k.y = y;
@@ -427,6 +443,7 @@ void Plan<ExecSpace, T, Term, S, O>::backward_planes(const ExecSpace& exec, cons
     k.rows = schedule_.fused_backward_rows;
     k.chain = schedule_.fused_backward_chain;
     fused_backward(exec, opts_, k);
+    fold_boundary(exec, x, y, out, terms, count);
     return;
   }
   // The adjoint passes reuse the forward statistics planes as their outputs.
@@ -445,6 +462,37 @@ void Plan<ExecSpace, T, Term, S, O>::backward_planes(const ExecSpace& exec, cons
   k.wanted = wanted_;
   set_gradient_inputs(k);
   adjoint_row(exec, opts_, k);
+  fold_boundary(exec, x, y, out, terms, count);
+}
+
+template <class ExecSpace, class T, class Term, class S, class O>
+void Plan<ExecSpace, T, Term, S, O>::fold_boundary(const ExecSpace& exec, const InputArray<S>& x,
+                                                   const InputArray<S>& y, const GradientTargets<O>& out,
+                                                   const BackwardTerms& terms, double count, bool save) const {
+  if (!g_.extends()) return;
+  using Fold = BoundaryFold<ExecSpace, T, S, O>;
+  if (save && !(Fold::whole && out.accumulate)) return;  // only 16-bit gradients keep what they held
+  Fold k{};
+  k.set_geometry(g_);
+  if constexpr (Fold::whole) {
+    if (out.accumulate) {
+      k.saved1 = frame_saved_.data();
+      k.saved2 = frame_saved_.data() + k.frame_pixels();
+    }
+  }
+  k.save_only = save;
+  k.partials = plane_array(partials_);
+  k.wanted = wanted_;
+  k.x = x;
+  k.y = y;
+  k.grad1 = out.grad1;
+  k.grad2 = out.grad2;
+  k.shifts = shifts_.data();
+  k.upstream = out.upstream;
+  k.slice_factors = terms.slice_factors;
+  k.scale = out.scale / count;
+  k.window = constants_.window;
+  boundary_fold(exec, k);
 }
 
 }  // namespace kssim::impl

@@ -33,7 +33,7 @@ inline constexpr int plan_cache_capacity = 4;
 inline bool same_problem(const Geometry& a, const Geometry& b) {
   return a.n == b.n && a.c == b.c && a.d == b.d && a.h == b.h && a.w == b.w && a.window == b.window &&
          a.pad_w == b.pad_w && a.pad_h == b.pad_h && a.pad_d == b.pad_d && a.od == b.od &&
-         a.oh == b.oh && a.ow == b.ow && a.volumetric == b.volumetric;
+         a.oh == b.oh && a.ow == b.ow && a.volumetric == b.volumetric && a.padding == b.padding;
 }
 // Every option but the workspace budget, which only decides whether a problem is split: a plan is a whole
 // problem, whatever the budget it was made under.

@@ -133,6 +133,7 @@ void run_self_check(const ExecSpace& exec, SelfCheckFault fault = SelfCheckFault
   probe_layout<ExecSpace, T, AdjointColumn<ExecSpace, T, 4>>(exec, "adjoint_column<4>", fault);
   probe_layout<ExecSpace, T, AdjointRow<ExecSpace, T, 3>>(exec, "adjoint_row<3>", fault);
   probe_layout<ExecSpace, T, AdjointRow<ExecSpace, T, 4>>(exec, "adjoint_row<4>", fault);
+  probe_layout<ExecSpace, T, BoundaryFold<ExecSpace, T>>(exec, "boundary_fold", fault);
   probe_layout<ExecSpace, T, FusedForward<ExecSpace, T>>(exec, "fused_forward", fault);
   // Window::Float32's map kernels (MapTerms.hpp, RawWindowTerm).
   probe_layout<ExecSpace, T, ColumnBlur<ExecSpace, T, ColumnOutput::Map, RawWindowTerm<SsimTerm>>>(
@@ -252,6 +253,7 @@ void run_storage_self_check(const ExecSpace& exec, SelfCheckFault fault = SelfCh
                                                                                       fault);
   probe_layout<ExecSpace, T, AdjointRow<ExecSpace, T, 3, false, false, S, O>>(exec, "adjoint_row<3> (16-bit)", fault);
   probe_layout<ExecSpace, T, AdjointRow<ExecSpace, T, 4, false, false, S, O>>(exec, "adjoint_row<4> (16-bit)", fault);
+  probe_layout<ExecSpace, T, BoundaryFold<ExecSpace, T, S, O>>(exec, "boundary_fold (16-bit)", fault);
   probe_layout<ExecSpace, T, FusedForward<ExecSpace, T, SsimTerm, S, O>>(exec, "fused_forward (16-bit)", fault);
   probe_layout<ExecSpace, T, FusedBackward<ExecSpace, T, 3, false, S, O>>(exec, "fused_backward<3> (16-bit)", fault);
   probe_layout<ExecSpace, T, FusedBackward<ExecSpace, T, 4, false, S, O>>(exec, "fused_backward<4> (16-bit)", fault);

@@ -25,11 +25,13 @@ AxisPasses make_axis_passes(const ExecSpace& exec, const Geometry& g, int planes
   // by the depth pass, whose contiguous axis is a whole (Ho, Wo) plane.
   p.column.set_steps(g.row_pitch, g.volumetric ? g.ow : g.row_pitch);
   p.column.set_tiles(tl, ti);
+  p.column.padding = g.padding;
   p.adjoint_column = p.column.adjoint(g.window);
   p.adjoint_column.set_tiles(tl, ti);
   if (g.volumetric) {
     p.depth = AxisPass{g.images(), g.d, g.od, g.oh * g.ow, g.pad_d, 1};
     p.depth.set_tiles(tl, ti);
+    p.depth.padding = g.padding;
     p.adjoint_depth = p.depth.adjoint(g.window);
     p.adjoint_depth.set_tiles(tl, ti);
   }

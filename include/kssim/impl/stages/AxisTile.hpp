@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // What the column, depth and adjoint passes share: a correlation along a strided axis,
-//   out[o, l, i] = sum_t weight[t] * in[o, l + t - offset, i],   in = fill outside [0, len_in),
+//   out[o, l, i] = sum_t weight[t] * in[o, l + t - offset, i],   in = fill outside [0, len_in)
+// (forward passes under Reflect or Replicate padding: the row of the input that the position reads),
 // on planes stored as flat (outer, len, inner) arrays, staged tile by tile in team scratch.
 // The column pass (2D, and H in 3D) and the depth pass (D in 3D) differ only in these numbers, and an
 // adjoint pass is the same correlation with the reversed window and offset window - 1 - offset.
 
 #include <kssim/impl/core/FixedTaps.hpp>
+#include <kssim/impl/core/Geometry.hpp>
 #include <kssim/impl/core/Storage.hpp>
 #include <kssim/impl/core/Tiles.hpp>
 #include <kssim/impl/core/Tuning.hpp>
@@ -29,6 +31,12 @@ struct AxisPass {
   // Elements from one axis step to the next in the input and output planes: `inner`, or more where the
   // planes' rows are padded (the row-pass planes, Geometry::row_pitch). set_steps, else set_tiles sets them.
   int in_step = 0, out_step = 0;
+  // What positions outside [0, len_in) read: `fill` (Valid, Same, every adjoint pass: the partial
+  // derivatives vanish outside the map), else the row Geometry::source maps them to.
+  Padding padding = Padding::Same;
+
+  // The input row that axis position l reads, or -1 for the fill.
+  KOKKOS_INLINE_FUNCTION int source(int l) const { return padded_source(l, len_in, padding); }
 
   KOKKOS_INLINE_FUNCTION std::size_t in_index(int o, int l, int i) const {
     return (std::size_t(o) * len_in + l) * in_step + i;
@@ -47,6 +55,7 @@ struct AxisPass {
     a.offset = window - 1 - offset;
     a.in_step = out_step;
     a.out_step = in_step;
+    a.padding = Padding::Same;
     return a;
   }
   void set_steps(int in, int out) {
@@ -116,10 +125,11 @@ KOKKOS_INLINE_FUNCTION void stage_axis_tile(const Team& team, const Scratch& til
   constexpr int tile_inner = TileInner;
   const int n_inner = p.i0 + tile_inner <= a.inner ? tile_inner : a.inner - p.i0;  // valid contiguous elements
   if constexpr (gpu_code_paths_v<typename Team::execution_space>) {
-    // Offsets from the staged element (j, i) = (0, 0), whose axis position l0 - offset may lie before
-    // the input (then no element of that row is loaded).
+    // Offsets of the staged element (j, i) = (0, 0)'s row and column: row l of the input starts at
+    // first + l * step (rows outside the input are not loaded, or, when padding extends the image, read
+    // the row AxisPass::source maps them to).
     const std::ptrdiff_t plane = in.stride(0), step = a.in_step;
-    const std::ptrdiff_t first = (std::ptrdiff_t(p.outer) * a.len_in + (p.l0 - a.offset)) * step + p.i0;
+    const std::ptrdiff_t first = std::ptrdiff_t(p.outer) * a.len_in * step + p.i0;
     const T* src = in.data();
     T* dst = tile.data();
     const std::ptrdiff_t tile_plane = std::ptrdiff_t(halo_len) * tile_inner;
@@ -129,16 +139,16 @@ KOKKOS_INLINE_FUNCTION void stage_axis_tile(const Team& team, const Scratch& til
       // loads and stores, a quarter of the instructions of the element loop below.
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, halo_len * tile_inner / 4), [&](int e4) {
         const int e = 4 * e4, j = e / tile_inner, i = e % tile_inner;
-        const int l = p.l0 - a.offset + j;
-        const bool row_inside = l >= 0 && l < a.len_in;
+        const int l = a.source(p.l0 - a.offset + j);
+        const bool row_inside = l >= 0;
         T v[K][4];
         if (row_inside && i + 4 <= n_inner) {
-          const T* q = src + (first + std::ptrdiff_t(j) * step + i);
+          const T* q = src + (first + std::ptrdiff_t(l) * step + i);
           for (int k = 0; k < K; ++k) load_quads(q + k * plane, v[k]);
         } else {
           for (int k = 0; k < K; ++k)
             for (int u = 0; u < 4; ++u)
-              v[k][u] = row_inside && i + u < n_inner ? src[first + std::ptrdiff_t(j) * step + i + u + k * plane] : fill[k];
+              v[k][u] = row_inside && i + u < n_inner ? src[first + std::ptrdiff_t(l) * step + i + u + k * plane] : fill[k];
         }
         for (int k = 0; k < K; ++k) store_quads(dst + k * tile_plane + e, v[k]);
       });
@@ -146,10 +156,10 @@ KOKKOS_INLINE_FUNCTION void stage_axis_tile(const Team& team, const Scratch& til
     }
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, halo_len * tile_inner), [&](int e) {
       const int j = e / tile_inner, i = e % tile_inner;  // compile-time divisor: a shift and a mask
-      const int l = p.l0 - a.offset + j;
+      const int l = a.source(p.l0 - a.offset + j);
       T v[K];
-      if (l >= 0 && l < a.len_in && i < n_inner) {
-        const T* q = src + (first + std::ptrdiff_t(j) * step + i);
+      if (l >= 0 && i < n_inner) {
+        const T* q = src + (first + std::ptrdiff_t(l) * step + i);
         for (int k = 0; k < K; ++k) v[k] = q[k * plane];
       } else {
         for (int k = 0; k < K; ++k) v[k] = fill[k];
@@ -158,9 +168,9 @@ KOKKOS_INLINE_FUNCTION void stage_axis_tile(const Team& team, const Scratch& til
     });
   } else {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, K * halo_len), [&](int kj) {
-      const int k = kj / halo_len, j = kj % halo_len, l = p.l0 - a.offset + j;
+      const int k = kj / halo_len, j = kj % halo_len, l = a.source(p.l0 - a.offset + j);
       T* dst = &tile(k, j, 0);
-      if (l >= 0 && l < a.len_in) {
+      if (l >= 0) {
         const T* src = &in(k, a.in_index(p.outer, l, p.i0));
         KSSIM_VECTORIZE
         for (int i = 0; i < n_inner; ++i) dst[i] = src[i];
@@ -173,21 +183,26 @@ KOKKOS_INLINE_FUNCTION void stage_axis_tile(const Team& team, const Scratch& til
 }
 
 // Host staging of one row segment of a row pass: dst[j] = src[(first + j) * stride] - offset where
-// 0 <= first + j < n, and fill elsewhere, for j in [0, count); a source of a storage type S is converted
-// to T (Storage.hpp). A contiguous source takes the loop the compiler vectorises.
+// 0 <= first + j < n; elsewhere fill, or, under Reflect and Replicate padding, the pixel the position reads
+// (Geometry.hpp) less the offset; for j in [0, count). A source of a storage type S is converted to T
+// (Storage.hpp). A contiguous source takes the loop the compiler vectorises.
 template <class T, class S>
 KOKKOS_INLINE_FUNCTION void stage_row_segment(T* dst, const S* src, std::size_t stride, int first, int count, int n,
-                                              T offset, T fill) {
+                                              T offset, T fill, Padding padding = Padding::Same) {
   const int lo = Kokkos::min(count, Kokkos::max(0, -first));         // first staged column inside the row
   const int hi = Kokkos::max(lo, Kokkos::min(count, n - first));     // one past the last
-  for (int j = 0; j < lo; ++j) dst[j] = fill;
+  const auto outside = [&](int j) {
+    const int q = padded_source(first + j, n, padding);
+    return q < 0 ? fill : to_compute<T>(src[std::size_t(q) * stride]) - offset;
+  };
+  for (int j = 0; j < lo; ++j) dst[j] = outside(j);
   if (stride == 1) {
     KSSIM_VECTORIZE
     for (int j = lo; j < hi; ++j) dst[j] = to_compute<T>(src[first + j]) - offset;
   } else {
     for (int j = lo; j < hi; ++j) dst[j] = to_compute<T>(src[std::size_t(first + j) * stride]) - offset;
   }
-  for (int j = hi; j < count; ++j) dst[j] = fill;
+  for (int j = hi; j < count; ++j) dst[j] = outside(j);
 }
 
 // Host staging loops ask for the row this many rows ahead while they copy the current one (the rows of a

@@ -134,16 +134,15 @@ struct RowBlur {
           }
         } else {
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, count), [&](int j) {
-            const int col = first + j;
-            const bool inside = col >= 0 && col < g.w;
-            tile(0, i, j) = (inside ? to_compute<T>(xrow[col * xs]) : T(0)) - s1;
-            tile(1, i, j) = (inside ? to_compute<T>(yrow[col * ys]) : T(0)) - s2;
+            const int col = g.source(first + j, g.w);  // -1: zero padding
+            tile(0, i, j) = (col >= 0 ? to_compute<T>(xrow[col * xs]) : T(0)) - s1;
+            tile(1, i, j) = (col >= 0 ? to_compute<T>(yrow[col * ys]) : T(0)) - s2;
           });
         }
       } else {
-        // Outside the image every pixel is 0, i.e. -shift after recentring.
-        stage_row_segment(&tile(0, i, 0), xrow, xs, col0 - g.pad_w, halo, g.w, s1, -s1);
-        stage_row_segment(&tile(1, i, 0), yrow, ys, col0 - g.pad_w, halo, g.w, s2, -s2);
+        // Outside the image every pixel is 0, i.e. -shift after recentring (or the pixel the padding reads).
+        stage_row_segment(&tile(0, i, 0), xrow, xs, col0 - g.pad_w, halo, g.w, s1, -s1, g.padding);
+        stage_row_segment(&tile(1, i, 0), yrow, ys, col0 - g.pad_w, halo, g.w, s2, -s2, g.padding);
       }
       if (l1_tile_sums) {  // the row's pixels this tile owns, raw (L1Term.hpp), while they are in cache
         const int owned = owned_end(col0, tile_cols, g.ow, g.w) - col0;

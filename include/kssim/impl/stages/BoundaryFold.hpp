@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#pragma once
+// The last backward step under Reflect and Replicate padding: the gradients of the positions outside the
+// image go to the pixels they read. The forward reads position p outside the image from pixel
+// source(p) inside it (Geometry::source), so d mean / d x(i) sums the gradient of every position p with
+// source(p) == i. The backward schedules compute the p == i term only (as for zero padding: their adjoint
+// correlations cover the image); this pass adds the others, at the pixels near an edge:
+//   grad(i) += factor * sum over p != i, source(p) == i, of (A_m(p) + 2 x'(i) A_var(p) + y'(i) A_cov(p))
+// with A_k(p) = sum_o w(p - o) P_k(o), the adjoint correlation of partial plane k (MapBlock.hpp) at p, and the
+// chain rule of GradientStore.hpp at the pixel that was read (its value is the one every such p staged).
+// Work: (window / 2 + 1) pixels deep along each edge, each summing a few partial windows that reach past it;
+// no two threads write the same pixel, in a fixed order: deterministic, no atomics.
+// Gradients of a 16-bit type O (Storage.hpp) are rounded once: there the pass recomputes the whole gradient of
+// its pixels (the p == i term too) and overwrites the backward's, adding it to the value the pixel held before
+// the backward (saved by the same functor's save pass) when accumulating.
+
+#include <kssim/impl/core/GaussianWindow.hpp>
+#include <kssim/impl/core/Geometry.hpp>
+#include <kssim/impl/core/KernelArrays.hpp>
+#include <kssim/impl/core/Launch.hpp>
+#include <kssim/impl/core/Storage.hpp>
+#include <kssim/impl/core/UpstreamFactor.hpp>
+#include <kssim/impl/stages/MapBlock.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <cstddef>
+#include <type_traits>
+
+namespace kssim::impl {
+
+// One spatial axis of the fold: n pixels, a map of len_out positions whose windows start `pad` positions
+// before them; taps 1 for the depth of 2D images.
+struct FoldAxis {
+  int n = 1, len_out = 1, pad = 0, taps = 1;
+  // Positions read outside the image: `before` ahead of pixel 0, `after` past pixel n - 1.
+  KOKKOS_INLINE_FUNCTION int before() const { return pad; }
+  KOKKOS_INLINE_FUNCTION int after() const { return Kokkos::max(0, len_out - 1 + taps - 1 - pad - (n - 1)); }
+  // Pixels at each end that outside positions may read (a band over-approximating them: the others find none).
+  KOKKOS_INLINE_FUNCTION int low_band() const { return before() > 0 ? Kokkos::min(n, before() + 1) : 0; }
+  KOKKOS_INLINE_FUNCTION int high_band() const {
+    return after() > 0 ? Kokkos::min(n - low_band(), after() + 1) : 0;
+  }
+  KOKKOS_INLINE_FUNCTION int band() const { return low_band() + high_band(); }
+  KOKKOS_INLINE_FUNCTION int band_pixel(int b) const { return b < low_band() ? b : n - high_band() + (b - low_band()); }
+};
+
+template <class ExecSpace, class T, class S = T, class O = T>
+struct BoundaryFold {
+  // Only pointers, extents and PODs (KernelArrays.hpp).
+  PlaneArray<T> partials;  // the forward's partial planes: d_var, d_cov, then d_m1 and/or d_m2
+  PartialPlanes wanted;
+  InputArray<S> x, y;
+  OutputArray<O> grad1, grad2;  // either may be null; always added to (the backward wrote them)
+  const T* shifts = nullptr;    // (NC, 2), Recentring.hpp
+  UpstreamFactor upstream;
+  const double* slice_factors = nullptr;
+  double scale = 1;  // already divided by the map size
+  GaussianWindow<T> window;  // the forward's (not reversed)
+  Geometry g;
+  FoldAxis ad, ah, aw;
+  // 16-bit gradients: the frame's values before the backward, in frame order (null: not accumulating), and
+  // whether this launch only saves them.
+  O *saved1 = nullptr, *saved2 = nullptr;
+  bool save_only = false;
+  static constexpr bool whole = !std::is_same_v<O, T>;  // recompute the whole gradient (see above)
+
+  // Sets the axes of geometry g (its padding must extend the image).
+  void set_geometry(const Geometry& geometry) {
+    g = geometry;
+    ad = g.volumetric ? FoldAxis{g.d, g.od, g.pad_d, g.window} : FoldAxis{1, 1, 0, 1};
+    ah = FoldAxis{g.h, g.oh, g.pad_h, g.window};
+    aw = FoldAxis{g.w, g.ow, g.pad_w, g.window};
+  }
+  // Pixels of the frame over every (n, c) slice.
+  long long frame_pixels() const { return (long long)g.images() * frame(); }
+
+  // The frame of each (n, c) slice: depth bands (whole planes), then row bands of the other planes (whole
+  // rows), then column bands of the other rows.
+  KOKKOS_INLINE_FUNCTION long long frame_a() const { return (long long)ad.band() * g.h * g.w; }
+  KOKKOS_INLINE_FUNCTION long long frame_b() const { return (long long)(g.d - ad.band()) * ah.band() * g.w; }
+  KOKKOS_INLINE_FUNCTION long long frame_c() const {
+    return (long long)(g.d - ad.band()) * (g.h - ah.band()) * aw.band();
+  }
+  KOKKOS_INLINE_FUNCTION long long frame() const { return frame_a() + frame_b() + frame_c(); }
+
+  // Calls f(p) for every position p != i of the axis that reads pixel i, then f(i) when `self`.
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void for_each_reader(const FoldAxis& a, int i, bool self, const F& f) const {
+    for (int p = -a.before(); p < 0; ++p)
+      if (g.source(p, a.n) == i) f(p);
+    for (int p = a.n; p < a.n + a.after(); ++p)
+      if (g.source(p, a.n) == i) f(p);
+    if (self) f(i);
+  }
+
+  // Taps t of the axis whose map position o = p + pad - t lies in the map: f(o, t).
+  template <class F>
+  KOKKOS_INLINE_FUNCTION static void for_each_tap(const FoldAxis& a, int p, const F& f) {
+    const int t0 = Kokkos::max(0, p + a.pad - (a.len_out - 1)), t1 = Kokkos::min(a.taps - 1, p + a.pad);
+    for (int t = t0; t <= t1; ++t) f(p + a.pad - t, t);
+  }
+
+  KOKKOS_INLINE_FUNCTION std::size_t partial_index(int nc, int od, int oh, int ow) const {
+    return g.volumetric ? ((std::size_t(nc) * g.od + od) * g.oh + oh) * g.ow + ow
+                        : (std::size_t(nc) * g.oh + oh) * g.row_pitch + ow;
+  }
+
+  KOKKOS_FUNCTION void operator()(long long e) const {
+    const long long per_slice = frame();
+    const int nc = int(e / per_slice);
+    long long r = e % per_slice;
+    int d, h, w;
+    if (r < frame_a()) {
+      d = ad.band_pixel(int(r / ((long long)g.h * g.w)));
+      r %= (long long)g.h * g.w;
+      h = int(r / g.w);
+      w = int(r % g.w);
+    } else if ((r -= frame_a()) < frame_b()) {
+      const int per_plane = ah.band() * g.w;
+      d = ad.low_band() + int(r / per_plane);
+      r %= per_plane;
+      h = ah.band_pixel(int(r / g.w));
+      w = int(r % g.w);
+    } else {
+      r -= frame_b();
+      const int per_plane = (g.h - ah.band()) * aw.band();
+      d = ad.low_band() + int(r / per_plane);
+      r %= per_plane;
+      h = ah.low_band() + int(r / aw.band());
+      w = aw.band_pixel(int(r % aw.band()));
+    }
+    const int n = nc / g.c, c = nc % g.c;
+    if (save_only) {
+      if (saved1) saved1[e] = grad1.data() != nullptr ? grad1(n, c, d, h, w) : O{};
+      if (saved2) saved2[e] = grad2.data() != nullptr ? grad2(n, c, d, h, w) : O{};
+      return;
+    }
+    // Sum the adjoint correlations of every other position that reads (d, h, w) (and its own: `whole`).
+    constexpr int max_planes = 4;
+    const int planes = wanted.count();
+    T acc[max_planes] = {};
+    for_each_reader(ad, d, true, [&](int pd) {
+      for_each_reader(ah, h, true, [&](int ph) {
+        for_each_reader(aw, w, whole || pd != d || ph != h, [&](int pw) {
+          for_each_tap(ad, pd, [&](int od, int td) {
+            const T wd = g.volumetric ? window.weight[td] : T(1);
+            for_each_tap(ah, ph, [&](int oh, int th) {
+              const T wdh = wd * window.weight[th];
+              for_each_tap(aw, pw, [&](int ow, int tw) {
+                const T wt = wdh * window.weight[tw];
+                const std::size_t o = partial_index(nc, od, oh, ow);
+                for (int k = 0; k < max_planes; ++k)
+                  if (k < planes) acc[k] += wt * partials(k, o);
+              });
+            });
+          });
+        });
+      });
+    });
+    const T xs = to_compute<T>(x(n, c, d, h, w)) - shifts[2 * nc], ys = to_compute<T>(y(n, c, d, h, w)) - shifts[2 * nc + 1];
+    const T factor = T(scale * upstream.value() * (slice_factors ? slice_factors[nc] : 1.0));
+    const auto store = [&](O& gv, const O* saved, T v) {
+      const T base = !whole ? to_compute<T>(gv) : saved ? to_compute<T>(saved[e]) : T(0);
+      gv = to_storage<O>(base + v);
+    };
+    if (grad1.data() != nullptr)
+      store(grad1(n, c, d, h, w), saved1, factor * (acc[2] + 2 * xs * acc[0] + ys * acc[1]));
+    if (grad2.data() != nullptr)
+      store(grad2(n, c, d, h, w), saved2, factor * (acc[planes - 1] + 2 * ys * acc[0] + xs * acc[1]));
+  }
+};
+
+// Adds the outside positions' gradients (k's geometry set, its padding extending the image), or, with
+// k.save_only, saves the frame's gradients first.
+template <class ExecSpace, class T, class S, class O>
+void boundary_fold(const ExecSpace& exec, const BoundaryFold<ExecSpace, T, S, O>& k) {
+  const long long count = k.frame_pixels();
+  if (count == 0) return;
+  launch(k.save_only ? "kssim::boundary_save" : "kssim::boundary_fold",
+         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long long>>(exec, 0, count), k);
+}
+
+}  // namespace kssim::impl
