@@ -85,15 +85,15 @@ def test_gradcheck_float64(device, padding):
         lambda x, y: kssim.l1_ssim_loss(x, y, window_size=5, sigma=1.2, padding=padding), (a, b))
 
 
-@pytest.mark.parametrize("same_padding", [True, False])
-def test_opcheck(device, same_padding):
+@pytest.mark.parametrize("padding", [1, 0, 2, 3])  # the operators' code: same, valid, reflect, replicate
+def test_opcheck(device, padding):
     a, b = random_pair((2, 2, 16, 17), torch.float64, device, seed=1)
     a.requires_grad_(True)
     b.requires_grad_(True)
-    torch.library.opcheck(torch.ops.kssim.l1_ssim_loss.default, (a, b, 0.8, *OPTIONS, same_padding, 3))
+    torch.library.opcheck(torch.ops.kssim.l1_ssim_loss.default, (a, b, 0.8, *OPTIONS, padding, 3))
     grad = torch.ones((), dtype=a.dtype, device=device)
     torch.library.opcheck(torch.ops.kssim.l1_ssim_loss_backward.default,
-                          (grad, a.detach(), b.detach(), 0.8, *OPTIONS, same_padding, 1))
+                          (grad, a.detach(), b.detach(), 0.8, *OPTIONS, padding, 1))
 
 
 def test_torch_compile_fullgraph_matches_eager(device):
@@ -129,7 +129,7 @@ def test_bad_weights_raise(device, l1_weight):
         kssim.l1_ssim_loss(a, b, l1_weight=l1_weight)
     if isinstance(l1_weight, float):  # the operator checks too, for direct calls
         with pytest.raises(ValueError, match="l1_weight"):
-            torch.ops.kssim.l1_ssim_loss(a, b, l1_weight, *OPTIONS, True, 0)
+            torch.ops.kssim.l1_ssim_loss(a, b, l1_weight, *OPTIONS, 1, 0)
 
 
 def test_bad_images_raise():

@@ -98,7 +98,7 @@ def test_opcheck(device):
     img1, img2 = random_pair((1, 2, 12, 12), torch.float64, device, seed=7)
     mask = random_mask((1, 1, 12, 12), device, seed=7)
     img1.requires_grad_(True)
-    torch.library.opcheck(torch.ops.kssim.masked_ssim, (img1, img2, mask, True, 5, 1.5, 0.01, 0.03, 1.0, False, 1))
+    torch.library.opcheck(torch.ops.kssim.masked_ssim, (img1, img2, mask, True, 5, 1.5, 0.01, 0.03, 1.0, 0, 1))
 
 
 def test_the_module_holds_its_options(device):

@@ -68,10 +68,10 @@ def test_the_backward_operators_raise_kssims_message(device, options, message):
     args = (o["window_size"], o["sigma"], o["k1"], o["k2"], o["data_range"])
     ops = torch.ops.kssim
     calls = [
-        lambda: ops.ssim_backward(grad, img1, img2, *args, False, False, 3),
-        lambda: ops.l1_ssim_loss_backward(grad, img1, img2, 0.8, *args, True, 3),
+        lambda: ops.ssim_backward(grad, img1, img2, *args, 0, False, 3),
+        lambda: ops.l1_ssim_loss_backward(grad, img1, img2, 0.8, *args, 1, 3),
         lambda: ops.ms_ssim_backward(grad, img1, img2, *args, [0.3, 0.7], False, 3),
-        lambda: ops.masked_ssim_backward(grad, img1, img2, mask, False, *args, False, 3),
+        lambda: ops.masked_ssim_backward(grad, img1, img2, mask, False, *args, 0, 3),
     ]
     for call in calls:
         with pytest.raises(ValueError, match=_exactly(message)):

@@ -13,15 +13,16 @@ from reference_ssim import ssim_and_gradients
 OPTIONS = (11, 1.5, 0.01, 0.03, 1.0)  # window_size, sigma, k1, k2, data_range
 
 
-@pytest.mark.parametrize("same_padding,per_image", [(False, False), (True, True)])
-def test_opcheck(device, same_padding, per_image):
+# padding: the operators' code (0 valid, 1 same, 2 reflect, 3 replicate).
+@pytest.mark.parametrize("padding,per_image", [(0, False), (1, True), (2, False), (3, True)])
+def test_opcheck(device, padding, per_image):
     a, b = random_pair((2, 2, 16, 17), torch.float64, device, seed=1)
     a.requires_grad_(True)
     b.requires_grad_(True)
-    torch.library.opcheck(torch.ops.kssim.ssim.default, (a, b, *OPTIONS, same_padding, per_image, 3))
+    torch.library.opcheck(torch.ops.kssim.ssim.default, (a, b, *OPTIONS, padding, per_image, 3))
     grad = torch.ones((2,) if per_image else (), dtype=a.dtype, device=device)
     torch.library.opcheck(torch.ops.kssim.ssim_backward.default,
-                          (grad, a.detach(), b.detach(), *OPTIONS, same_padding, per_image, 1))
+                          (grad, a.detach(), b.detach(), *OPTIONS, padding, per_image, 1))
 
 
 def _loss(render, target):

@@ -49,7 +49,7 @@ struct ProblemKey {
   std::array<std::int64_t, 5> extents{};
   int window_size = 11;
   double sigma = 1.5, k1 = 0.01, k2 = 0.03, data_range = 1.0;
-  bool same_padding = false;
+  Padding padding = Padding::Valid;  // the operators' int code cast as it comes: kssim::validate checks it
   bool float32_window = false;  // kssim::Window::Float32: fused-ssim's and pytorch-msssim's weights and moments
   bool grad1 = false, grad2 = false;
   Metric metric = Metric::Ssim;
@@ -60,7 +60,7 @@ struct ProblemKey {
   bool l1_loss() const { return metric == Metric::L1Loss; }
   auto tied() const {
     return std::tie(device, device_index, dtype, rank, extents, window_size, sigma, k1, k2, data_range,
-                    same_padding, float32_window, grad1, grad2, metric, l1_weight, ms_weights, normalized);
+                    padding, float32_window, grad1, grad2, metric, l1_weight, ms_weights, normalized);
   }
   bool operator<(const ProblemKey& o) const { return tied() < o.tied(); }
   Options options() const {
@@ -70,7 +70,7 @@ struct ProblemKey {
     o.k1 = k1;
     o.k2 = k2;
     o.data_range = data_range;
-    o.padding = same_padding ? Padding::Same : Padding::Valid;
+    o.padding = padding;
     o.window = float32_window ? Window::Float32 : Window::Exact;
     return o;
   }

@@ -24,16 +24,16 @@
 namespace kssim::torch_binding {
 namespace {
 
-// window_size, sigma, k1, k2, data_range, same_padding, per_image, float32_window
-using Options = std::tuple<std::int64_t, double, double, double, double, bool, bool, bool>;
+// window_size, sigma, k1, k2, data_range, padding (kssim::Padding's code), per_image, float32_window
+using Options = std::tuple<std::int64_t, double, double, double, double, std::int64_t, bool, bool>;
 
 at::Tensor call_forward(const at::Tensor& img1, const at::Tensor& img2, const Options& o, std::int64_t gradients) {
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow("kssim::ssim", "")
                              .typed<at::Tensor(const at::Tensor&, const at::Tensor&, std::int64_t, double, double,
-                                               double, double, bool, bool, std::int64_t, bool)>();
-  const auto& [window, sigma, k1, k2, range, same, per_image, float32_window] = o;
-  return op.call(img1, img2, window, sigma, k1, k2, range, same, per_image, gradients, float32_window);
+                                               double, double, std::int64_t, bool, std::int64_t, bool)>();
+  const auto& [window, sigma, k1, k2, range, padding, per_image, float32_window] = o;
+  return op.call(img1, img2, window, sigma, k1, k2, range, padding, per_image, gradients, float32_window);
 }
 
 std::tuple<at::Tensor, at::Tensor> call_backward(const at::Tensor& grad, const at::Tensor& img1,
@@ -42,9 +42,10 @@ std::tuple<at::Tensor, at::Tensor> call_backward(const at::Tensor& grad, const a
                              .findSchemaOrThrow("kssim::ssim_backward", "")
                              .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
                                                                        const at::Tensor&, std::int64_t, double, double,
-                                                                       double, double, bool, bool, std::int64_t, bool)>();
-  const auto& [window, sigma, k1, k2, range, same, per_image, float32_window] = o;
-  return op.call(grad, img1, img2, window, sigma, k1, k2, range, same, per_image, gradients, float32_window);
+                                                                       double, double, std::int64_t, bool, std::int64_t,
+                                                                       bool)>();
+  const auto& [window, sigma, k1, k2, range, padding, per_image, float32_window] = o;
+  return op.call(grad, img1, img2, window, sigma, k1, k2, range, padding, per_image, gradients, float32_window);
 }
 
 // What a forward keeps for its backward, saved and loaded in one call each: the images (and mask), the
@@ -129,23 +130,23 @@ class SsimFunction : public ImageFunction<SsimFunction, Options, call_backward> 
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
                             std::int64_t window_size, double sigma, double k1, double k2, double data_range,
-                            bool same_padding, bool per_image, std::int64_t gradients, bool float32_window) {
-    const Options o{window_size, sigma, k1, k2, data_range, same_padding, per_image, float32_window};
+                            std::int64_t padding, bool per_image, std::int64_t gradients, bool float32_window) {
+    const Options o{window_size, sigma, k1, k2, data_range, padding, per_image, float32_window};
     return saved_forward(ctx, img1, img2, o, gradients, call_forward);
   }
 };
 
-// The fused L1 + SSIM loss: (l1_weight, window .. same_padding, float32_window).
-using LossOptions = std::tuple<double, std::int64_t, double, double, double, double, bool, bool>;
+// The fused L1 + SSIM loss: (l1_weight, window .. padding, float32_window).
+using LossOptions = std::tuple<double, std::int64_t, double, double, double, double, std::int64_t, bool>;
 
 at::Tensor call_loss_forward(const at::Tensor& img1, const at::Tensor& img2, const LossOptions& o,
                              std::int64_t gradients) {
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow("kssim::l1_ssim_loss", "")
                              .typed<at::Tensor(const at::Tensor&, const at::Tensor&, double, std::int64_t, double,
-                                               double, double, double, bool, std::int64_t, bool)>();
-  const auto& [weight, window, sigma, k1, k2, range, same, float32_window] = o;
-  return op.call(img1, img2, weight, window, sigma, k1, k2, range, same, gradients, float32_window);
+                                               double, double, double, std::int64_t, std::int64_t, bool)>();
+  const auto& [weight, window, sigma, k1, k2, range, padding, float32_window] = o;
+  return op.call(img1, img2, weight, window, sigma, k1, k2, range, padding, gradients, float32_window);
 }
 
 std::tuple<at::Tensor, at::Tensor> call_loss_backward(const at::Tensor& grad, const at::Tensor& img1,
@@ -155,32 +156,33 @@ std::tuple<at::Tensor, at::Tensor> call_loss_backward(const at::Tensor& grad, co
                              .findSchemaOrThrow("kssim::l1_ssim_loss_backward", "")
                              .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
                                                                        const at::Tensor&, double, std::int64_t, double,
-                                                                       double, double, double, bool, std::int64_t, bool)>();
-  const auto& [weight, window, sigma, k1, k2, range, same, float32_window] = o;
-  return op.call(grad, img1, img2, weight, window, sigma, k1, k2, range, same, gradients, float32_window);
+                                                                       double, double, double, std::int64_t,
+                                                                       std::int64_t, bool)>();
+  const auto& [weight, window, sigma, k1, k2, range, padding, float32_window] = o;
+  return op.call(grad, img1, img2, weight, window, sigma, k1, k2, range, padding, gradients, float32_window);
 }
 
 class L1SsimLossFunction : public ImageFunction<L1SsimLossFunction, LossOptions, call_loss_backward> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
                             double l1_weight, std::int64_t window_size, double sigma, double k1, double k2,
-                            double data_range, bool same_padding, std::int64_t gradients, bool float32_window) {
-    const LossOptions o{l1_weight, window_size, sigma, k1, k2, data_range, same_padding, float32_window};
+                            double data_range, std::int64_t padding, std::int64_t gradients, bool float32_window) {
+    const LossOptions o{l1_weight, window_size, sigma, k1, k2, data_range, padding, float32_window};
     return saved_forward(ctx, img1, img2, o, gradients, call_loss_forward);
   }
 };
 
 at::Tensor l1_ssim_loss_autograd(const at::Tensor& img1, const at::Tensor& img2, double l1_weight,
                                  std::int64_t window_size, double sigma, double k1, double k2, double data_range,
-                                 bool same_padding, std::int64_t gradients, bool float32_window) {
-  return L1SsimLossFunction::apply(img1, img2, l1_weight, window_size, sigma, k1, k2, data_range, same_padding,
-                                   gradients, float32_window);
+                                 std::int64_t padding, std::int64_t gradients, bool float32_window) {
+  return L1SsimLossFunction::apply(img1, img2, l1_weight, window_size, sigma, k1, k2, data_range, padding, gradients,
+                                   float32_window);
 }
 
 at::Tensor ssim_autograd(const at::Tensor& img1, const at::Tensor& img2, std::int64_t window_size, double sigma,
-                         double k1, double k2, double data_range, bool same_padding, bool per_image,
+                         double k1, double k2, double data_range, std::int64_t padding, bool per_image,
                          std::int64_t gradients, bool float32_window) {
-  return SsimFunction::apply(img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image, gradients,
+  return SsimFunction::apply(img1, img2, window_size, sigma, k1, k2, data_range, padding, per_image, gradients,
                              float32_window);
 }
 
@@ -227,18 +229,19 @@ at::Tensor ms_ssim_autograd(const at::Tensor& img1, const at::Tensor& img2, std:
                                gradients);
 }
 
-// Masked SSIM: (normalized, window_size, sigma, k1, k2, data_range, same_padding); the mask is saved with
-// the images.
-using MaskedOptions = std::tuple<bool, std::int64_t, double, double, double, double, bool>;
+// Masked SSIM: (normalized, window_size, sigma, k1, k2, data_range, padding); the mask is saved with the
+// images.
+using MaskedOptions = std::tuple<bool, std::int64_t, double, double, double, double, std::int64_t>;
 
 at::Tensor call_masked_forward(const at::Tensor& img1, const at::Tensor& img2, const at::Tensor& mask,
                                const MaskedOptions& o, std::int64_t gradients) {
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow("kssim::masked_ssim", "")
                              .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, bool,
-                                               std::int64_t, double, double, double, double, bool, std::int64_t)>();
-  const auto& [normalized, window, sigma, k1, k2, range, same] = o;
-  return op.call(img1, img2, mask, normalized, window, sigma, k1, k2, range, same, gradients);
+                                               std::int64_t, double, double, double, double, std::int64_t,
+                                               std::int64_t)>();
+  const auto& [normalized, window, sigma, k1, k2, range, padding] = o;
+  return op.call(img1, img2, mask, normalized, window, sigma, k1, k2, range, padding, gradients);
 }
 
 std::tuple<at::Tensor, at::Tensor> call_masked_backward(const at::Tensor& grad, const at::Tensor& img1,
@@ -249,17 +252,17 @@ std::tuple<at::Tensor, at::Tensor> call_masked_backward(const at::Tensor& grad, 
           .findSchemaOrThrow("kssim::masked_ssim_backward", "")
           .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, const at::Tensor&,
                                                     const at::Tensor&, bool, std::int64_t, double, double, double,
-                                                    double, bool, std::int64_t)>();
-  const auto& [normalized, window, sigma, k1, k2, range, same] = o;
-  return op.call(grad, img1, img2, mask, normalized, window, sigma, k1, k2, range, same, gradients);
+                                                    double, std::int64_t, std::int64_t)>();
+  const auto& [normalized, window, sigma, k1, k2, range, padding] = o;
+  return op.call(grad, img1, img2, mask, normalized, window, sigma, k1, k2, range, padding, gradients);
 }
 
 class MaskedSsimFunction : public torch::autograd::Function<MaskedSsimFunction> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
                             const at::Tensor& mask, bool normalized, std::int64_t window_size, double sigma,
-                            double k1, double k2, double data_range, bool same_padding, std::int64_t gradients) {
-    const MaskedOptions o{normalized, window_size, sigma, k1, k2, data_range, same_padding};
+                            double k1, double k2, double data_range, std::int64_t padding, std::int64_t gradients) {
+    const MaskedOptions o{normalized, window_size, sigma, k1, k2, data_range, padding};
     save_inputs(ctx, img1, img2, o, gradients, &mask);
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     return call_masked_forward(img1, img2, mask, o, gradients);
@@ -275,8 +278,8 @@ class MaskedSsimFunction : public torch::autograd::Function<MaskedSsimFunction> 
 
 at::Tensor masked_ssim_autograd(const at::Tensor& img1, const at::Tensor& img2, const at::Tensor& mask,
                                 bool normalized, std::int64_t window_size, double sigma, double k1, double k2,
-                                double data_range, bool same_padding, std::int64_t gradients) {
-  return MaskedSsimFunction::apply(img1, img2, mask, normalized, window_size, sigma, k1, k2, data_range, same_padding,
+                                double data_range, std::int64_t padding, std::int64_t gradients) {
+  return MaskedSsimFunction::apply(img1, img2, mask, normalized, window_size, sigma, k1, k2, data_range, padding,
                                    gradients);
 }
 

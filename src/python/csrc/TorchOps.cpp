@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The kssim operators of PyTorch (namespace torch.ops.kssim), on CPU and CUDA tensors:
 //
-//   ssim(img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image, gradients,
+//   ssim(img1, img2, window_size, sigma, k1, k2, data_range, padding, per_image, gradients,
 //        float32_window=False) -> Tensor
 //       mean SSIM (0-dim), or per image (N) when per_image; in the images' dtype. `gradients` (bit 0: img1,
 //       bit 1: img2) says which gradients a backward pass will ask for, so the workspace prepares them.
@@ -9,7 +9,7 @@
 //   ssim_backward(grad, img1, img2, <the same options>, per_image, gradients) -> (Tensor, Tensor)
 //       the gradients of <grad, ssim(img1, img2)> with respect to img1 and img2, shaped like them; a
 //       gradient not asked for in `gradients` is an empty tensor.
-//   l1_ssim_loss(img1, img2, l1_weight, window_size, sigma, k1, k2, data_range, same_padding, gradients) -> Tensor
+//   l1_ssim_loss(img1, img2, l1_weight, window_size, sigma, k1, k2, data_range, padding, gradients) -> Tensor
 //       the fused loss l1_weight * mean|img1 - img2| + (1 - l1_weight) * (1 - SSIM), 0-dim, in the images' dtype
 //       (kssim::L1SSIMLoss: the L1 term computed inside the SSIM kernels).
 //   l1_ssim_loss_backward(grad, img1, img2, l1_weight, <the same options>, gradients) -> (Tensor, Tensor)
@@ -17,7 +17,7 @@
 //   ms_ssim(img1, img2, window_size, sigma, k1, k2, data_range, weights, per_image, gradients) -> Tensor
 //   ms_ssim_backward(grad, img1, img2, <the same options>, per_image, gradients) -> (Tensor, Tensor)
 //       MS-SSIM (kssim::MSSSIM: valid padding, the exact window), mean or per image, and its gradients.
-//   masked_ssim(img1, img2, mask, normalized, window_size, sigma, k1, k2, data_range, same_padding,
+//   masked_ssim(img1, img2, mask, normalized, window_size, sigma, k1, k2, data_range, padding,
 //               gradients) -> Tensor
 //   masked_ssim_backward(grad, img1, img2, mask, <the same options>, gradients) -> (Tensor, Tensor)
 //       masked SSIM (kssim::MaskedSSIM; MaskMode::Normalized when `normalized`), mean only; the mask is
@@ -243,7 +243,7 @@ void validate_options(const ProblemKey& key) {
 }
 
 ProblemKey make_key(const Placement& p, const at::Tensor& img, std::int64_t window_size, double sigma, double k1,
-                    double k2, double data_range, bool same_padding, bool float32_window, std::int64_t gradients,
+                    double k2, double data_range, std::int64_t padding, bool float32_window, std::int64_t gradients,
                     const MetricSpec& spec) {
   TORCH_CHECK_VALUE(gradients >= 0 && gradients <= 3, "kssim: gradients must be 0 to 3 (bit 0: img1, bit 1: img2)");
   // Only the narrowing to Options::window_size (an int) is the binding's; kssim::validate checks the value.
@@ -265,7 +265,9 @@ ProblemKey make_key(const Placement& p, const at::Tensor& img, std::int64_t wind
   key.k1 = k1;
   key.k2 = k2;
   key.data_range = data_range;
-  key.same_padding = same_padding;
+  // The code as kssim::Padding (0 valid, 1 same, 2 reflect, 3 replicate; functional.py's _PADDINGS):
+  // kssim::validate rejects any other value, and a code beyond an int becomes one it rejects.
+  key.padding = static_cast<Padding>(padding >= 0 && padding <= std::numeric_limits<int>::max() ? int(padding) : -1);
   key.float32_window = float32_window;
   key.grad1 = gradients & 1;
   key.grad2 = gradients & 2;
@@ -322,12 +324,12 @@ auto translate_errors(Body&& body) -> decltype(body()) {
 // The forward operators of every metric of `spec`; `mask` only for masked SSIM.
 at::Tensor forward_op(const at::Tensor& img1, const at::Tensor& img2, const at::Tensor* mask,
                       std::int64_t window_size, double sigma, double k1, double k2, double data_range,
-                      bool same_padding, bool per_image, std::int64_t gradients, const MetricSpec& spec,
+                      std::int64_t padding, bool per_image, std::int64_t gradients, const MetricSpec& spec,
                       bool float32_window) {
   check_images(img1, img2);
   if (mask) check_mask(*mask, img1);
   return translate_errors([&] {
-    const LockedCall call(img1, window_size, sigma, k1, k2, data_range, same_padding, float32_window, gradients,
+    const LockedCall call(img1, window_size, sigma, k1, k2, data_range, padding, float32_window, gradients,
                           spec);
     CacheEntry& e = entry_for(call.cache, call.key, call.place, img1);
     std::optional<at::Tensor> copy1, copy2, copy_mask;
@@ -346,14 +348,17 @@ at::Tensor forward_op(const at::Tensor& img1, const at::Tensor& img2, const at::
 }
 
 at::Tensor ssim_forward(const at::Tensor& img1, const at::Tensor& img2, std::int64_t window_size, double sigma,
-                        double k1, double k2, double data_range, bool same_padding, bool per_image,
+                        double k1, double k2, double data_range, std::int64_t padding, bool per_image,
                         std::int64_t gradients, bool float32_window) {
-  return forward_op(img1, img2, nullptr, window_size, sigma, k1, k2, data_range, same_padding, per_image, gradients,
+  return forward_op(img1, img2, nullptr, window_size, sigma, k1, k2, data_range, padding, per_image, gradients,
                     {}, float32_window);
 }
 
 // kssim validates l1_weight and the MS-SSIM weights with the other options (validate_options).
 MetricSpec l1_spec(double l1_weight) { return {Metric::L1Loss, l1_weight, {}, false}; }
+
+// MS-SSIM's operators take no padding: kssim::MSSSIM has valid windows only.
+constexpr std::int64_t valid_padding = std::int64_t(Padding::Valid);
 
 MetricSpec ms_spec(c10::ArrayRef<double> weights) { return {Metric::MsSsim, -1, weights.vec(), false}; }
 
@@ -361,22 +366,22 @@ MetricSpec masked_spec(bool normalized) { return {Metric::Masked, -1, {}, normal
 
 at::Tensor l1_ssim_loss_forward(const at::Tensor& img1, const at::Tensor& img2, double l1_weight,
                                 std::int64_t window_size, double sigma, double k1, double k2, double data_range,
-                                bool same_padding, std::int64_t gradients, bool float32_window) {
-  return forward_op(img1, img2, nullptr, window_size, sigma, k1, k2, data_range, same_padding, false, gradients,
+                                std::int64_t padding, std::int64_t gradients, bool float32_window) {
+  return forward_op(img1, img2, nullptr, window_size, sigma, k1, k2, data_range, padding, false, gradients,
                     l1_spec(l1_weight), float32_window);
 }
 
 at::Tensor ms_ssim_forward(const at::Tensor& img1, const at::Tensor& img2, std::int64_t window_size, double sigma,
                            double k1, double k2, double data_range, c10::ArrayRef<double> weights, bool per_image,
                            std::int64_t gradients) {
-  return forward_op(img1, img2, nullptr, window_size, sigma, k1, k2, data_range, false, per_image, gradients,
-                    ms_spec(weights), false);
+  return forward_op(img1, img2, nullptr, window_size, sigma, k1, k2, data_range, valid_padding, per_image,
+                    gradients, ms_spec(weights), false);
 }
 
 at::Tensor masked_ssim_forward(const at::Tensor& img1, const at::Tensor& img2, const at::Tensor& mask,
                                bool normalized, std::int64_t window_size, double sigma, double k1, double k2,
-                               double data_range, bool same_padding, std::int64_t gradients) {
-  return forward_op(img1, img2, &mask, window_size, sigma, k1, k2, data_range, same_padding, false, gradients,
+                               double data_range, std::int64_t padding, std::int64_t gradients) {
+  return forward_op(img1, img2, &mask, window_size, sigma, k1, k2, data_range, padding, false, gradients,
                     masked_spec(normalized), false);
 }
 
@@ -392,7 +397,7 @@ bool readable_in_place(const at::Tensor& grad) {
 // The backward operators of every metric of `spec`; `mask` only for masked SSIM.
 std::tuple<at::Tensor, at::Tensor> backward_op(const at::Tensor& grad, const at::Tensor& img1, const at::Tensor& img2,
                                                const at::Tensor* mask, std::int64_t window_size, double sigma,
-                                               double k1, double k2, double data_range, bool same_padding,
+                                               double k1, double k2, double data_range, std::int64_t padding,
                                                bool per_image, std::int64_t gradients, const MetricSpec& spec,
                                                bool float32_window) {
   check_images(img1, img2);
@@ -405,7 +410,7 @@ std::tuple<at::Tensor, at::Tensor> backward_op(const at::Tensor& grad, const at:
     TORCH_CHECK_VALUE(grad.numel() == 1, "kssim: grad of a mean SSIM must have one element");
   }
   return translate_errors([&] {
-    const LockedCall call(img1, window_size, sigma, k1, k2, data_range, same_padding, float32_window, gradients,
+    const LockedCall call(img1, window_size, sigma, k1, k2, data_range, padding, float32_window, gradients,
                           spec);
     at::Tensor grad1 = call.key.grad1 ? at::empty_like(img1) : at::empty({0}, img1.options());
     at::Tensor grad2 = call.key.grad2 ? at::empty_like(img2) : at::empty({0}, img2.options());
@@ -448,18 +453,18 @@ std::tuple<at::Tensor, at::Tensor> backward_op(const at::Tensor& grad, const at:
 
 std::tuple<at::Tensor, at::Tensor> ssim_backward(const at::Tensor& grad, const at::Tensor& img1,
                                                  const at::Tensor& img2, std::int64_t window_size, double sigma,
-                                                 double k1, double k2, double data_range, bool same_padding,
+                                                 double k1, double k2, double data_range, std::int64_t padding,
                                                  bool per_image, std::int64_t gradients, bool float32_window) {
-  return backward_op(grad, img1, img2, nullptr, window_size, sigma, k1, k2, data_range, same_padding, per_image,
+  return backward_op(grad, img1, img2, nullptr, window_size, sigma, k1, k2, data_range, padding, per_image,
                      gradients, {}, float32_window);
 }
 
 std::tuple<at::Tensor, at::Tensor> l1_ssim_loss_backward(const at::Tensor& grad, const at::Tensor& img1,
                                                          const at::Tensor& img2, double l1_weight,
                                                          std::int64_t window_size, double sigma, double k1, double k2,
-                                                         double data_range, bool same_padding,
+                                                         double data_range, std::int64_t padding,
                                                          std::int64_t gradients, bool float32_window) {
-  return backward_op(grad, img1, img2, nullptr, window_size, sigma, k1, k2, data_range, same_padding, false,
+  return backward_op(grad, img1, img2, nullptr, window_size, sigma, k1, k2, data_range, padding, false,
                      gradients, l1_spec(l1_weight), float32_window);
 }
 
@@ -468,16 +473,16 @@ std::tuple<at::Tensor, at::Tensor> ms_ssim_backward(const at::Tensor& grad, cons
                                                     double k1, double k2, double data_range,
                                                     c10::ArrayRef<double> weights, bool per_image,
                                                     std::int64_t gradients) {
-  return backward_op(grad, img1, img2, nullptr, window_size, sigma, k1, k2, data_range, false, per_image, gradients,
-                     ms_spec(weights), false);
+  return backward_op(grad, img1, img2, nullptr, window_size, sigma, k1, k2, data_range, valid_padding, per_image,
+                     gradients, ms_spec(weights), false);
 }
 
 std::tuple<at::Tensor, at::Tensor> masked_ssim_backward(const at::Tensor& grad, const at::Tensor& img1,
                                                         const at::Tensor& img2, const at::Tensor& mask,
                                                         bool normalized, std::int64_t window_size, double sigma,
-                                                        double k1, double k2, double data_range, bool same_padding,
+                                                        double k1, double k2, double data_range, std::int64_t padding,
                                                         std::int64_t gradients) {
-  return backward_op(grad, img1, img2, &mask, window_size, sigma, k1, k2, data_range, same_padding, false, gradients,
+  return backward_op(grad, img1, img2, &mask, window_size, sigma, k1, k2, data_range, padding, false, gradients,
                      masked_spec(normalized), false);
 }
 
@@ -557,16 +562,16 @@ TORCH_LIBRARY(kssim, m) {
   using namespace kssim::torch_binding;
   m.def(
       "ssim(Tensor img1, Tensor img2, int window_size, float sigma, float k1, float k2, float data_range, "
-      "bool same_padding, bool per_image, int gradients, bool float32_window=False) -> Tensor");
+      "int padding, bool per_image, int gradients, bool float32_window=False) -> Tensor");
   m.def(
       "ssim_backward(Tensor grad, Tensor img1, Tensor img2, int window_size, float sigma, float k1, float k2, "
-      "float data_range, bool same_padding, bool per_image, int gradients, bool float32_window=False) -> (Tensor, Tensor)");
+      "float data_range, int padding, bool per_image, int gradients, bool float32_window=False) -> (Tensor, Tensor)");
   m.def(
       "l1_ssim_loss(Tensor img1, Tensor img2, float l1_weight, int window_size, float sigma, float k1, float k2, "
-      "float data_range, bool same_padding, int gradients, bool float32_window=False) -> Tensor");
+      "float data_range, int padding, int gradients, bool float32_window=False) -> Tensor");
   m.def(
       "l1_ssim_loss_backward(Tensor grad, Tensor img1, Tensor img2, float l1_weight, int window_size, float sigma, "
-      "float k1, float k2, float data_range, bool same_padding, int gradients, bool float32_window=False) -> (Tensor, Tensor)");
+      "float k1, float k2, float data_range, int padding, int gradients, bool float32_window=False) -> (Tensor, Tensor)");
   m.def(
       "ms_ssim(Tensor img1, Tensor img2, int window_size, float sigma, float k1, float k2, float data_range, "
       "float[] weights, bool per_image, int gradients) -> Tensor");
@@ -575,10 +580,10 @@ TORCH_LIBRARY(kssim, m) {
       "float data_range, float[] weights, bool per_image, int gradients) -> (Tensor, Tensor)");
   m.def(
       "masked_ssim(Tensor img1, Tensor img2, Tensor mask, bool normalized, int window_size, float sigma, float k1, "
-      "float k2, float data_range, bool same_padding, int gradients) -> Tensor");
+      "float k2, float data_range, int padding, int gradients) -> Tensor");
   m.def(
       "masked_ssim_backward(Tensor grad, Tensor img1, Tensor img2, Tensor mask, bool normalized, int window_size, "
-      "float sigma, float k1, float k2, float data_range, bool same_padding, int gradients) -> (Tensor, Tensor)");
+      "float sigma, float k1, float k2, float data_range, int padding, int gradients) -> (Tensor, Tensor)");
   m.def("ssimulacra2(Tensor reference, Tensor distorted) -> Tensor");
   m.def("_finalize() -> ()", &finalize);
   m.def("_clear_cache() -> ()", &clear_cache);

@@ -166,7 +166,8 @@ class SsimWorkspace final : public Workspace {
   // Map pixels per (n, c) slice.
   static std::int64_t map_pixels(const ProblemKey& key) {
     std::int64_t count = 1;
-    for (int i = 2; i < Rank; ++i) count *= key.same_padding ? key.extents[i] : key.extents[i] - key.window_size + 1;
+    for (int i = 2; i < Rank; ++i)
+      count *= key.padding == Padding::Valid ? key.extents[i] - key.window_size + 1 : key.extents[i];
     return count;
   }
   static Loss make_loss(const Exec& exec, const ProblemKey& key) {

@@ -7,7 +7,7 @@ import torch
 
 
 @torch.library.register_fake("kssim::ssim")
-def _ssim_fake(img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image, gradients,
+def _ssim_fake(img1, img2, window_size, sigma, k1, k2, data_range, padding, per_image, gradients,
                float32_window=False):
     if per_image:
         return img1.new_empty((img1.shape[0],))
@@ -22,19 +22,19 @@ def _image_gradients_fake(img1, img2, gradients):
 
 
 @torch.library.register_fake("kssim::ssim_backward")
-def _ssim_backward_fake(grad, img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image,
+def _ssim_backward_fake(grad, img1, img2, window_size, sigma, k1, k2, data_range, padding, per_image,
                         gradients, float32_window=False):
     return _image_gradients_fake(img1, img2, gradients)
 
 
 @torch.library.register_fake("kssim::l1_ssim_loss")
-def _l1_ssim_loss_fake(img1, img2, l1_weight, window_size, sigma, k1, k2, data_range, same_padding, gradients,
+def _l1_ssim_loss_fake(img1, img2, l1_weight, window_size, sigma, k1, k2, data_range, padding, gradients,
                        float32_window=False):
     return img1.new_empty(())
 
 
 @torch.library.register_fake("kssim::l1_ssim_loss_backward")
-def _l1_ssim_loss_backward_fake(grad, img1, img2, l1_weight, window_size, sigma, k1, k2, data_range, same_padding,
+def _l1_ssim_loss_backward_fake(grad, img1, img2, l1_weight, window_size, sigma, k1, k2, data_range, padding,
                                 gradients, float32_window=False):
     return _image_gradients_fake(img1, img2, gradients)
 
@@ -52,14 +52,14 @@ def _ms_ssim_backward_fake(grad, img1, img2, window_size, sigma, k1, k2, data_ra
 
 
 @torch.library.register_fake("kssim::masked_ssim")
-def _masked_ssim_fake(img1, img2, mask, normalized, window_size, sigma, k1, k2, data_range, same_padding,
+def _masked_ssim_fake(img1, img2, mask, normalized, window_size, sigma, k1, k2, data_range, padding,
                       gradients):
     return img1.new_empty(())
 
 
 @torch.library.register_fake("kssim::masked_ssim_backward")
 def _masked_ssim_backward_fake(grad, img1, img2, mask, normalized, window_size, sigma, k1, k2, data_range,
-                               same_padding, gradients):
+                               padding, gradients):
     return _image_gradients_fake(img1, img2, gradients)
 
 

@@ -14,7 +14,9 @@ import torch
 
 from ._library import HAS_CUDA
 
-_PADDINGS = ("valid", "same")
+# The padding names and the operators' codes for them: kssim::Padding's values (Valid, Same, Reflect,
+# Replicate), cast on the C++ side, where kssim::validate rejects any other code.
+_PADDINGS = {"valid": 0, "same": 1, "reflect": 2, "replicate": 3}
 _REDUCTIONS = ("mean", "none")
 _WINDOWS = ("exact", "float32")
 _MASK_MODES = ("weights", "normalized")
@@ -77,18 +79,18 @@ def _real(name, value):
 
 
 def _options(window_size, sigma, k1, k2, data_range, padding, window, windows=_WINDOWS):
-    """The options as the operators take them: (window_size, sigma, k1, k2, data_range, same_padding,
+    """The options as the operators take them: (window_size, sigma, k1, k2, data_range, padding code,
     float32_window). Only what cannot cross is checked here (the string options and the types); the rules of
     the values and of the images' sizes are kssim's (kssim::validate), checked by the operator: ValueError with
     kssim's message."""
-    if padding not in _PADDINGS:
-        raise ValueError(f"kssim: padding must be 'valid' or 'same', got {padding!r}")
+    if not isinstance(padding, str) or padding not in _PADDINGS:
+        raise ValueError(f"kssim: padding must be {_words(repr(p) for p in _PADDINGS)}, got {padding!r}")
     if window not in windows:
         raise ValueError(f"kssim: window must be {_words(repr(w) for w in windows)}, got {window!r}")
     if isinstance(window_size, bool) or not isinstance(window_size, int):
         raise ValueError(f"kssim: window_size must be an int, got {window_size!r}")
     return (window_size, _real("sigma", sigma), _real("k1", k1), _real("k2", k2), _real("data_range", data_range),
-            padding == "same", window == "float32")
+            _PADDINGS[padding], window == "float32")
 
 
 def _gradients(img1, img2):
@@ -101,9 +103,9 @@ def _gradients(img1, img2):
 
 def _ssim(img1, img2, window_size, sigma, k1, k2, data_range, padding, per_image, train, ranks, window):
     _check_images(img1, img2, ranks)
-    window_size, sigma, k1, k2, data_range, same_padding, float32_window = _options(
+    window_size, sigma, k1, k2, data_range, padding, float32_window = _options(
         window_size, sigma, k1, k2, data_range, padding, window)
-    return torch.ops.kssim.ssim(img1, img2, window_size, sigma, k1, k2, data_range, same_padding, per_image,
+    return torch.ops.kssim.ssim(img1, img2, window_size, sigma, k1, k2, data_range, padding, per_image,
                                 _gradients(img1, img2) if train else 0, float32_window)
 
 
@@ -113,8 +115,10 @@ def ssim(img1, img2, *, window_size=11, sigma=1.5, k1=0.01, k2=0.03, data_range=
     bfloat16, on CPU or CUDA, differentiable with respect to both.
 
     window_size, sigma: the Gaussian window (odd size, at most 31); k1, k2, data_range: C1 = (k1 L)^2,
-    C2 = (k2 L)^2; padding: "valid" (the map where the window fits) or "same" (zero padding, map the size
-    of the image); reduction: "mean" (a 0-dim tensor) or "none" (the mean of each image, shape (N,));
+    C2 = (k2 L)^2; padding: "valid" (the map where the window fits), or a map the size of the image with
+    "same" (zero padding), "reflect" (the image mirrored about its edge pixels, which are not repeated: PyTorch's
+    "reflect", torchmetrics' SSIM; every spatial extent must exceed window_size // 2) or "replicate" (the edge
+    pixels repeated: MATLAB's ssim); reduction: "mean" (a 0-dim tensor) or "none" (the mean of each image, shape (N,));
     window: "exact" (the normalised Gaussian, statistics of recentred data) or "float32" (the float32 weights
     and raw moments of fused-ssim and pytorch-msssim, whose window sums to 1 - 3.1e-8: their numbers to
     rounding, where "exact" differs from them by ~2e-7 on uncorrelated images).
@@ -130,7 +134,8 @@ def ssim(img1, img2, *, window_size=11, sigma=1.5, k1=0.01, k2=0.03, data_range=
 
 def fused_ssim(img1, img2, padding="same", train=True, *, window="float32"):
     """fused-ssim's fused_ssim: the mean SSIM of (N, C, H, W) images with an 11x11 window, sigma 1.5,
-    C1 = 0.01^2, C2 = 0.03^2, zero ("same", the default) or "valid" padding.
+    C1 = 0.01^2, C2 = 0.03^2, zero ("same", the default) or "valid" padding (also kssim.ssim's "reflect" and
+    "replicate").
 
     A drop-in: by default it uses fused-ssim's own float32 window and raw moments (window="float32"), so it
     gives fused-ssim's numbers to rounding and passes the tests written for it; window="exact" is kssim.ssim's
@@ -155,16 +160,16 @@ def l1_ssim_loss(img1, img2, *, l1_weight=0.8, padding="same", window_size=11, s
     with the L1 term computed inside kssim's SSIM kernels (no pass of its own over the images). Images
     (N, C, H, W) or volumes (N, C, D, H, W), float32 or float64, on CPU or CUDA; differentiable with respect
     to both (d|x - y|/dx = sign(x - y), with sign(0) = 0 as in PyTorch). Defaults: 3DGS's weight 0.8 and
-    zero ("same") padding; the SSIM options are kssim.ssim's (window="float32": fused-ssim's window, as in
-    3DGS's loss with fused-ssim). Returns a 0-dim tensor in the images' dtype.
+    zero ("same") padding; the SSIM options, padding among them, are kssim.ssim's (window="float32":
+    fused-ssim's window, as in 3DGS's loss with fused-ssim). Returns a 0-dim tensor in the images' dtype.
     """
     _check_images(img1, img2, (4, 5), _WIDE_DTYPES)  # the fused loss has no 16-bit kernels
-    window_size, sigma, k1, k2, data_range, same_padding, float32_window = _options(
+    window_size, sigma, k1, k2, data_range, padding, float32_window = _options(
         window_size, sigma, k1, k2, data_range, padding, window)
     if isinstance(l1_weight, bool) or not isinstance(l1_weight, (int, float)):  # its range is kssim's to check
         raise ValueError(f"kssim: l1_weight must be a number in [0, 1], got {l1_weight!r}")
     return torch.ops.kssim.l1_ssim_loss(img1, img2, float(l1_weight), window_size, sigma, k1, k2, data_range,
-                                        same_padding, _gradients(img1, img2), float32_window)
+                                        padding, _gradients(img1, img2), float32_window)
 
 
 def _check_reduction(reduction):
@@ -249,20 +254,21 @@ def masked_ssim(img1, img2, mask, *, mode="weights", window_size=11, sigma=1.5, 
     their neighbours' windows); mode="normalized": normalized convolution (mu = B(m x) / B(m), E[x^2] =
     B(m x^2) / B(m), E[xy] = B(m x y) / B(m), B the Gaussian window), so pixels of weight 0 never enter any
     window. A total weight of 0 gives NaN (with gradients 0). The other options are kssim.ssim's (the exact
-    window only). The mask's values are checked (one reduction and, on CUDA, a synchronisation; skipped under
-    torch.compile, where a value outside [0, 1] gives NaN).
+    window only; mode="normalized" takes "valid" or "same" padding, kssim's ValueError for the others). The
+    mask's values are checked (one reduction and, on CUDA, a synchronisation; skipped under torch.compile, where
+    a value outside [0, 1] gives NaN).
     """
     _check_reduction(reduction)
     if mode not in _MASK_MODES:
         raise ValueError(f"kssim: mode must be 'weights' or 'normalized', got {mode!r}")
     _check_images(img1, img2, (4, 5), _WIDE_DTYPES)
-    window_size, sigma, k1, k2, data_range, same_padding, _ = _options(window_size, sigma, k1, k2, data_range,
-                                                                       padding, "exact", ("exact",))
+    window_size, sigma, k1, k2, data_range, padding, _ = _options(window_size, sigma, k1, k2, data_range, padding,
+                                                                  "exact", ("exact",))
     mask = _checked_mask(mask, img1)
 
     def one(x, y, m):
         return torch.ops.kssim.masked_ssim(x, y, m, mode == "normalized", window_size, sigma, k1, k2, data_range,
-                                           same_padding, _gradients(x, y))
+                                           padding, _gradients(x, y))
 
     if reduction == "mean" or img1.shape[0] == 0:  # an empty batch: kssim's error, from one call of the whole
         return one(img1, img2, mask)
