@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """An independent SSIM in plain PyTorch, float64: a Gaussian window applied with conv2d / conv3d (zero
-padding for "same"), the SSIM formula on raw moments, autograd for the gradients. It shares nothing with
-kssim's kernels (separable passes, recentring, hand-written adjoints)."""
+padding for "same"; "reflect" and "replicate" pad the images with F.pad's modes of those names first), the
+SSIM formula on raw moments, autograd for the gradients. It shares nothing with kssim's kernels (separable
+passes, recentring, hand-written adjoints, gradients folded back from outside the image)."""
 
 import math
 
@@ -24,12 +25,18 @@ def gaussian(window_size, sigma, window="exact"):
 
 
 def blur_of(like, window_size=11, sigma=1.5, padding="valid", window="exact"):
-    """B: the Gaussian window applied to each channel of a tensor shaped like `like` (conv2d / conv3d)."""
+    """B: the Gaussian window applied to each channel of a tensor shaped like `like` (conv2d / conv3d). With
+    "reflect" or "replicate" each spatial axis is first extended by window_size // 2 on both sides by F.pad's
+    mode of that name (reflect: x[-1] = x[1]; replicate: x[-1] = x[0]); the window is then applied where it
+    fits, so the map has the image's size."""
     channels, dims = like.shape[1], like.dim() - 2
     g = gaussian(window_size, sigma, window).to(like.device)
     w = g[:, None] * g[None, :] if dims == 2 else g[:, None, None] * g[None, :, None] * g[None, None, :]
     w = w.expand(channels, 1, *w.shape).contiguous()
     conv = F.conv2d if dims == 2 else F.conv3d
+    if padding in ("reflect", "replicate"):
+        extend = (window_size // 2,) * (2 * dims)
+        return lambda t: conv(F.pad(t, extend, mode=padding), w, groups=channels)
     pad = window_size // 2 if padding == "same" else 0
     return lambda t: conv(t, w, padding=pad, groups=channels)
 
