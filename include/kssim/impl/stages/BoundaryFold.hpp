@@ -105,29 +105,62 @@ struct BoundaryFold {
                         : (std::size_t(nc) * g.oh + oh) * g.row_pitch + ow;
   }
 
+  // acc[k] += A_k(p) over the positions p that read pixel (d, h, w) of slice nc (see the top); K planes.
+  template <int K>
+  KOKKOS_INLINE_FUNCTION void sum_readers(int nc, int d, int h, int w, T (&acc)[4]) const {
+    const std::size_t plane = partials.plane_size;
+    for_each_reader(ad, d, true, [&](int pd) {
+      for_each_reader(ah, h, true, [&](int ph) {
+        for_each_reader(aw, w, whole || pd != d || ph != h, [&](int pw) {
+          // The map columns whose windows cover pw, and the tap of the first.
+          const int ow0 = Kokkos::max(0, pw + aw.pad - (aw.taps - 1)), ow1 = Kokkos::min(aw.len_out - 1, pw + aw.pad);
+          for_each_tap(ad, pd, [&](int od, int td) {
+            const T wd = g.volumetric ? window.weight[td] : T(1);
+            for_each_tap(ah, ph, [&](int oh, int th) {
+              const T wdh = wd * window.weight[th];
+              const T* row = partials.data() + partial_index(nc, od, oh, 0);
+              for (int ow = ow0; ow <= ow1; ++ow) {
+                const T wt = wdh * window.weight[pw + aw.pad - ow];
+                for (int k = 0; k < K; ++k) acc[k] += wt * row[k * plane + ow];
+              }
+            });
+          });
+        });
+      });
+    });
+  }
+
   KOKKOS_FUNCTION void operator()(long long e) const {
+    // One 64-bit division per pixel; a slice's frame is less than 2^30 pixels (Plan.hpp's fits_one_call), so
+    // the rest is 32-bit (64-bit divisions were most of this pass's time on hosts).
     const long long per_slice = frame();
     const int nc = int(e / per_slice);
-    long long r = e % per_slice;
+    int r = int(e - nc * per_slice);
+    const int fa = int(frame_a()), fb = int(frame_b());
     int d, h, w;
-    if (r < frame_a()) {
-      d = ad.band_pixel(int(r / ((long long)g.h * g.w)));
-      r %= (long long)g.h * g.w;
-      h = int(r / g.w);
-      w = int(r % g.w);
-    } else if ((r -= frame_a()) < frame_b()) {
+    if (r < fa) {
+      const int plane = g.h * g.w;
+      d = ad.band_pixel(r / plane);
+      r -= (r / plane) * plane;
+      h = r / g.w;
+      w = r - h * g.w;
+    } else if ((r -= fa) < fb) {
       const int per_plane = ah.band() * g.w;
-      d = ad.low_band() + int(r / per_plane);
-      r %= per_plane;
-      h = ah.band_pixel(int(r / g.w));
-      w = int(r % g.w);
+      const int q = r / per_plane;
+      d = ad.low_band() + q;
+      r -= q * per_plane;
+      const int b = r / g.w;
+      h = ah.band_pixel(b);
+      w = r - b * g.w;
     } else {
-      r -= frame_b();
+      r -= fb;
       const int per_plane = (g.h - ah.band()) * aw.band();
-      d = ad.low_band() + int(r / per_plane);
-      r %= per_plane;
-      h = ah.low_band() + int(r / aw.band());
-      w = aw.band_pixel(int(r % aw.band()));
+      const int q = r / per_plane;
+      d = ad.low_band() + q;
+      r -= q * per_plane;
+      const int row = r / aw.band();
+      h = ah.low_band() + row;
+      w = aw.band_pixel(r - row * aw.band());
     }
     const int n = nc / g.c, c = nc % g.c;
     if (save_only) {
@@ -139,24 +172,10 @@ struct BoundaryFold {
     constexpr int max_planes = 4;
     const int planes = wanted.count();
     T acc[max_planes] = {};
-    for_each_reader(ad, d, true, [&](int pd) {
-      for_each_reader(ah, h, true, [&](int ph) {
-        for_each_reader(aw, w, whole || pd != d || ph != h, [&](int pw) {
-          for_each_tap(ad, pd, [&](int od, int td) {
-            const T wd = g.volumetric ? window.weight[td] : T(1);
-            for_each_tap(ah, ph, [&](int oh, int th) {
-              const T wdh = wd * window.weight[th];
-              for_each_tap(aw, pw, [&](int ow, int tw) {
-                const T wt = wdh * window.weight[tw];
-                const std::size_t o = partial_index(nc, od, oh, ow);
-                for (int k = 0; k < max_planes; ++k)
-                  if (k < planes) acc[k] += wt * partials(k, o);
-              });
-            });
-          });
-        });
-      });
-    });
+    if (planes == 4)
+      sum_readers<4>(nc, d, h, w, acc);
+    else
+      sum_readers<3>(nc, d, h, w, acc);
     const T xs = to_compute<T>(x(n, c, d, h, w)) - shifts[2 * nc], ys = to_compute<T>(y(n, c, d, h, w)) - shifts[2 * nc + 1];
     const T factor = T(scale * upstream.value() * (slice_factors ? slice_factors[nc] : 1.0));
     const auto store = [&](O& gv, const O* saved, T v) {
