@@ -9,7 +9,8 @@
 // the L1 norm of the gradient of each run, to compare schedules at a glance. Arguments: `fused` times the
 // fused schedule only; `volumes` the three perf_tests volume shapes too, after the images; `masked` masked SSIM
 // (kssim::MaskedSSIM, both mask modes, a mask (N, 1, H, W) of values in [0, 1)) after SSIM, images only;
-// `shape=NxCxHxW` that image shape only (hosts: the 1080p shape alone takes a minute); `flushed` times
+// `shape=NxCxHxW` that image shape only (hosts: the 1080p shape alone takes a minute); `paddings=all` Reflect and
+// Replicate after Valid and Same (their cost over zero padding: the edge loads and BoundaryFold.hpp); `flushed` times
 // each step after a kernel that writes 256 MB (the L2 cache flushed), as kssim_perf_tests' us_flushed
 // (StepTiming.hpp: (flush + step) x 20 minus flush x 20, both back to back; A/B runs of kernel variants built
 // with -DKSSIM_TUNE_...: perf_tests/gpu/variant_sweep.sh).
@@ -28,7 +29,7 @@ using T = float;
 
 // Times every schedule (or the fused one) of one shape, both paddings, fwd and fwd+bwd, and prints a line each.
 template <int Rank>
-void sweep_shape(const std::array<int, Rank>& e, bool fused_only, bool flushed, bool masked) {
+void sweep_shape(const std::array<int, Rank>& e, bool fused_only, bool flushed, bool masked, bool all_paddings) {
   using Layout = Kokkos::LayoutRight;
   using Image = std::conditional_t<Rank == 4, Kokkos::View<T****, Layout, Exec::memory_space>,
                                    Kokkos::View<T*****, Layout, Exec::memory_space>>;
@@ -60,10 +61,12 @@ void sweep_shape(const std::array<int, Rank>& e, bool fused_only, bool flushed, 
   // metric 0: SSIM; 1, 2: masked SSIM with map weights, normalized statistics.
   const int metrics = Rank == 4 && masked ? 3 : 1;
   for (int metric = 0; metric < metrics; ++metric)
-  for (auto padding : {kssim::Padding::Valid, kssim::Padding::Same})
+  for (auto padding : {kssim::Padding::Valid, kssim::Padding::Same, kssim::Padding::Reflect, kssim::Padding::Replicate})
     for (auto sch : {kssim::Schedule::Stages, kssim::Schedule::Fused})
       for (int mode = 0; mode < 2; ++mode) {
         if (fused_only && sch != kssim::Schedule::Fused) continue;
+        const bool extending = padding == kssim::Padding::Reflect || padding == kssim::Padding::Replicate;
+        if (extending && (!all_paddings || metric == 2)) continue;
         if (metric == 2 && sch == kssim::Schedule::Fused) continue;  // normalized statistics: stages only
         try {
         kssim::Options o; o.padding = padding; o.schedule = sch;
@@ -83,7 +86,7 @@ void sweep_shape(const std::array<int, Rank>& e, bool fused_only, bool flushed, 
         double gsum = 0;
         if (mode) { const T* gp = g.data(); Kokkos::parallel_reduce(Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(std::size_t i, double& s) { s += Kokkos::fabs(gp[i]); }, gsum); }
         const char* metric_name = metric == 0 ? "" : metric == 1 ? " masked-weights" : " masked-normalized";
-        std::printf("%s%s %-5s %-6s %-7s %8.1f us  ssim %.6f |g| %.6e\n", shape.c_str(), metric_name,
+        std::printf("%s%s %-9s %-6s %-7s %8.1f us  ssim %.6f |g| %.6e\n", shape.c_str(), metric_name,
                     kssim::to_string(padding), kssim::to_string(sch), mode ? "fwd+bwd" : "fwd", us, value(), gsum);
         T* pg = g.data();  // zero it with a pointer-only kernel (Kokkos' own fill misbehaves under nvcc + mdspan)
         Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(std::size_t i) { pg[i] = T(0); });
@@ -93,22 +96,23 @@ void sweep_shape(const std::array<int, Rank>& e, bool fused_only, bool flushed, 
 
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard guard(argc, argv);
-  bool fused_only = false, flushed = false, volumes = false, masked = false;
+  bool fused_only = false, flushed = false, volumes = false, masked = false, all_paddings = false;
   std::string only;
   for (int i = 1; i < argc; ++i) {
     fused_only = fused_only || std::string(argv[i]) == "fused";
     flushed = flushed || std::string(argv[i]) == "flushed";
     volumes = volumes || std::string(argv[i]) == "volumes";
     masked = masked || std::string(argv[i]) == "masked";
+    all_paddings = all_paddings || std::string(argv[i]) == "paddings=all";
     if (std::string(argv[i]).rfind("shape=", 0) == 0) only = std::string(argv[i]).substr(6);
   }
   const std::array<int, 4> shapes[] = {{1, 3, 1080, 1920}, {64, 1, 128, 128}, {1, 3, 2160, 3840}, {8, 3, 512, 512}, {1, 1, 4096, 4096}};
   for (auto e : shapes) {
     const std::string name = std::to_string(e[0]) + "x" + std::to_string(e[1]) + "x" + std::to_string(e[2]) + "x" +
                              std::to_string(e[3]);
-    if (only.empty() || only == name) sweep_shape<4>(e, fused_only, flushed, masked);
+    if (only.empty() || only == name) sweep_shape<4>(e, fused_only, flushed, masked, all_paddings);
   }
   if (volumes)
     for (const std::array<int, 5> e : {std::array<int, 5>{1, 1, 128, 128, 128}, {2, 3, 96, 96, 96}, {1, 1, 256, 256, 256}})
-      sweep_shape<5>(e, fused_only, flushed, false);
+      sweep_shape<5>(e, fused_only, flushed, false, all_paddings);
 }
