@@ -32,9 +32,16 @@ struct Config {
 // look for memory and undefined-behaviour errors, which do not depend on the pairing; the default build runs
 // all four against the references. Under ASan the four took 386 s of the unit tests' run, the long pole of
 // CI's asan section (2 cores, 2026-12-05: `bin/kssim_unit_tests --gtest_print_time=1` in build/asan).
+// With KSSIM_TEST_GPU_CODE_PATHS (the gpu_paths program, which runs the GPU kernel variants on the host), three:
+// float in both layouts (contiguous rows take the fast paths, strided ones the general paths of the fixed-tap
+// kernels GPUs compile for float) and double in LayoutRight; double's strided paths run in the default
+// program, and on GPUs in every device run.
 template <class ExecSpace>
 #if defined(KSSIM_TEST_TWO_CONFIGS)
 using ConfigsFor = ::testing::Types<Config<ExecSpace, float, Kokkos::LayoutRight>, Config<ExecSpace, double, Kokkos::LayoutLeft>>;
+#elif defined(KSSIM_TEST_GPU_CODE_PATHS)
+using ConfigsFor = ::testing::Types<Config<ExecSpace, float, Kokkos::LayoutRight>, Config<ExecSpace, double, Kokkos::LayoutRight>,
+                                    Config<ExecSpace, float, Kokkos::LayoutLeft>>;
 #else
 using ConfigsFor = ::testing::Types<Config<ExecSpace, float, Kokkos::LayoutRight>, Config<ExecSpace, double, Kokkos::LayoutRight>,
                                     Config<ExecSpace, float, Kokkos::LayoutLeft>, Config<ExecSpace, double, Kokkos::LayoutLeft>>;
