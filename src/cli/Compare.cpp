@@ -47,10 +47,16 @@ std::string in_flag_names(std::string message) {
   return message;
 }
 
+// --padding's names, as kssim::to_string(Padding) spells them.
+Padding padding_named(const std::string& name) {
+  for (Padding p : {Padding::Valid, Padding::Same, Padding::Reflect, Padding::Replicate})
+    if (name == to_string(p)) return p;
+  throw UsageError("unknown --padding '" + name + "' (expected valid, same, reflect or replicate)");
+}
+
 Options validated_options(const CompareOptions& o) {
   Options opts;
-  if (o.padding != "valid" && o.padding != "same")
-    throw UsageError("unknown --padding '" + o.padding + "' (expected valid or same)");
+  opts.padding = padding_named(o.padding);
   if (o.dims != 2 && o.dims != 3) throw UsageError("--dims must be 2 or 3, got " + std::to_string(o.dims));
   if (!o.channel_axis.empty() && o.channel_axis != "first" && o.channel_axis != "last")
     throw UsageError("unknown --channel-axis '" + o.channel_axis + "' (expected first or last)");
@@ -65,10 +71,14 @@ Options validated_options(const CompareOptions& o) {
   if (!o.mask_mode.empty() && o.mask_mode != "weights" && o.mask_mode != "normalized")
     throw UsageError("unknown --mask-mode '" + o.mask_mode + "' (expected weights or normalized)");
   if (!o.mask_mode.empty() && o.mask.empty()) throw UsageError("--mask-mode needs --mask FILE");
+  // kssim::MaskedSSIM refuses this pair too, but only once the inputs are decoded.
+  if (o.mask_mode == "normalized" && (opts.padding == Padding::Reflect || opts.padding == Padding::Replicate))
+    throw UsageError("--mask-mode normalized takes --padding valid or same, not " + o.padding);
   if (o.metric == "ms-ssim") {
     if (!o.mask.empty()) throw UsageError("--mask is not available with --metric ms-ssim (masked MS-SSIM is not implemented)");
-    if (o.padding != "valid")
-      throw UsageError("--metric ms-ssim uses valid windows at every scale: --padding same is not available");
+    if (opts.padding != Padding::Valid)
+      throw UsageError("--metric ms-ssim uses valid windows at every scale: --padding " + o.padding +
+                       " is not available");
     if (!o.map.empty())
       throw UsageError("--metric ms-ssim has no map (it multiplies the means of five scales): --map is not available");
   }
@@ -77,7 +87,6 @@ Options validated_options(const CompareOptions& o) {
   opts.k1 = o.k1;
   opts.k2 = o.k2;
   opts.data_range = o.data_range;
-  opts.padding = o.padding == "valid" ? Padding::Valid : Padding::Same;
   opts.max_workspace_bytes = o.max_workspace;
   try {
     validate(opts);
@@ -164,6 +173,16 @@ void check_size(const std::vector<int>& extents, const Input& a, const Options& 
                          (a.axis == ChannelAxis::First && !a.info.is_image() && a.info.shape.size() > std::size_t(dims)
                               ? "; if the channels are the last axis, give --channel-axis last"
                               : ""));
+  }
+  // The library's rule (a mirror image reaches window_size / 2 pixels), checked here before any decoding.
+  if (opts.padding == Padding::Reflect) {
+    for (std::size_t i = 2; i < extents.size(); ++i)
+      if (extents[i] <= opts.window_size / 2)
+        throw UsageError("the inputs of shape " + io::shape_string(a.info.shape) + " are too small for --padding "
+                         "reflect with a " + std::to_string(opts.window_size) + "-pixel window: every " +
+                         (dims == 2 ? "H and W" : "D, H and W") + " must be > --window / 2 = " +
+                         std::to_string(opts.window_size / 2) + " (the mirror image reaches that far; use a smaller "
+                         "--window or --padding replicate)");
   }
 }
 

@@ -15,7 +15,7 @@ struct CompareOptions {
   std::string metric = "ssim";    // "ssim" or "ms-ssim"
   std::string mask;               // empty: no mask
   std::string mask_mode;          // "weights" or "normalized"; empty: weights (with --mask)
-  std::string padding = "valid";  // "valid" or "same"
+  std::string padding = "valid";  // "valid", "same", "reflect" or "replicate"
   int window = 11;
   double sigma = 1.5;
   double k1 = 0.01;

@@ -79,6 +79,12 @@ SSIM
                    Map pixel (y, x) is the window centred on input pixel (y + (w-1)/2, x + (w-1)/2):
                    the map starts (w-1)/2 pixels in from every edge (5 for the default window).
   --padding same:  zero padding outside the input; map pixel (y, x) is input pixel (y, x).
+  --padding reflect: the input mirrored about its edge pixels, which are not repeated
+                   (x[-1] = x[1], PyTorch's "reflect"; torchmetrics' SSIM); map pixel (y, x) is
+                   input pixel (y, x). Every spatial axis must be longer than --window / 2.
+  --padding replicate: the edge pixels repeated outward (x[-1] = x[0], MATLAB's ssim); map
+                   pixel (y, x) is input pixel (y, x).
+  --decompose (MPI) takes --padding valid or same only.
 
 METRICS
   --metric ssim    (default) SSIM as above.
@@ -89,8 +95,8 @@ METRICS
                    term (2 cov + C2) / (v1 + v2 + C2) of scales 1 to 4 and the mean SSIM of scale 5,
                    each clamped at 0 and raised to its weight, multiplied; then the mean over images
                    and channels. Valid windows at every scale: every spatial axis must be longer than
-                   (--window - 1) * 16 (160 for the default window). No --map, --padding same or
-                   --mask with it; --per-image, --per-channel, --grad-a/-b and --repeat work.
+                   (--window - 1) * 16 (160 for the default window). No --map, --mask or --padding
+                   other than valid with it; --per-image, --per-channel, --grad-a/-b, --repeat work.
 
 MASKS
   --mask FILE      masked SSIM. FILE (any input format; an integer image loads as samples / max)
@@ -104,8 +110,9 @@ MASKS
   --mask-mode normalized   the window statistics are masked too (normalized convolution:
                    mu = B(m x) / B(m), and likewise the second moments), so masked-out pixels
                    (missing data, a background) never enter a window, and with --padding same
-                   neither do the zeros outside the input. A window without any pixel of weight > 0
-                   has the map value 0 (its centre weighs 0, so it never counts).
+                   neither do the zeros outside the input (--padding valid or same only). A window
+                   without any pixel of weight > 0 has the map value 0 (its centre weighs 0, so it
+                   never counts).
   --map writes the map itself (unweighted). A mask that is 0 at every window centre is an error.
 
 ONE REFERENCE, MANY INPUTS

@@ -8,6 +8,7 @@
 #include "io/PngImage.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstring>
 
@@ -70,8 +71,11 @@ std::string map_description(bool mean, const Options& options) {
     d += " Valid padding: map pixel (x, y) is the window centred on input pixel (x + " +
          std::to_string((options.window_size - 1) / 2) + ", y + " + std::to_string((options.window_size - 1) / 2) +
          "), i.e. the map starts (window - 1) / 2 pixels in from every edge.";
-  else
-    d += " Same padding: map pixel (x, y) is input pixel (x, y).";
+  else {
+    std::string name = to_string(options.padding);  // same, reflect, replicate: a map of the input's size
+    name[0] = char(std::toupper(static_cast<unsigned char>(name[0])));
+    d += " " + name + " padding: map pixel (x, y) is input pixel (x, y).";
+  }
   return d;
 }
 

@@ -77,8 +77,10 @@ int main(int argc, char** argv) {
   compare->add_option("--mask-mode", o.mask_mode,
                       "weights (weighted mean of the map) or normalized (masked window statistics too)")
       ->type_name("weights|normalized");
-  compare->add_option("--padding", o.padding, "valid (map where the window fits) or same (zero padding)")
-      ->type_name("valid|same")
+  compare->add_option("--padding", o.padding,
+                      "valid (map where the window fits), or a map of the input's size: same (zero padding), "
+                      "reflect (mirrored about the edge pixels) or replicate (edge pixels repeated)")
+      ->type_name("valid|same|reflect|replicate")
       ->capture_default_str();
   compare->add_option("--window", o.window, "Gaussian window size, odd, 3 to 31")->type_name("N")->capture_default_str();
   compare->add_option("--sigma", o.sigma, "Gaussian standard deviation, > 0")->type_name("S")->capture_default_str();

@@ -135,8 +135,10 @@ void refuse_unsupported(const CompareOptions& o) {
     if (!path->empty() && fs::path(*path).extension() != ".npy") refuse("an output other than .npy ('" + *path + "')");
   for (const std::string& input : {o.a, o.b[0]})
     if (fs::path(input).extension() != ".npy") refuse("an input other than .npy ('" + input + "')");
+  // kssim::mpi takes valid or same padding only; refused here, with the other flags, before any file is read.
+  if (o.padding == "reflect" || o.padding == "replicate") refuse("--padding " + o.padding);
   if (o.padding != "valid" && o.padding != "same")
-    throw UsageError("--padding must be valid or same, got '" + o.padding + "'");
+    throw UsageError("unknown --padding '" + o.padding + "' (expected valid, same, reflect or replicate)");
   if (o.dims != 2 && o.dims != 3) throw UsageError("--dims must be 2 or 3");
   if (o.repeat_given && o.repeat < 1) throw UsageError("--repeat must be >= 1");
 }
