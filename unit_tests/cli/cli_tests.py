@@ -134,7 +134,10 @@ def normalized(shape, dims):
 
 
 # ------------------------------------------------------------------------------------------------------------
-# values: mean, map and per-image means against NumPy, 2D and 3D, both paddings, both dtypes, option sweeps.
+# values: mean, map and per-image means against NumPy, 2D and 3D, every padding, both dtypes, option sweeps.
+PADDINGS = ("valid", "same", "reflect", "replicate")
+
+
 def check_central_differences(ctx, f, a, b, grad_a, grad_b, g, trials, tag=""):
     """The CLI's gradients against central differences (step 1e-6) of the reference f(a, b) at `trials`
     random elements (drawn with the generator g) of both inputs."""
@@ -157,7 +160,7 @@ def group_values(ctx):
         dict(window=3, sigma=0.8, k1=0.0, k2=0.03, data_range=255.0),
     ]
     for dtype, atol in ((np.float64, 1e-10), (np.float32, 2e-5)):
-        for padding in ("valid", "same"):
+        for padding in PADDINGS:
             for i, kw in enumerate(sweeps):
                 a, b = pair((2, 3, 24, 20), dtype, seed=10 + i, scale=kw["data_range"])
                 pa, pb = ctx.save_npy("va.npy", a), ctx.save_npy("vb.npy", b)
@@ -167,6 +170,7 @@ def group_values(ctx):
                 j = ctx.ok_json("compare", *args, "--per-image", "--map", m)
                 ref = ssim_map(a, b, padding=padding, **kw)
                 tag = "%s %s %s" % (np.dtype(dtype).name, padding, kw)
+                ctx.check(j["padding"] == padding, "JSON padding %s: %r" % (tag, j["padding"]))
                 ctx.check(abs(j["ssim"] - ref.mean()) < atol, "mean %s: %r vs %r" % (tag, j["ssim"], ref.mean()))
                 got = np.load(m)
                 ctx.check(got.dtype == dtype and got.shape == ref.shape, "map dtype/shape %s: %s %s" % (tag, got.dtype, got.shape))
@@ -181,7 +185,7 @@ def group_values(ctx):
                           "plain output %s must be the shortest round-trip decimal: %r vs %r" % (tag, plain, j["ssim"]))
     # Volumes.
     for dtype, atol in ((np.float64, 1e-10), (np.float32, 2e-5)):
-        for padding in ("valid", "same"):
+        for padding in PADDINGS:
             a, b = pair((1, 2, 12, 13, 14), dtype, seed=3)
             pa, pb = ctx.save_npy("va3.npy", a), ctx.save_npy("vb3.npy", b)
             m = ctx.path("vmap3.npy")
@@ -191,6 +195,19 @@ def group_values(ctx):
             ctx.check(abs(j["ssim"] - ref.mean()) < atol, "3D mean %s %s" % (padding, np.dtype(dtype).name))
             got = np.load(m)
             ctx.check(got.shape == ref.shape and close(got, ref, atol), "3D map %s %s" % (padding, np.dtype(dtype).name))
+    # Reflect at its smallest extents (window // 2 + 1 along one axis), replicate below the window's reach.
+    for padding, shape, window in (("reflect", (1, 2, 6, 23), 11), ("reflect", (3, 4, 9), 7),
+                                   ("replicate", (2, 1, 3, 17), 11), ("replicate", (1, 1, 1, 9), 5)):
+        a, b = pair(shape, np.float64, seed=4)
+        pa, pb = ctx.save_npy("vs_a.npy", a), ctx.save_npy("vs_b.npy", b)
+        m = ctx.path("vs_map.npy")
+        j = ctx.ok_json("compare", pa, pb, "--padding", padding, "--window", window, "--map", m)
+        ref = ssim_map(a.reshape(normalized(shape, 2)), b.reshape(normalized(shape, 2)), window=window,
+                       padding=padding)
+        tag = "%s %s window %d" % (padding, shape, window)
+        ctx.check(abs(j["ssim"] - ref.mean()) < 1e-10, "mean %s: %r vs %r" % (tag, j["ssim"], ref.mean()))
+        got = np.load(m)
+        ctx.check(got.shape == shape and close(got.reshape(ref.shape), ref, 1e-10), "map %s" % tag)
     # Identical inputs give 1.
     a, _ = pair((1, 1, 16, 16), np.float64, seed=5)
     pa = ctx.save_npy("same.npy", a)
@@ -222,6 +239,11 @@ def group_grads(ctx):
     fd_check((13, 14), 2, "valid", 11, 3, "2D (H, W)")
     fd_check((1, 1, 9, 10, 11), 3, "valid", 5, 4, "3D valid")
     fd_check((9, 10, 11), 3, "same", 3, 5, "3D same (D, H, W)")
+    fd_check((2, 2, 16, 15), 2, "reflect", 7, 11, "2D reflect")
+    fd_check((6, 14), 2, "reflect", 11, 12, "2D reflect, H just above window // 2")
+    fd_check((2, 13, 14), 2, "replicate", 11, 13, "2D replicate, (C, H, W)")
+    fd_check((1, 1, 9, 10, 11), 3, "reflect", 5, 14, "3D reflect")
+    fd_check((3, 10, 11), 3, "replicate", 7, 15, "3D replicate, D below the window's reach")
 
     # float32 gradients: float32 files of the right shape, close to the float64 ones.
     a, b = pair((1, 3, 20, 21), np.float64, seed=7)
@@ -233,17 +255,26 @@ def group_grads(ctx):
     ctx.check(r32.dtype == np.float32 and r32.shape == a.shape, "float32 gradient dtype/shape")
     ctx.check(close(r32, r64, atol=1e-3 * np.abs(r64).max()), "float32 gradient close to float64")
 
-    # --max-workspace: a volume split into slabs gives the unsplit results (float64: to rounding).
+    # --max-workspace: a volume split into slabs gives the unsplit results (float64: to rounding), also where
+    # the slabs at the field's ends read past it (reflect, replicate).
     wa_arr, wb_arr = pair((1, 1, 40, 18, 17), np.float64, seed=9)
     wa, wb = ctx.save_npy("ws_a.npy", wa_arr), ctx.save_npy("ws_b.npy", wb_arr)
-    whole = ctx.ok_json("compare", wa, wb, "--dims", 3, "--grad-a", ctx.path("ws_g0.npy"), "--map", ctx.path("ws_m0.npy"))
-    split = ctx.ok_json("compare", wa, wb, "--dims", 3, "--max-workspace", "150KB", "--grad-a", ctx.path("ws_g1.npy"),
-                        "--map", ctx.path("ws_m1.npy"))
-    ctx.check(abs(whole["ssim"] - split["ssim"]) < 1e-13, "--max-workspace: mean %r vs %r" % (split["ssim"], whole["ssim"]))
-    g0, g1 = np.load(ctx.path("ws_g0.npy")), np.load(ctx.path("ws_g1.npy"))
-    ctx.check(np.abs(g1 - g0).max() <= 1e-12 * np.abs(g0).max(), "--max-workspace: gradient differs from the unsplit one")
-    ctx.check(np.abs(np.load(ctx.path("ws_m1.npy")) - np.load(ctx.path("ws_m0.npy"))).max() < 1e-13,
-              "--max-workspace: map differs from the unsplit one")
+    for padding in PADDINGS:
+        args = ("--dims", 3, "--padding", padding)
+        whole = ctx.ok_json("compare", wa, wb, *args, "--grad-a", ctx.path("ws_g0.npy"), "--map", ctx.path("ws_m0.npy"))
+        split = ctx.ok_json("compare", wa, wb, *args, "--max-workspace", "150KB", "--grad-a", ctx.path("ws_g1.npy"),
+                            "--map", ctx.path("ws_m1.npy"))
+        ctx.check(abs(whole["ssim"] - split["ssim"]) < 1e-13,
+                  "--max-workspace %s: mean %r vs %r" % (padding, split["ssim"], whole["ssim"]))
+        g0, g1 = np.load(ctx.path("ws_g0.npy")), np.load(ctx.path("ws_g1.npy"))
+        ctx.check(np.abs(g1 - g0).max() <= 1e-12 * np.abs(g0).max(),
+                  "--max-workspace %s: gradient differs from the unsplit one" % padding)
+        ctx.check(np.abs(np.load(ctx.path("ws_m1.npy")) - np.load(ctx.path("ws_m0.npy"))).max() < 1e-13,
+                  "--max-workspace %s: map differs from the unsplit one" % padding)
+        if padding != "valid":
+            ref = ssim_map(wa_arr, wb_arr, padding=padding, dims=3).mean()
+            ctx.check(abs(whole["ssim"] - ref) < 1e-10, "--max-workspace %s: mean %r vs NumPy %r"
+                      % (padding, whole["ssim"], ref))
     d = ctx.fresh_dir("ws_small")
     ctx.fails("--max-workspace too small for one row", "compare", wa, wb, "--dims", 3, "--max-workspace", 100,
               "--map", os.path.join(d, "m.npy"), out_dir=d)
@@ -560,7 +591,9 @@ def group_errors(ctx):
     ctx.check("--data-range" in err and "finite" in err, "[data range message] got %r" % err)
     err = f("both k zero, named as the options", "compare", A, B, "--k1", 0, "--k2", 0, *outs)
     ctx.check("--k1 and --k2" in err, "[k message] got %r" % err)
-    expect("unknown padding", A, B, "--padding", "reflect")
+    expect("unknown padding", A, B, "--padding", "mirror")
+    err = f("unknown padding, the four named", "compare", A, B, "--padding", "Reflect", *outs)
+    ctx.check("valid, same, reflect or replicate" in err, "[padding message] got %r" % err)
     expect("bad dims", A, B, "--dims", 4)
     expect("zero repeat", A, B, "--repeat", 0)
     f("map extension", "compare", A, B, "--map", os.path.join(d, "m.jpg"))
@@ -575,6 +608,16 @@ def group_errors(ctx):
     expect("dtype mismatch", A, ctx.save_npy("e_f64.npy", b32.astype(np.float64)))
     small = ctx.save_npy("e_small.npy", np.zeros((8, 8), np.float32))
     expect("smaller than the window", small, small)
+    # A mirror image reaches window // 2 pixels: reflect needs every spatial extent above it, replicate nothing.
+    thin = ctx.save_npy("e_thin.npy", pair((5, 30), np.float32, seed=6)[0])
+    err = f("thinner than reflect's reach", "compare", thin, thin, "--padding", "reflect", *outs)
+    ctx.check("--padding reflect" in err and "(5, 30)" in err, "[reflect size message] got %r" % err)
+    expect("thinner than reflect's reach, window 17", small, small, "--padding", "reflect", "--window", 17)
+    vol_thin = ctx.save_npy("e_vol_thin.npy", np.zeros((3, 16, 16), np.float32))
+    expect("volume thinner than reflect's reach", vol_thin, vol_thin, "--dims", 3, "--padding", "reflect",
+           "--window", 7)
+    ctx.check(abs(float(ctx.ok("compare", thin, thin, "--padding", "replicate")) - 1) < 1e-6,
+              "replicate takes thin inputs")
     vol = ctx.save_npy("e_vol.npy", np.zeros((6, 16, 16), np.float32))
     expect("volume shallower than the window", vol, vol, "--dims", 3)
     one_d = ctx.save_npy("e_1d.npy", np.zeros(64, np.float32))
@@ -1127,7 +1170,10 @@ def group_msssim(ctx):
     ctx.fails("unknown metric", "compare", pa, pb, "--metric", "psnr", out_dir=d)
     ctx.fails("ms-ssim --map", "compare", pa, pb, "--metric", "ms-ssim", "--window", 3, "--map",
               os.path.join(d, "m.npy"), out_dir=d)
-    ctx.fails("ms-ssim same", "compare", pa, pb, "--metric", "ms-ssim", "--window", 3, "--padding", "same", out_dir=d)
+    for padding in ("same", "reflect", "replicate"):
+        err = ctx.fails("ms-ssim " + padding, "compare", pa, pb, "--metric", "ms-ssim", "--window", 3, "--padding",
+                        padding, out_dir=d)
+        ctx.check("--padding " + padding in err, "ms-ssim %s: %r" % (padding, err))
     ctx.fails("ms-ssim --mask", "compare", pa, pb, "--metric", "ms-ssim", "--window", 3, "--mask", pa, out_dir=d)
 
 
@@ -1156,7 +1202,8 @@ def group_masks(ctx):
     for name, mask in masks.items():
         pm = ctx.save_npy("mk_mask.npy", mask)
         for mode in ("weights", "normalized"):
-            for padding in ("valid", "same"):
+            # Normalized convolution takes valid and same padding only (an error below).
+            for padding in PADDINGS if mode == "weights" else ("valid", "same"):
                 tag = "%s %s %s" % (name, mode, padding)
                 m = ctx.path("mk_map.npy")
                 j = ctx.ok_json("compare", pa, pb, "--mask", pm, "--mask-mode", mode, "--padding", padding,
@@ -1220,6 +1267,9 @@ def group_masks(ctx):
                         ("missing mask file", ["--mask", ctx.path("no_such_mask.npy")]),
                         ("--mask-mode without --mask", ["--mask-mode", "weights"]),
                         ("unknown --mask-mode", ["--mask", pm, "--mask-mode", "soft"]),
+                        ("normalized with reflect", ["--mask", pm, "--mask-mode", "normalized", "--padding", "reflect"]),
+                        ("normalized with replicate",
+                         ["--mask", pm, "--mask-mode", "normalized", "--padding", "replicate"]),
                         ("mask is an output", ["--mask", os.path.join(d, "m.npy")])):
         err = ctx.fails(label, "compare", pa, pb, *args, *outs, out_dir=d)
         if label == "mask above 1":

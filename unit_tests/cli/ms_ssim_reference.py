@@ -33,7 +33,7 @@ def ms_ssim_per_channel(a, b, window=11, sigma=1.5, k1=0.01, k2=0.03, data_range
     c1, c2 = _constants(k1, k2, data_range)
     result = np.ones(a.shape[:2])
     for k, w in enumerate(weights):
-        blur = lambda x: _blur(x, taps, axes, False)  # noqa: E731
+        blur = lambda x: _blur(x, taps, axes, "valid")  # noqa: E731
         mu1, mu2 = blur(a), blur(b)
         v1, v2, cov = blur(a * a) - mu1 ** 2, blur(b * b) - mu2 ** 2, blur(a * b) - mu1 * mu2
         cs = (2 * cov + c2) / (v1 + v2 + c2)
@@ -57,8 +57,7 @@ def masked_ssim_parts(a, b, mask, mode="weights", window=11, sigma=1.5, k1=0.01,
     m = np.broadcast_to(np.asarray(mask, dtype=np.float64), a.shape)
     taps = gaussian_window(window, sigma)
     axes = list(range(a.ndim - dims, a.ndim))
-    same = padding == "same"
-    blur = lambda x: _blur(x, taps, axes, same)  # noqa: E731
+    blur = lambda x: _blur(x, taps, axes, padding)  # noqa: E731
     c1, c2 = _constants(k1, k2, data_range)
     if mode == "weights":
         norm = 1.0
@@ -75,7 +74,7 @@ def masked_ssim_parts(a, b, mask, mode="weights", window=11, sigma=1.5, k1=0.01,
         ssim_map = (2 * mu1 * mu2 + c1) * (2 * cov + c2) / ((mu1 ** 2 + mu2 ** 2 + c1) * (v1 + v2 + c2))
     if mode != "weights":
         ssim_map = np.where(norm > 0, ssim_map, 0.0)
-    r = 0 if same else window // 2
+    r = window // 2 if padding == "valid" else 0
     centre = tuple([slice(None)] * (a.ndim - dims) + [slice(r, r + s) for s in ssim_map.shape[a.ndim - dims:]])
     return ssim_map, m[centre]
 

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-"""An independent NumPy SSIM in float64 for the kssim CLI tests: Gaussian window, valid or zero ("same")
-padding, over the last 2 (images) or 3 (volumes) axes of (N, C, [D,] H, W) arrays."""
+"""An independent NumPy SSIM in float64 for the kssim CLI tests: Gaussian window, valid, zero ("same"),
+"reflect" (np.pad's reflect: x[-1] = x[1]) or "replicate" (np.pad's edge: x[-1] = x[0]) padding, over the
+last 2 (images) or 3 (volumes) axes of (N, C, [D,] H, W) arrays."""
 import numpy as np
 
 
@@ -10,13 +11,16 @@ def gaussian_window(size, sigma):
     return w / w.sum()
 
 
-def _blur(x, taps, axes, same):
+_PAD_MODES = {"same": "constant", "reflect": "reflect", "replicate": "edge"}
+
+
+def _blur(x, taps, axes, padding):
     r = len(taps) // 2
     for axis in axes:
-        if same:
+        if padding != "valid":
             pad = [(0, 0)] * x.ndim
             pad[axis] = (r, r)
-            x = np.pad(x, pad)
+            x = np.pad(x, pad, mode=_PAD_MODES[padding])
         n_out = x.shape[axis] - len(taps) + 1
         acc = np.zeros(x.shape[:axis] + (n_out,) + x.shape[axis + 1 :])
         for k, w in enumerate(taps):
@@ -33,8 +37,7 @@ def ssim_map(a, b, window=11, sigma=1.5, k1=0.01, k2=0.03, data_range=1.0, paddi
     b = np.asarray(b, dtype=np.float64)
     taps = gaussian_window(window, sigma)
     axes = list(range(a.ndim - dims, a.ndim))
-    same = padding == "same"
-    blur = lambda x: _blur(x, taps, axes, same)  # noqa: E731
+    blur = lambda x: _blur(x, taps, axes, padding)  # noqa: E731
     mu1, mu2 = blur(a), blur(b)
     s11 = blur(a * a) - mu1 * mu1
     s22 = blur(b * b) - mu2 * mu2

@@ -52,11 +52,12 @@ def compare(d, a, b, dims, extra, ranks, grid, dtype):
         check(err <= bar and x.dtype == y.dtype, f"{what}: {k} error {err:.2e} (bar {bar:.0e}), shape {y.shape}")
 
 
-def expect_error(d, args, ranks, what, outputs=(), tool=None):
+def expect_error(d, args, ranks, what, outputs=(), tool=None, says=""):
+    """`says`: text the error line must contain."""
     r = run(args, ranks, tool)
     lines = [l for l in r.stderr.splitlines() if l.startswith("kssim: error:")]
     left = [o for o in outputs if os.path.exists(o) or os.path.exists(o + ".kssim-partial")]
-    check(r.returncode == 2 and len(lines) == 1 and r.stdout == "" and not left,
+    check(r.returncode == 2 and len(lines) == 1 and r.stdout == "" and not left and all(says in l for l in lines),
           f"np {ranks} {what}: exit {r.returncode}, {len(lines)} error line(s) {lines}, files left {left}")
 
 
@@ -88,6 +89,11 @@ with tempfile.TemporaryDirectory() as d:
                  "a missing input", [out])
     expect_error(d, [pa, ib, "--dims", "3", "--decompose", "1x1x2", "--grad-a", out], 2, "B of another shape", [out])
     expect_error(d, [pa, pb, "--dims", "3", "--decompose", "1x1x2", "--per-image"], 2, "an unsupported flag")
+    for padding in ("reflect", "replicate"):  # kssim::mpi takes valid and same padding only
+        expect_error(d, [pa, pb, "--dims", "3", "--decompose", "1x1x2", "--padding", padding, "--map", out], 2,
+                     f"--padding {padding}", [out], says=f"--padding {padding} is not supported with --decompose")
+    expect_error(d, [pa, pb, "--dims", "3", "--decompose", "1x1x2", "--padding", "mirror"], 2, "an unknown --padding",
+                 says="expected valid, same, reflect or replicate")
     ha, hb = os.path.join(d, "ha.npy"), os.path.join(d, "hb.npy")  # float16: read as stored, so refused
     np.save(ha, img_a.astype("float16"))
     np.save(hb, img_b.astype("float16"))
