@@ -105,50 +105,51 @@ TYPED_TEST(PaddingModes, GradientsMatchFiniteDifferences) {
   }
 }
 
-// The fused L1 + SSIM loss takes SSIM's padding: its gradient is the L1 term's plus SSIM's folded one.
-TYPED_TEST(PaddingModes, L1SsimLossFoldsItsSsimGradient) {
-  using T = typename TypeParam::value_type;
-  typename TypeParam::execution_space exec;
-  const Shape s{1, 2, 1, 21, 30};
+namespace {
+
+// For both extending modes: value = call(a, b, g1, g2, options) against `sign` times the reference's SSIM (plus 1
+// for a loss, sign -1) and the gradients against `sign` times the reference's.
+template <class C, class Call>
+void expect_signed_ssim(const Shape& s, unsigned seed, double sign, const Call& call) {
+  using T = typename C::value_type;
   for (Outside outside : extending_modes) {
     const ReferenceOptions ro = extending(outside);
-    const auto x = rounded<T>(random_image(s, 3500, 0, 1)), y = rounded<T>(noisy_copy(x, 3501, 0.1));
-    const ReferenceResult ref = reference_ssim(s, x, y, ro, true);
-    const auto a = to_view<TypeParam, 4>("a", s, x), b = to_view<TypeParam, 4>("b", s, y);
-    auto g1 = make_view<TypeParam, 4>("g1", s);
-    auto g2 = make_view<TypeParam, 4>("g2", s);
-    kssim::L1SsimOptions lo;
-    lo.ssim = to_options(ro);
-    lo.l1_weight = 0;  // SSIM's part alone: loss = 1 - SSIM, its gradient minus SSIM's
-    const double loss = kssim::l1_ssim_loss_grad(exec, a, b, g1, g2, lo);
-    EXPECT_NEAR(loss, 1 - ref.mean, value_tolerance<T>());
-    auto negated = [](std::vector<double> v) {
-      for (double& e : v) e = -e;
-      return v;
-    };
-    EXPECT_LE(relative_l2_error(from_view(g1, s), negated(ref.grad1)), gradient_tolerance<T>());
-    EXPECT_LE(relative_l2_error(from_view(g2, s), negated(ref.grad2)), gradient_tolerance<T>());
+    const auto x = rounded<T>(random_image(s, seed, 0, 1)), y = rounded<T>(noisy_copy(x, seed + 1, 0.1));
+    ReferenceResult ref = reference_ssim(s, x, y, ro, true);
+    const auto a = to_view<C, 4>("a", s, x), b = to_view<C, 4>("b", s, y);
+    auto g1 = make_view<C, 4>("g1", s);
+    auto g2 = make_view<C, 4>("g2", s);
+    const double v = call(a, b, g1, g2, to_options(ro));
+    EXPECT_NEAR(v, sign > 0 ? ref.mean : 1 - ref.mean, value_tolerance<T>());
+    for (auto* grad : {&ref.grad1, &ref.grad2})
+      for (double& e : *grad) e *= sign;
+    EXPECT_LE(relative_l2_error(from_view(g1, s), ref.grad1), gradient_tolerance<T>());
+    EXPECT_LE(relative_l2_error(from_view(g2, s), ref.grad2), gradient_tolerance<T>());
   }
+}
+
+}  // namespace
+
+// The fused L1 + SSIM loss takes SSIM's padding: its gradient is the L1 term's plus SSIM's folded one (the L1
+// weight 0: loss = 1 - SSIM, its gradient minus SSIM's).
+TYPED_TEST(PaddingModes, L1SsimLossFoldsItsSsimGradient) {
+  typename TypeParam::execution_space exec;
+  expect_signed_ssim<TypeParam>(Shape{1, 2, 1, 21, 30}, 3500, -1, [&](auto a, auto b, auto g1, auto g2, auto o) {
+    kssim::L1SsimOptions lo;
+    lo.ssim = o;
+    lo.l1_weight = 0;
+    return kssim::l1_ssim_loss_grad(exec, a, b, g1, g2, lo);
+  });
 }
 
 // Map weights of all ones weigh every map pixel once: masked SSIM is SSIM, gradients included.
 TYPED_TEST(PaddingModes, MaskWeightsOfOneGiveSsim) {
-  using T = typename TypeParam::value_type;
   typename TypeParam::execution_space exec;
   const Shape s{1, 2, 1, 19, 26};
-  for (Outside outside : extending_modes) {
-    const ReferenceOptions ro = extending(outside);
-    const auto x = rounded<T>(random_image(s, 3600, 0, 1)), y = rounded<T>(noisy_copy(x, 3601, 0.1));
-    const ReferenceResult ref = reference_ssim(s, x, y, ro, true);
-    const auto a = to_view<TypeParam, 4>("a", s, x), b = to_view<TypeParam, 4>("b", s, y);
-    const auto mask = to_view<TypeParam, 4>("mask", s, std::vector<double>(s.size(), 1.0));
-    auto g1 = make_view<TypeParam, 4>("g1", s);
-    auto g2 = make_view<TypeParam, 4>("g2", s);
-    const double v = kssim::masked_ssim_grad(exec, a, b, mask, kssim::MaskMode::Weights, g1, g2, to_options(ro));
-    EXPECT_NEAR(v, ref.mean, value_tolerance<T>());
-    EXPECT_LE(relative_l2_error(from_view(g1, s), ref.grad1), gradient_tolerance<T>());
-    EXPECT_LE(relative_l2_error(from_view(g2, s), ref.grad2), gradient_tolerance<T>());
-  }
+  const auto mask = to_view<TypeParam, 4>("mask", s, std::vector<double>(s.size(), 1.0));
+  expect_signed_ssim<TypeParam>(s, 3600, 1, [&](auto a, auto b, auto g1, auto g2, auto o) {
+    return kssim::masked_ssim_grad(exec, a, b, mask, kssim::MaskMode::Weights, g1, g2, o);
+  });
 }
 
 TYPED_TEST(PaddingModes, RejectsWhatTheModesCannotDo) {

@@ -252,6 +252,19 @@ class Plan {
                        const GradientTargets<O>& out, const BackwardTerms& terms, double count) const;
   // Reflect and Replicate padding: the gradients of the positions outside the image, added to the pixels they
   // read (BoundaryFold.hpp), after either schedule's backward.
+  // The images, the gradients and their factors, in a kernel that stores gradients.
+  template <class Kernel>
+  void set_gradient_targets(Kernel& k, const InputArray<S>& x, const InputArray<S>& y, const GradientTargets<O>& out,
+                            const BackwardTerms& terms, double count) const {
+    k.x = x;
+    k.y = y;
+    k.grad1 = out.grad1;
+    k.grad2 = out.grad2;
+    k.shifts = shifts_.data();
+    k.upstream = out.upstream;
+    k.slice_factors = terms.slice_factors;
+    k.scale = out.scale / count;
+  }
   // `save`: 16-bit gradients that accumulate keep their values at the frame for it, before the backward.
   void fold_boundary(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
                      const GradientTargets<O>& out, const BackwardTerms& terms, double count,
@@ -414,17 +427,10 @@ template <int K, bool L1>
 void Plan<ExecSpace, T, Term, S, O>::backward_planes(const ExecSpace& exec, const InputArray<S>& x,
                                                      const InputArray<S>& y, const GradientTargets<O>& out,
                                                      const BackwardTerms& terms, double count) const {
+  fold_boundary(exec, x, y, out, terms, count, true);  // 16-bit gradients that accumulate: keep the frame's values
   // What both schedules' last kernel reads: the images, the gradients it writes and their factors.
-  fold_boundary(exec, x, y, out, terms, count, true);
   const auto set_gradient_inputs = [&](auto& k) {
-    k.x = x;
-    k.y = y;
-    k.grad1 = out.grad1;
-    k.grad2 = out.grad2;
-    k.shifts = shifts_.data();
-    k.upstream = out.upstream;
-    k.slice_factors = terms.slice_factors;
-    k.scale = out.scale / count;
+    set_gradient_targets(k, x, y, out, terms, count);
     k.l1_scale = terms.l1_scale / double(g_.input_size());
     k.accumulate = out.accumulate;
     k.window = constants_.reversed;
@@ -483,14 +489,7 @@ void Plan<ExecSpace, T, Term, S, O>::fold_boundary(const ExecSpace& exec, const 
   k.save_only = save;
   k.partials = plane_array(partials_);
   k.wanted = wanted_;
-  k.x = x;
-  k.y = y;
-  k.grad1 = out.grad1;
-  k.grad2 = out.grad2;
-  k.shifts = shifts_.data();
-  k.upstream = out.upstream;
-  k.slice_factors = terms.slice_factors;
-  k.scale = out.scale / count;
+  set_gradient_targets(k, x, y, out, terms, count);
   k.window = constants_.window;
   boundary_fold(exec, k);
 }

@@ -83,22 +83,30 @@ struct BoundaryFold {
   }
   KOKKOS_INLINE_FUNCTION long long frame() const { return frame_a() + frame_b() + frame_c(); }
 
-  // Calls f(p) for every position p != i of the axis that reads pixel i, then f(i) when `self`.
-  template <class F>
-  KOKKOS_INLINE_FUNCTION void for_each_reader(const FoldAxis& a, int i, bool self, const F& f) const {
-    for (int p = -a.before(); p < 0; ++p)
-      if (g.source(p, a.n) == i) f(p);
-    for (int p = a.n; p < a.n + a.after(); ++p)
-      if (g.source(p, a.n) == i) f(p);
-    if (self) f(i);
+  // The positions of the axis that read pixel i into p[], the others first, then i itself when `self`; returns
+  // their count. Under Reflect one position at each end at most (p = -i, p = 2 (n - 1) - i), under Replicate
+  // the whole margin at an end pixel (Geometry::source). Plain loops over these lists, not nested lambdas: the
+  // host compiler left those as calls, and they were most of this pass's time.
+  static constexpr int max_readers = 2 * (max_window_size / 2) + 1;
+  KOKKOS_INLINE_FUNCTION int readers(const FoldAxis& a, int i, bool self, int (&p)[max_readers]) const {
+    const int n = a.n;
+    int count = 0;
+    if (g.padding == Padding::Reflect) {
+      if (i >= 1 && i <= a.before()) p[count++] = -i;
+      if (i <= n - 2 && i >= n - 1 - a.after()) p[count++] = 2 * (n - 1) - i;
+    } else {
+      if (i == 0)
+        for (int q = -a.before(); q < 0; ++q) p[count++] = q;
+      if (i == n - 1)
+        for (int q = n; q < n + a.after(); ++q) p[count++] = q;
+    }
+    if (self) p[count++] = i;
+    return count;
   }
 
-  // Taps t of the axis whose map position o = p + pad - t lies in the map: f(o, t).
-  template <class F>
-  KOKKOS_INLINE_FUNCTION static void for_each_tap(const FoldAxis& a, int p, const F& f) {
-    const int t0 = Kokkos::max(0, p + a.pad - (a.len_out - 1)), t1 = Kokkos::min(a.taps - 1, p + a.pad);
-    for (int t = t0; t <= t1; ++t) f(p + a.pad - t, t);
-  }
+  // The map positions o = p + pad - t of the axis whose windows cover position p: [first, last], tap t = p + pad - o.
+  KOKKOS_INLINE_FUNCTION static int first_covering(const FoldAxis& a, int p) { return Kokkos::max(0, p + a.pad - (a.taps - 1)); }
+  KOKKOS_INLINE_FUNCTION static int last_covering(const FoldAxis& a, int p) { return Kokkos::min(a.len_out - 1, p + a.pad); }
 
   KOKKOS_INLINE_FUNCTION std::size_t partial_index(int nc, int od, int oh, int ow) const {
     return g.volumetric ? ((std::size_t(nc) * g.od + od) * g.oh + oh) * g.ow + ow
@@ -109,25 +117,36 @@ struct BoundaryFold {
   template <int K>
   KOKKOS_INLINE_FUNCTION void sum_readers(int nc, int d, int h, int w, T (&acc)[4]) const {
     const std::size_t plane = partials.plane_size;
-    for_each_reader(ad, d, true, [&](int pd) {
-      for_each_reader(ah, h, true, [&](int ph) {
-        for_each_reader(aw, w, whole || pd != d || ph != h, [&](int pw) {
-          // The map columns whose windows cover pw, and the tap of the first.
-          const int ow0 = Kokkos::max(0, pw + aw.pad - (aw.taps - 1)), ow1 = Kokkos::min(aw.len_out - 1, pw + aw.pad);
-          for_each_tap(ad, pd, [&](int od, int td) {
-            const T wd = g.volumetric ? window.weight[td] : T(1);
-            for_each_tap(ah, ph, [&](int oh, int th) {
-              const T wdh = wd * window.weight[th];
-              const T* row = partials.data() + partial_index(nc, od, oh, 0);
-              for (int ow = ow0; ow <= ow1; ++ow) {
-                const T wt = wdh * window.weight[pw + aw.pad - ow];
-                for (int k = 0; k < K; ++k) acc[k] += wt * row[k * plane + ow];
+    int pd[max_readers], ph[max_readers], pw[max_readers];
+    const int nd = readers(ad, d, true, pd), nh = readers(ah, h, true, ph);
+    for (int a = 0; a < nd; ++a)
+      for (int b = 0; b < nh; ++b) {
+        // The pixel's own position is the backward's (unless `whole`): the last of each list.
+        const int nw = readers(aw, w, whole || a < nd - 1 || b < nh - 1, pw);
+        for (int c = 0; c < nw; ++c) {
+          const int ow0 = first_covering(aw, pw[c]), ow1 = last_covering(aw, pw[c]);
+          const T* wt = &window.weight[pw[c] + aw.pad - ow0];  // the tap of column ow0 + j is wt[-j]
+          for (int od = first_covering(ad, pd[a]); od <= last_covering(ad, pd[a]); ++od) {
+            const T wd = g.volumetric ? window.weight[pd[a] + ad.pad - od] : T(1);
+            for (int oh = first_covering(ah, ph[b]); oh <= last_covering(ah, ph[b]); ++oh) {
+              const T wdh = wd * window.weight[ph[b] + ah.pad - oh];
+              const T* row = partials.data() + partial_index(nc, od, oh, ow0);
+              // Four columns' loads issued before their products: a GPU thread then waits on one load latency
+              // per four columns rather than per column.
+              int j = 0;
+              for (; j + 4 <= ow1 - ow0 + 1; j += 4) {
+                T v[K][4];
+                for (int k = 0; k < K; ++k)
+                  for (int u = 0; u < 4; ++u) v[k][u] = row[k * plane + j + u];
+                for (int u = 0; u < 4; ++u)
+                  for (int k = 0; k < K; ++k) acc[k] += wdh * wt[-(j + u)] * v[k][u];
               }
-            });
-          });
-        });
-      });
-    });
+              for (; j <= ow1 - ow0; ++j)
+                for (int k = 0; k < K; ++k) acc[k] += wdh * wt[-j] * row[k * plane + j];
+            }
+          }
+        }
+      }
   }
 
   KOKKOS_FUNCTION void operator()(long long e) const {
