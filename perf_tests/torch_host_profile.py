@@ -93,8 +93,7 @@ def main():
         gen = torch.Generator(device=device).manual_seed(1)
         x = torch.rand(shape, device=device, generator=gen).requires_grad_(True)
         y = torch.rand(shape, device=device, generator=gen)
-        same = padding == "same"
-        options = (11, 1.5, 0.01, 0.03, 1.0, same, False)
+        options = (11, 1.5, 0.01, 0.03, 1.0, kssim.functional._PADDINGS[padding], False)
 
         def fwd():
             with torch.no_grad():

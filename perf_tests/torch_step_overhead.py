@@ -17,7 +17,7 @@ import torch
 import kssim
 
 ops = torch.ops.kssim
-OPTIONS = (11, 1.5, 0.01, 0.03, 1.0, True, False)  # window .. data_range, same padding, per_image
+OPTIONS = (11, 1.5, 0.01, 0.03, 1.0, 1, False)  # window .. data_range, padding code 1 (same), per_image
 
 
 class PythonFunction(torch.autograd.Function):
