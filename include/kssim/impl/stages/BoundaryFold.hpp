@@ -85,8 +85,8 @@ struct BoundaryFold {
 
   // The positions of the axis that read pixel i into p[], the others first, then i itself when `self`; returns
   // their count. Under Reflect one position at each end at most (p = -i, p = 2 (n - 1) - i), under Replicate
-  // the whole margin at an end pixel (Geometry::source). Plain loops over these lists, not nested lambdas: the
-  // host compiler left those as calls, and they were most of this pass's time.
+  // the whole margin at an end pixel (Geometry::source). Plain loops walk these lists (nested lambdas, one per
+  // axis, were left as calls by the host compiler).
   static constexpr int max_readers = 2 * (max_window_size / 2) + 1;
   KOKKOS_INLINE_FUNCTION int readers(const FoldAxis& a, int i, bool self, int (&p)[max_readers]) const {
     const int n = a.n;
@@ -151,7 +151,7 @@ struct BoundaryFold {
 
   KOKKOS_FUNCTION void operator()(long long e) const {
     // One 64-bit division per pixel; a slice's frame is less than 2^30 pixels (Plan.hpp's fits_one_call), so
-    // the rest is 32-bit (64-bit divisions were most of this pass's time on hosts).
+    // the rest is 32-bit (a 64-bit division costs several 32-bit ones on hosts and GPUs).
     const long long per_slice = frame();
     const int nc = int(e / per_slice);
     int r = int(e - nc * per_slice);
