@@ -46,6 +46,10 @@ def test_value_and_both_gradients_match_the_float64_reference(device, dtype, cas
 @pytest.mark.parametrize("reduction", ["mean", "none"])
 @pytest.mark.parametrize("shape,options", [((2, 2, 9, 10), {"window_size": 5, "sigma": 1.2}),
                                            ((2, 2, 9, 10), {"window_size": 5, "padding": "same"}),
+                                           ((1, 2, 7, 9), {"window_size": 5, "sigma": 1.2, "padding": "reflect"}),
+                                           ((1, 2, 7, 9), {"window_size": 5, "sigma": 1.2, "padding": "replicate"}),
+                                           ((1, 1, 4, 5, 6), {"window_size": 3, "sigma": 0.7, "padding": "reflect"}),
+                                           ((1, 1, 4, 5, 6), {"window_size": 3, "sigma": 0.7, "padding": "replicate"}),
                                            ((1, 2, 5, 6, 7), {"window_size": 3, "sigma": 0.7})])
 def test_gradcheck_float64(device, shape, options, reduction):
     a, b = random_pair(shape, torch.float64, device, seed=3)
