@@ -140,22 +140,79 @@ def test_cuda_graph_capture_without_warm_up_raises_a_clear_error():
     assert abs(kssim.fused_ssim(a, b).item() - expected.item()) <= TOLERANCE[torch.float32][0]
 
 
-def test_torch_compile_reduce_overhead_matches_eager():
-    a, b = random_pair((1, 3, 48, 64), torch.float32, "cuda", seed=28)
+# Every metric's operator goes through the same cache entry; one loss per metric.
+_LOSSES = {
+    "ssim": lambda x, y, m: 1 - kssim.fused_ssim(x, y),
+    "l1_ssim_loss": lambda x, y, m: kssim.l1_ssim_loss(x, y),
+    "ms_ssim": lambda x, y, m: 1 - kssim.ms_ssim(x, y),
+    "masked_ssim": lambda x, y, m: 1 - kssim.masked_ssim(x, y, m),
+}
+
+
+@pytest.mark.parametrize("metric", sorted(_LOSSES))
+def test_cuda_graph_capture_after_eager_use_on_the_default_stream(metric):
+    """A trainer that evaluates eagerly on the default stream and then captures the same shapes: the
+    workspace made on the legacy default stream (which cannot join a capture) moves to a stream of kssim's
+    own; the replays give the eager results bitwise, eager calls after the capture still do, and no second
+    workspace is made."""
+    kssim.clear_cache()
+    loss_fn = _LOSSES[metric]
+    a, b = random_pair((1, 3, 176, 168), torch.float32, "cuda", seed=30)
+    mask = torch.rand((1, 1, 176, 168), device="cuda", generator=torch.Generator("cuda").manual_seed(31))
+
+    def step(x):
+        x.grad = None
+        loss = loss_fn(x, b, mask)
+        loss.backward()
+        return loss
+
+    def eager(values):
+        x = values.clone().requires_grad_(True)
+        loss = step(x)
+        return loss.detach().clone(), x.grad.clone()
+
+    assert torch.cuda.current_stream() == torch.cuda.default_stream()
+    first_loss, first_grad = eager(a)  # eager, on the legacy default stream
+    created = _library.cache_stats().created
+    x = a.clone().requires_grad_(True)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_loss = step(x)
+    for seed in (32, 33):
+        new, _ = random_pair((1, 3, 176, 168), torch.float32, "cuda", seed=seed)
+        with torch.no_grad():
+            x.copy_(new)
+        graph.replay()
+        expected_loss, expected_grad = eager(new)  # the default stream again, now forked onto kssim's
+        torch.cuda.synchronize()
+        assert torch.equal(static_loss, expected_loss)
+        assert torch.equal(x.grad, expected_grad)
+    again_loss, again_grad = eager(a)
+    assert torch.equal(again_loss, first_loss) and torch.equal(again_grad, first_grad)
+    assert _library.cache_stats().created == created
+
+
+def test_torch_compile_default_then_reduce_overhead():
+    """torch.compile's default mode runs kssim eagerly on the default stream; reduce-overhead then captures
+    the same shapes with CUDA graphs. Both give the eager values."""
+    kssim.clear_cache()
+    a, b = random_pair((2, 3, 48, 64), torch.float32, "cuda", seed=34)
 
     def loss_fn(x, y):
         return 0.8 * (x - y).abs().mean() + 0.2 * (1 - kssim.fused_ssim(x, y))
 
-    compiled = torch.compile(loss_fn, mode="reduce-overhead")
-    for step in range(4):  # warm-up, recording, replays
-        x = (a + 0.01 * step).requires_grad_(True)
-        loss = compiled(x, b)
-        loss.backward()
-        eager_x = (a + 0.01 * step).requires_grad_(True)
-        eager = loss_fn(eager_x, b)
-        eager.backward()
-        assert abs(loss.item() - eager.item()) <= 1e-6
-        assert relative_l2(x.grad, eager_x.grad) <= 1e-6
+    for mode in ("default", "reduce-overhead"):
+        torch._dynamo.reset()
+        compiled = torch.compile(loss_fn, mode=mode)
+        for step in range(4):  # reduce-overhead: warm-up, recording, replays
+            x = (a + 0.01 * step).requires_grad_(True)
+            loss = compiled(x, b)
+            loss.backward()
+            eager_x = (a + 0.01 * step).requires_grad_(True)
+            eager = loss_fn(eager_x, b)
+            eager.backward()
+            assert abs(loss.item() - eager.item()) <= 1e-6, mode
+            assert relative_l2(x.grad, eager_x.grad) <= 1e-6, mode
 
 
 def test_calls_from_two_streams_share_one_workspace_in_order():

@@ -99,10 +99,16 @@ class Workspace {
   // data). `upstream` points at one value in the device's memory, of `upstream_dtype` (Float32 or Float64:
   // read where it is, e.g. in the incoming gradient tensor), or is null for 1.
   virtual void backward(const void* upstream, Dtype upstream_dtype, const Strided& grad1, const Strided& grad2) = 0;
+  // Later calls run on `stream` (CUDA keys; prepare_stream() made its Kokkos instance outside any CUDA graph
+  // capture). The caller orders the hand-over (StreamOrder.hpp's fork and join).
+  virtual void move_to_stream(void* stream) = 0;
 };
 
 // `stream`: the cudaStream_t its kernels run on (CUDA keys), null on the host.
 std::unique_ptr<Workspace> make_workspace(const ProblemKey& key, void* stream);
+// Makes the Kokkos instance of `stream` (a cudaStream_t) now, so that a workspace can move there while a CUDA
+// graph is being captured, when an instance cannot be made (it allocates). Nothing to do without CUDA.
+void prepare_stream(void* stream);
 
 // SSIMULACRA2 against one cached reference (kssim::Ssimulacra2Reference): images are float32 (N, 3, H, W),
 // sRGB in [0, 1], any positive strides, in the memory of the device it was made for.

@@ -5,8 +5,6 @@
 
 #include <c10/util/Exception.h>
 
-#include <cstdlib>
-#include <cstring>
 #include <map>
 
 #if defined(KSSIM_TORCH_CUDA)
@@ -66,14 +64,7 @@ bool is_capturing(void* stream) {
   return status != cudaStreamCaptureStatusNone;
 }
 
-void* home_stream_for(void* current, int device) {
-  static const bool own = [] {
-    const char* v = std::getenv("KSSIM_TORCH_HOME_STREAM");
-    TORCH_CHECK(!v || !std::strcmp(v, "caller") || !std::strcmp(v, "own"),
-                "kssim: KSSIM_TORCH_HOME_STREAM must be 'caller' or 'own', got '", v, "'");
-    return v && !std::strcmp(v, "own");
-  }();
-  if (current || !own) return current;
+void* own_stream(int device) {
   static std::map<int, cudaStream_t> streams;  // never destroyed: workspaces may outlive any owner (callers hold
                                                // the cache's mutex)
   auto it = streams.find(device);
@@ -93,7 +84,7 @@ OnHomeStream::OnHomeStream(void* home, void* current, std::unique_ptr<StreamEven
 void OnHomeStream::join() {}
 OnHomeStream::~OnHomeStream() = default;
 bool is_capturing(void*) { return false; }
-void* home_stream_for(void* current, int) { return current; }
+void* own_stream(int) { return nullptr; }
 #endif
 
 }  // namespace kssim::torch_binding

@@ -44,11 +44,9 @@ class OnHomeStream {
 // Whether `stream` (a cudaStream_t; null on the host) is capturing a CUDA graph.
 bool is_capturing(void* stream);
 
-// The home stream of a workspace first called from `current` on CUDA device `device`: `current` itself,
-// unless that is the legacy default stream (null) and KSSIM_TORCH_HOME_STREAM=own, in which case a stream
-// of kssim's own for that device (made once, never destroyed). The legacy default stream cannot join a CUDA
-// graph capture, so with "own" a workspace first used on it can still be captured later, at the price of
-// the fork and join on every call from the default stream. Default "caller" (no events on the common path).
-void* home_stream_for(void* current, int device);
+// A stream of kssim's own on CUDA device `device` (made on first use, never destroyed): where a workspace made
+// on the legacy default stream, which cannot join a CUDA graph capture, moves when a capture first calls it
+// (TorchOps.cpp, entry_for).
+void* own_stream(int device);
 
 }  // namespace kssim::torch_binding

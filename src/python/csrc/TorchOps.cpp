@@ -30,7 +30,7 @@
 // The autograd formula of ssim is SsimAutograd.cpp; the Python package (src/python/kssim) registers both
 // operators' fake kernels. Every operator takes float32_window last (default False). Tensors are read and
 // written in place, ordered on PyTorch's current CUDA stream (StreamOrder.hpp), without synchronisation; CUDA
-// graph capture works once a call of the same problem ran outside the capture, on a stream of its own.
+// graph capture works once a call of the same problem ran outside the capture.
 
 #include "Bridge.hpp"
 #include "StreamOrder.hpp"
@@ -281,18 +281,28 @@ ProblemKey make_key(const Placement& p, const at::Tensor& img, std::int64_t wind
 
 // The cache entry of `key` for a call on `p`'s stream. A workspace is made outside CUDA graph captures only
 // (it allocates, and its first kernels initialise it); inside one, its kernels join the capture from their
-// home stream, which therefore must not be the legacy default stream (it cannot take part in a capture).
+// home stream. The legacy default stream cannot take part in a capture: a workspace made there moves, when a
+// capture first calls it, to a stream of kssim's own (forked and joined from then on, eager calls too), whose
+// Kokkos instance and events were made at its first call, since a capture allows no allocation. The move
+// needs no wait: a capture runs nothing, and each replay is ordered by the stream it is launched on.
 CacheEntry& entry_for(WorkspaceCache& cache, const ProblemKey& key, const Placement& p, const at::Tensor& img) {
   const bool capturing = is_capturing(p.stream);
   TORCH_CHECK(!capturing || cache.contains(key),
               "kssim: the first call for these images (", describe(img),
-              ") is inside a CUDA graph capture; run it once before capturing (on a side stream, as "
-              "torch.cuda.graph's documentation warms up), so that its workspace exists");
-  CacheEntry& e = cache.entry(key, img.options(), home_stream_for(p.stream, p.index));
-  TORCH_CHECK(!capturing || e.home_stream != nullptr,
-              "kssim: these images' workspace was made on the default CUDA stream, which cannot join a CUDA "
-              "graph capture; warm up on a side stream (with torch.cuda.stream(torch.cuda.Stream()): ...) before "
-              "capturing, as torch.cuda.graph's documentation does, or call kssim.clear_cache() and warm up again");
+              ") is inside a CUDA graph capture; run it once before capturing, so that its workspace exists");
+  CacheEntry& e = cache.entry(key, img.options(), p.stream);
+  if (p.device == Device::Cuda && e.home_stream == nullptr) {
+    if (!e.capture_home) {  // not capturing: the entry was made by a call outside any capture
+      void* side = own_stream(p.index);
+      prepare_stream(side);
+      if (!e.events) e.events = std::make_unique<StreamEvents>();
+      e.capture_home = side;
+    }
+    if (capturing) {
+      e.workspace->move_to_stream(e.capture_home);
+      e.home_stream = e.capture_home;
+    }
+  }
   return e;
 }
 
@@ -512,7 +522,7 @@ at::Tensor ssimulacra2_op(const at::Tensor& reference, const at::Tensor& distort
     auto it = entries.find(place.index);
     if (it == entries.end()) {
       Ssimulacra2Entry fresh;
-      fresh.home_stream = home_stream_for(place.stream, place.index);
+      fresh.home_stream = place.stream;
       fresh.scorer = make_ssimulacra2(place.device, fresh.home_stream);
       it = entries.emplace(place.index, std::move(fresh)).first;
     }

@@ -141,6 +141,18 @@ class SsimWorkspace final : public Workspace {
   }
   double* upstream_slot() override { return upstream_.data(); }
 
+  void move_to_stream(void* stream) override {
+#if defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (std::is_same_v<Exec, Kokkos::Cuda>) {
+      exec_ = cuda_instance(stream);
+      loss_.set_execution_space_instance(exec_);
+      return;
+    }
+#endif
+    (void)stream;
+    throw std::logic_error("kssim: internal error: only CUDA workspaces move between streams");
+  }
+
   void backward(const void* upstream, Dtype upstream_dtype, const Strided& grad1, const Strided& grad2) override {
     const auto g1 = view_of<T, Rank, Mem>(grad1);
     const auto g2 = view_of<T, Rank, Mem>(grad2);
@@ -262,6 +274,14 @@ std::unique_ptr<Workspace> make_on(const Exec& exec, const ProblemKey& key) {
 }
 
 }  // namespace
+
+void prepare_stream(void* stream) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  cuda_instance(stream);
+#else
+  (void)stream;
+#endif
+}
 
 std::unique_ptr<Workspace> make_workspace(const ProblemKey& key, void* stream) {
   if (key.device == Device::Host) return make_on(HostSpace(), key);

@@ -45,6 +45,9 @@ struct CacheEntry {
   std::unique_ptr<Workspace> workspace;
   void* home_stream = nullptr;  // the cudaStream_t its kernels run on (StreamOrder.hpp); null on the host
   std::unique_ptr<StreamEvents> events;  // made on the first call from another stream
+  // A CUDA workspace made on the legacy default stream: the stream it moves to if a CUDA graph capture calls
+  // it, whose Kokkos instance and events exist from its first call on (TorchOps.cpp, entry_for).
+  void* capture_home = nullptr;
   // One double of the workspace's (upstream_slot), as a 0-dim tensor made once (from_blob asks the driver):
   // an incoming gradient the kernels cannot read in place (16-bit, integer), converted.
   at::Tensor upstream;

@@ -58,6 +58,13 @@ class TrainingObject {
 
   const std::array<int, Rank>& extents() const { return extents_; }
 
+  // The instance the object's kernels run on, and a way to move later calls to another instance of the same
+  // space (e.g. another CUDA stream of the same device). The object keeps its workspace; the caller orders
+  // the hand-over: work queued on the old instance must be done, or waited for on the new one, before the
+  // new one runs (an event, or old.fence()).
+  const ExecutionSpace& execution_space_instance() const { return exec_; }
+  void set_execution_space_instance(const ExecutionSpace& exec) { exec_ = exec; }
+
   // The value of the last forward(), copied to the host (synchronises).
   double value_on_host() const {
     return host_value(exec_, derived().value(), (std::string(name_) + "::value_on_host").c_str());
