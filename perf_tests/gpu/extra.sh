@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The measurements beyond perf_tests/gpu/run's own steps (its "extra" hook, run from the repository copy):
 #   peers/                     fused-ssim's and pytorch-msssim's own suites against kssim (peer_suites.sh)
-#   host_profile_caller        torch_host_profile.py: the binding's host time per layer
+#   host_profile               torch_host_profile.py: the binding's host time per layer
+#   metrics                    time_metrics.py: every metric through PyTorch against the C++ time of the same
+#                              kernels (run's bench-cpp.json: KSSIM_GPU_BENCH_FILTER must include them) and
+#                              MS-SSIM against pytorch-msssim's
 #   training_steps             time_training_step.py: a 3DGS training step, kssim against fused-ssim
 #   chain_<n>.json             with KSSIM_GPU_EXTRA_SWEEPS=1: the fused schedule's fwd and fwd+bwd with
 #                              KSSIM_TUNE_FUSED_FORWARD_CHAIN=n (n = 1 to 6 and 8 tiles per forward team; the
@@ -99,8 +102,9 @@ if [ -n "$variant_pid" ]; then
   }
   step variants variant_ab
 fi
-step host_profile_caller env KSSIM_TORCH_HOME_STREAM=caller python3 perf_tests/torch_host_profile.py \
-  --json "$out/host_profile_caller.json"
+step host_profile python3 perf_tests/torch_host_profile.py --json "$out/host_profile.json"
+step metrics python3 perf_tests/time_metrics.py --kssim-json "$out/../bench-cpp.json" --json "$out/metrics.json" \
+  --csv "$out/metrics.csv"
 step training_steps python3 perf_tests/time_training_step.py --csv "$out/training_steps.csv" \
   --json "$out/training_steps.json"
 exit 0
