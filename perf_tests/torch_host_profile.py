@@ -93,7 +93,9 @@ def main():
         gen = torch.Generator(device=device).manual_seed(1)
         x = torch.rand(shape, device=device, generator=gen).requires_grad_(True)
         y = torch.rand(shape, device=device, generator=gen)
-        options = (11, 1.5, 0.01, 0.03, 1.0, kssim.functional._PADDINGS[padding], False)
+        # fused_ssim's options as the operators take them (its float32 window), built as the package builds them.
+        options = kssim.functional._operand("ssim", kssim.functional._options(11, 1.5, 0.01, 0.03, 1.0, padding,
+                                                                              "float32"))
 
         def fwd():
             with torch.no_grad():
@@ -101,7 +103,7 @@ def main():
 
         def op_fwd():
             with torch.no_grad():
-                ops.ssim.default(x, y, *options, 0, True)
+                ops.ssim.default(x, y, options, 0, False)
 
         def fwd_bwd():
             x.grad = None
@@ -109,13 +111,13 @@ def main():
 
         def op_fwd_bwd():
             x.grad = None
-            ops.ssim.default(x, y, *options, 1, True).backward()
+            ops.ssim.default(x, y, options, 1, False).backward()
 
         one = torch.ones((), device=device)
-        ops.ssim.default(x.detach(), y, *options, 1, True)
+        ops.ssim.default(x.detach(), y, options, 1, False)
 
         def op_bwd():
-            ops.ssim_backward.default(one, x.detach(), y, *options, 1, True)
+            ops.ssim_backward.default(one, x.detach(), y, options, 1, False)
 
         cases = [("fused_ssim.fwd", fwd), ("op.fwd", op_fwd), ("fused_ssim.fwd+bwd", fwd_bwd),
                  ("op.fwd+bwd", op_fwd_bwd), ("op.bwd", op_bwd)]

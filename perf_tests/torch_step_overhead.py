@@ -17,19 +17,20 @@ import torch
 import kssim
 
 ops = torch.ops.kssim
-OPTIONS = (11, 1.5, 0.01, 0.03, 1.0, 1, False)  # window .. data_range, padding code 1 (same), per_image
+# kssim.ssim's options with same padding, as the operators take them (built as the package builds them).
+OPTIONS = kssim.functional._operand("ssim", kssim.functional._options(11, 1.5, 0.01, 0.03, 1.0, "same", "exact"))
 
 
 class PythonFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, y):
         ctx.save_for_backward(x, y)
-        return ops.ssim(x, y, *OPTIONS, 1)
+        return ops.ssim(x, y, OPTIONS, 1, False)
 
     @staticmethod
     def backward(ctx, grad):
         x, y = ctx.saved_tensors
-        return ops.ssim_backward(grad, x, y, *OPTIONS, 1)[0], None
+        return ops.ssim_backward(grad, x, y, OPTIONS, 1, False)[0], None
 
 
 def main():
@@ -43,8 +44,8 @@ def main():
     one = torch.ones(())
 
     def raw():
-        ops.ssim(a, b, *OPTIONS, 1)
-        ops.ssim_backward(one, a, b, *OPTIONS, 1)
+        ops.ssim(a, b, OPTIONS, 1, False)
+        ops.ssim_backward(one, a, b, OPTIONS, 1, False)
 
     def step(f):
         def run():
@@ -54,7 +55,7 @@ def main():
 
     cases = {"operators, no autograd": raw,
              "kssim.fused_ssim (the package)": step(lambda: kssim.fused_ssim(x, b)),
-             "operator with its registered autograd": step(lambda: ops.ssim(x, b, *OPTIONS, 1)),
+             "operator with its registered autograd": step(lambda: ops.ssim(x, b, OPTIONS, 1, False)),
              "operators in a Python autograd.Function": step(lambda: PythonFunction.apply(x, b)),
              "PyTorch (x * b).mean() step, for scale": step(lambda: (x * b).mean())}
     print(f"kssim {kssim.__version__} ({kssim.build_info()}), torch {torch.__version__}")

@@ -44,3 +44,19 @@ def random_pair(shape, dtype, device, seed, correlation=0.7):
     a = torch.rand(shape, generator=gen, dtype=torch.float64)
     b = correlation * a + (1 - correlation) * torch.rand(shape, generator=gen, dtype=torch.float64)
     return a.to(device=device, dtype=dtype), b.to(device=device, dtype=dtype)
+
+
+# The options of direct operator calls, by name: kssim.ssim's defaults, padding code 0 (valid), the exact
+# window, and each metric's own (l1_weight, normalized, MS-SSIM's weights).
+OPERAND_DEFAULTS = {"window_size": 11, "sigma": 1.5, "k1": 0.01, "k2": 0.03, "data_range": 1.0, "padding": 0,
+                    "float32_window": 0, "l1_weight": 0.8, "normalized": 0,
+                    "weights": [0.0448, 0.2856, 0.3001, 0.2363, 0.1333]}
+
+
+def operand(metric, **options):
+    """The options operand of torch.ops.kssim's `metric` operators ("ssim", "l1_ssim_loss", "ms_ssim",
+    "masked_ssim"), built as the package builds it: by the names the operators give (_option_names)."""
+    from kssim import functional
+    values = {**OPERAND_DEFAULTS, **options}
+    values["weights"] = list(values["weights"])
+    return functional._operand(metric, values)

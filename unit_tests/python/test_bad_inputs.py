@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import kssim
+from conftest import operand
 from kssim import _library
 
 GOOD = (1, 3, 16, 16)
@@ -54,17 +55,17 @@ def test_fused_ssim_takes_4d_only():
 
 def test_the_operators_check_their_arguments_too():
     """Direct calls of torch.ops.kssim (bypassing the Python checks) raise, never crash."""
-    ops = torch.ops.kssim
+    ops, options = torch.ops.kssim, operand("ssim")
     with pytest.raises(TypeError, match="float32, float64, float16 or bfloat16"):
-        ops.ssim(_img(dtype=torch.int64), _img(dtype=torch.int64), 11, 1.5, 0.01, 0.03, 1.0, 0, False, 0)
+        ops.ssim(_img(dtype=torch.int64), _img(dtype=torch.int64), options, 0, False)
     with pytest.raises(ValueError, match="window_size"):
-        ops.ssim(_img(), _img(), 4, 1.5, 0.01, 0.03, 1.0, 0, False, 0)
+        ops.ssim(_img(), _img(), operand("ssim", window_size=4), 0, False)
     with pytest.raises(ValueError, match="window_size 11"):
-        ops.ssim(_img((1, 1, 8, 30)), _img((1, 1, 8, 30)), 11, 1.5, 0.01, 0.03, 1.0, 0, False, 0)
+        ops.ssim(_img((1, 1, 8, 30)), _img((1, 1, 8, 30)), options, 0, False)
     with pytest.raises(ValueError, match="same shape"):
-        ops.ssim(_img(), _img((1, 3, 16, 17)), 11, 1.5, 0.01, 0.03, 1.0, 0, False, 0)
+        ops.ssim(_img(), _img((1, 3, 16, 17)), options, 0, False)
     with pytest.raises(ValueError, match="grad"):
-        ops.ssim_backward(torch.ones(5), _img(), _img(), 11, 1.5, 0.01, 0.03, 1.0, 0, True, 1)
+        ops.ssim_backward(torch.ones(5), _img(), _img(), options, 1, True)
 
 
 @pytest.mark.skipif(_library.HAS_CUDA, reason="this build has CUDA")
@@ -73,10 +74,10 @@ def test_cuda_tensors_without_a_cuda_build():
     CPU-only PyTorch cannot make CUDA tensors; with a CUDA PyTorch, kssim.ssim says the same."""
     keys = torch._C.DispatchKeySet(torch._C.DispatchKey.CUDA)
     with pytest.raises(RuntimeError, match="built without CUDA"):
-        torch.ops.kssim.ssim.default.redispatch(keys, _img(), _img(), 11, 1.5, 0.01, 0.03, 1.0, 0, False, 0)
+        torch.ops.kssim.ssim.default.redispatch(keys, _img(), _img(), operand("ssim"), 0, False)
     with pytest.raises(RuntimeError, match="built without CUDA"):
-        torch.ops.kssim.ssim_backward.default.redispatch(keys, torch.ones(()), _img(), _img(), 11, 1.5, 0.01, 0.03,
-                                                         1.0, 0, False, 1)
+        torch.ops.kssim.ssim_backward.default.redispatch(keys, torch.ones(()), _img(), _img(), operand("ssim"), 1,
+                                                         False)
     if torch.cuda.is_available():
         with pytest.raises(RuntimeError, match="built without CUDA"):
             kssim.ssim(_img(device="cuda"), _img(device="cuda"))

@@ -9,11 +9,9 @@ import pytest
 import torch
 
 import kssim
-from conftest import TOLERANCE, random_pair, relative_l2
+from conftest import TOLERANCE, operand, random_pair, relative_l2
 from kssim import _library
 from reference_ssim import ssim
-
-OPTIONS = (11, 1.5, 0.01, 0.03, 1.0)  # window_size, sigma, k1, k2, data_range
 
 
 def reference_loss_and_gradients(img1, img2, l1_weight=0.8, padding="same", **options):
@@ -90,10 +88,11 @@ def test_opcheck(device, padding):
     a, b = random_pair((2, 2, 16, 17), torch.float64, device, seed=1)
     a.requires_grad_(True)
     b.requires_grad_(True)
-    torch.library.opcheck(torch.ops.kssim.l1_ssim_loss.default, (a, b, 0.8, *OPTIONS, padding, 3))
+    options = operand("l1_ssim_loss", padding=padding)
+    torch.library.opcheck(torch.ops.kssim.l1_ssim_loss.default, (a, b, options, 3, False))
     grad = torch.ones((), dtype=a.dtype, device=device)
     torch.library.opcheck(torch.ops.kssim.l1_ssim_loss_backward.default,
-                          (grad, a.detach(), b.detach(), 0.8, *OPTIONS, padding, 1))
+                          (grad, a.detach(), b.detach(), options, 1, False))
 
 
 def test_torch_compile_fullgraph_matches_eager(device):
@@ -129,7 +128,7 @@ def test_bad_weights_raise(device, l1_weight):
         kssim.l1_ssim_loss(a, b, l1_weight=l1_weight)
     if isinstance(l1_weight, float):  # the operator checks too, for direct calls
         with pytest.raises(ValueError, match="l1_weight"):
-            torch.ops.kssim.l1_ssim_loss(a, b, l1_weight, *OPTIONS, 1, 0)
+            torch.ops.kssim.l1_ssim_loss(a, b, operand("l1_ssim_loss", padding=1, l1_weight=l1_weight), 0, False)
 
 
 def test_bad_images_raise():

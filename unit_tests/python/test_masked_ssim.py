@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import kssim
-from conftest import TOLERANCE, random_pair, relative_l2
+from conftest import TOLERANCE, operand, random_pair, relative_l2
 import reference_ssim as ref
 
 
@@ -98,7 +98,11 @@ def test_opcheck(device):
     img1, img2 = random_pair((1, 2, 12, 12), torch.float64, device, seed=7)
     mask = random_mask((1, 1, 12, 12), device, seed=7)
     img1.requires_grad_(True)
-    torch.library.opcheck(torch.ops.kssim.masked_ssim, (img1, img2, mask, True, 5, 1.5, 0.01, 0.03, 1.0, 0, 1))
+    options = operand("masked_ssim", window_size=5, normalized=1)
+    torch.library.opcheck(torch.ops.kssim.masked_ssim, (img1, img2, mask, options, 1, False))
+    grad = torch.ones((), dtype=img1.dtype, device=device)
+    torch.library.opcheck(torch.ops.kssim.masked_ssim_backward,
+                          (grad, img1.detach(), img2, mask, options, 1, False))
 
 
 def test_the_module_holds_its_options(device):

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import kssim
-from conftest import random_pair, relative_l2
+from conftest import operand, random_pair, relative_l2
 import reference_ssim as ref
 
 # (value, gradient relative L2) tolerances: MS-SSIM multiplies powers of means over several scales.
@@ -85,8 +85,11 @@ def test_identical_images_give_one(device):
 def test_opcheck(device):
     img1, img2 = random_pair((1, 2, 12, 12), torch.float64, device, seed=10)
     img1.requires_grad_(True)
+    options = operand("ms_ssim", window_size=3, weights=[0.3, 0.7])
     for per_image in (False, True):
-        torch.library.opcheck(torch.ops.kssim.ms_ssim, (img1, img2, 3, 1.5, 0.01, 0.03, 1.0, [0.3, 0.7], per_image, 1))
+        torch.library.opcheck(torch.ops.kssim.ms_ssim, (img1, img2, options, 1, per_image))
+        grad = torch.ones((img1.shape[0],) if per_image else (), dtype=img1.dtype, device=device)
+        torch.library.opcheck(torch.ops.kssim.ms_ssim_backward, (grad, img1.detach(), img2, options, 1, per_image))
 
 
 def test_the_module_holds_its_options(device):

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import kssim
-from conftest import random_pair
+from conftest import operand, random_pair
 
 # kssim::validate's messages (include/kssim/Options.hpp), whole.
 BAD_OPTIONS = [
@@ -64,14 +64,13 @@ def test_the_backward_operators_raise_kssims_message(device, options, message):
     img1, img2 = random_pair((1, 2, 16, 16), torch.float64, device, seed=2)
     mask = torch.ones((1, 1, 16, 16), dtype=torch.float64, device=device)
     grad = torch.ones((), dtype=torch.float64, device=device)
-    o = {"window_size": 3, "sigma": 1.5, "k1": 0.01, "k2": 0.03, "data_range": 1.0, **options}
-    args = (o["window_size"], o["sigma"], o["k1"], o["k2"], o["data_range"])
+    o = {"window_size": 3, **options}
     ops = torch.ops.kssim
     calls = [
-        lambda: ops.ssim_backward(grad, img1, img2, *args, 0, False, 3),
-        lambda: ops.l1_ssim_loss_backward(grad, img1, img2, 0.8, *args, 1, 3),
-        lambda: ops.ms_ssim_backward(grad, img1, img2, *args, [0.3, 0.7], False, 3),
-        lambda: ops.masked_ssim_backward(grad, img1, img2, mask, False, *args, 0, 3),
+        lambda: ops.ssim_backward(grad, img1, img2, operand("ssim", **o), 3, False),
+        lambda: ops.l1_ssim_loss_backward(grad, img1, img2, operand("l1_ssim_loss", padding=1, **o), 3, False),
+        lambda: ops.ms_ssim_backward(grad, img1, img2, operand("ms_ssim", weights=[0.3, 0.7], **o), 3, False),
+        lambda: ops.masked_ssim_backward(grad, img1, img2, mask, operand("masked_ssim", **o), 3, False),
     ]
     for call in calls:
         with pytest.raises(ValueError, match=_exactly(message)):
@@ -126,3 +125,4 @@ def test_real_numbers_of_other_types_are_taken(device):
     img1, img2 = random_pair((1, 1, 16, 16), torch.float64, device, seed=7)
     expected = kssim.ssim(img1, img2, sigma=1.5, data_range=2.0)
     assert torch.equal(kssim.ssim(img1, img2, sigma=torch.tensor(1.5), data_range=2), expected)
+

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import kssim
-from conftest import TOLERANCE, random_pair, relative_l2
+from conftest import TOLERANCE, operand, random_pair, relative_l2
 import reference_ssim as ref
 
 try:
@@ -200,13 +200,17 @@ def test_the_operators_reject_other_padding_codes(code):
     """Direct calls of the operators: kssim::validate's message, for codes beyond an int too."""
     a, b = random_pair((1, 1, 16, 16), torch.float64, "cpu", seed=18)
     mask, grad = torch.ones_like(a), torch.ones((), dtype=torch.float64)
-    ops, options = torch.ops.kssim, (11, 1.5, 0.01, 0.03, 1.0)
-    for call in (lambda: ops.ssim(a, b, *options, code, False, 0),
-                 lambda: ops.ssim_backward(grad, a, b, *options, code, False, 1),
-                 lambda: ops.l1_ssim_loss(a, b, 0.8, *options, code, 0),
-                 lambda: ops.l1_ssim_loss_backward(grad, a, b, 0.8, *options, code, 1),
-                 lambda: ops.masked_ssim(a, b, mask, False, *options, code, 0),
-                 lambda: ops.masked_ssim_backward(grad, a, b, mask, False, *options, code, 1)):
+    ops = torch.ops.kssim
+    ssim, loss, ms, masked = (operand(m, padding=code, window_size=3, weights=[0.5, 0.5])
+                              for m in ("ssim", "l1_ssim_loss", "ms_ssim", "masked_ssim"))
+    for call in (lambda: ops.ssim(a, b, ssim, 0, False),
+                 lambda: ops.ssim_backward(grad, a, b, ssim, 1, False),
+                 lambda: ops.l1_ssim_loss(a, b, loss, 0, False),
+                 lambda: ops.l1_ssim_loss_backward(grad, a, b, loss, 1, False),
+                 lambda: ops.ms_ssim(a, b, ms, 0, False),
+                 lambda: ops.ms_ssim_backward(grad, a, b, ms, 1, False),
+                 lambda: ops.masked_ssim(a, b, mask, masked, 0, False),
+                 lambda: ops.masked_ssim_backward(grad, a, b, mask, masked, 1, False)):
         with pytest.raises(ValueError, match=r"^kssim: padding must be Padding::Valid, Same, Reflect or Replicate"):
             call()
 

@@ -7,9 +7,10 @@ import pytest
 import torch
 
 import kssim
-from conftest import random_pair
+from conftest import operand, random_pair
 
-OPTIONS = (11, 1.5, 0.01, 0.03, 1.0)  # window_size, sigma, k1, k2, data_range
+SAME = operand("ssim", padding=1)  # kssim.ssim's options, same padding
+LOSS = operand("l1_ssim_loss", padding=1)
 ops = torch.ops.kssim
 
 
@@ -66,8 +67,8 @@ def test_upstream_gradient_read_in_place_or_converted_gives_the_same_gradients(d
 
     def backward(grad):
         if loss == "ssim":
-            return ops.ssim_backward(grad, a, b, *OPTIONS, 1, False, 3)
-        return ops.l1_ssim_loss_backward(grad, a, b, 0.8, *OPTIONS, 1, 3)
+            return ops.ssim_backward(grad, a, b, SAME, 3, False)
+        return ops.l1_ssim_loss_backward(grad, a, b, LOSS, 3, False)
 
     expected = backward(torch.tensor(value, dtype=torch.float64, device=device))
     for grad in _upstreams(value, device):
@@ -83,8 +84,8 @@ def test_upstream_gradient_read_in_place_or_converted_gives_the_same_gradients(d
 def test_float32_upstream_is_widened_exactly(device):
     a, b = random_pair((1, 1, 17, 17), torch.float64, device, seed=35)
     grad32 = torch.tensor(0.1, dtype=torch.float32, device=device)  # 0.1 rounded to float32
-    got = ops.ssim_backward(grad32, a, b, *OPTIONS, 1, False, 1)[0]
-    expected = ops.ssim_backward(grad32.double(), a, b, *OPTIONS, 1, False, 1)[0]
+    got = ops.ssim_backward(grad32, a, b, SAME, 1, False)[0]
+    expected = ops.ssim_backward(grad32.double(), a, b, SAME, 1, False)[0]
     assert _same_bits(got, expected)
 
 
@@ -103,4 +104,4 @@ def test_upstream_gradient_on_another_device_raises(device):
     a, b = random_pair((1, 1, 16, 16), torch.float32, device, seed=37)
     other = torch.device("cpu") if device.type == "cuda" else torch.device("cuda")
     with pytest.raises(ValueError, match="grad must be on the images' device"):
-        ops.ssim_backward(torch.ones((), device=other), a, b, *OPTIONS, 1, False, 1)
+        ops.ssim_backward(torch.ones((), device=other), a, b, SAME, 1, False)

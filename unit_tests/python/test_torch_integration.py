@@ -6,23 +6,23 @@ import pytest
 import torch
 
 import kssim
-from conftest import TOLERANCE, random_pair, relative_l2
+from conftest import TOLERANCE, operand, random_pair, relative_l2
 from kssim import _library
 from reference_ssim import ssim_and_gradients
 
-OPTIONS = (11, 1.5, 0.01, 0.03, 1.0)  # window_size, sigma, k1, k2, data_range
-
 
 # padding: the operators' code (0 valid, 1 same, 2 reflect, 3 replicate).
-@pytest.mark.parametrize("padding,per_image", [(0, False), (1, True), (2, False), (3, True)])
-def test_opcheck(device, padding, per_image):
+@pytest.mark.parametrize("padding,per_image,float32_window", [(0, False, 0), (1, True, 1), (2, False, 0),
+                                                              (3, True, 0)])
+def test_opcheck(device, padding, per_image, float32_window):
     a, b = random_pair((2, 2, 16, 17), torch.float64, device, seed=1)
     a.requires_grad_(True)
     b.requires_grad_(True)
-    torch.library.opcheck(torch.ops.kssim.ssim.default, (a, b, *OPTIONS, padding, per_image, 3))
+    options = operand("ssim", padding=padding, float32_window=float32_window)
+    torch.library.opcheck(torch.ops.kssim.ssim.default, (a, b, options, 3, per_image))
     grad = torch.ones((2,) if per_image else (), dtype=a.dtype, device=device)
     torch.library.opcheck(torch.ops.kssim.ssim_backward.default,
-                          (grad, a.detach(), b.detach(), *OPTIONS, padding, per_image, 1))
+                          (grad, a.detach(), b.detach(), options, 1, per_image))
 
 
 def _loss(render, target):

@@ -16,7 +16,6 @@
 #include <torch/library.h>
 
 #include <cstdint>
-#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -24,60 +23,23 @@
 namespace kssim::torch_binding {
 namespace {
 
-// window_size, sigma, k1, k2, data_range, padding (kssim::Padding's code), per_image, float32_window
-using Options = std::tuple<std::int64_t, double, double, double, double, std::int64_t, bool, bool>;
-
-at::Tensor call_forward(const at::Tensor& img1, const at::Tensor& img2, const Options& o, std::int64_t gradients) {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("kssim::ssim", "")
-                             .typed<at::Tensor(const at::Tensor&, const at::Tensor&, std::int64_t, double, double,
-                                               double, double, std::int64_t, bool, std::int64_t, bool)>();
-  const auto& [window, sigma, k1, k2, range, padding, per_image, float32_window] = o;
-  return op.call(img1, img2, window, sigma, k1, k2, range, padding, per_image, gradients, float32_window);
-}
-
-std::tuple<at::Tensor, at::Tensor> call_backward(const at::Tensor& grad, const at::Tensor& img1,
-                                                 const at::Tensor& img2, const Options& o, std::int64_t gradients) {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("kssim::ssim_backward", "")
-                             .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
-                                                                       const at::Tensor&, std::int64_t, double, double,
-                                                                       double, double, std::int64_t, bool, std::int64_t,
-                                                                       bool)>();
-  const auto& [window, sigma, k1, k2, range, padding, per_image, float32_window] = o;
-  return op.call(grad, img1, img2, window, sigma, k1, k2, range, padding, per_image, gradients, float32_window);
-}
-
-// What a forward keeps for its backward, saved and loaded in one call each: the images (and mask), the
-// options (a tuple, in ctx->saved_data by position: "option0", ...) and the `gradients` hint of the forward.
-template <class Tuple>
-struct SavedInputs {
-  at::Tensor img1, img2;
-  Tuple options;
-  std::int64_t gradients = 0;
-  at::Tensor mask;  // masked SSIM only
+// The operators of a metric (forward and backward names), for MetricFunction.
+struct SsimOps {
+  static constexpr const char* forward = "kssim::ssim";
+  static constexpr const char* backward = "kssim::ssim_backward";
 };
-template <class Tuple>
-void save_inputs(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
-                 const Tuple& o, std::int64_t gradients, const at::Tensor* mask = nullptr) {
-  if (mask)
-    ctx->save_for_backward({img1, img2, *mask});
-  else
-    ctx->save_for_backward({img1, img2});
-  [&]<std::size_t... I>(std::index_sequence<I...>) {
-    ((ctx->saved_data["option" + std::to_string(I)] = std::get<I>(o)), ...);
-  }(std::make_index_sequence<std::tuple_size_v<Tuple>>{});
-  ctx->saved_data["gradients"] = gradients;
-}
-template <class Tuple>
-SavedInputs<Tuple> load_inputs(torch::autograd::AutogradContext* ctx) {
-  const auto saved = ctx->get_saved_variables();
-  Tuple o = [&]<std::size_t... I>(std::index_sequence<I...>) {
-    return Tuple{ctx->saved_data.at("option" + std::to_string(I)).template to<std::tuple_element_t<I, Tuple>>()...};
-  }(std::make_index_sequence<std::tuple_size_v<Tuple>>{});
-  return {saved[0], saved[1], std::move(o), ctx->saved_data.at("gradients").toInt(),
-          saved.size() > 2 ? saved[2] : at::Tensor()};
-}
+struct L1SsimLossOps {
+  static constexpr const char* forward = "kssim::l1_ssim_loss";
+  static constexpr const char* backward = "kssim::l1_ssim_loss_backward";
+};
+struct MsSsimOps {
+  static constexpr const char* forward = "kssim::ms_ssim";
+  static constexpr const char* backward = "kssim::ms_ssim_backward";
+};
+struct MaskedSsimOps {
+  static constexpr const char* forward = "kssim::masked_ssim";
+  static constexpr const char* backward = "kssim::masked_ssim_backward";
+};
 
 // The gradients list of a backward() whose first two inputs are the images: `backward(computed)`
 // returns the gradients of img1 and img2 for the `gradients` bits `computed`. That is the forward's
@@ -87,8 +49,9 @@ template <class Backward>
 torch::autograd::variable_list image_gradients(torch::autograd::AutogradContext* ctx, std::int64_t hint,
                                                const Backward& backward) {
   const std::int64_t wanted = (ctx->needs_input_grad(0) ? 1 : 0) | (ctx->needs_input_grad(1) ? 2 : 0);
-  // One per input of the longest forward() (12); autograd drops the undefined ones beyond a function's inputs.
-  torch::autograd::variable_list out(12);
+  // One per input of the longest forward() (masked SSIM's 6); autograd drops the undefined ones beyond a
+  // function's inputs.
+  torch::autograd::variable_list out(6);
   if (wanted == 0) return out;
   auto [grad1, grad2] = backward((hint & wanted) == wanted ? hint : wanted);
   if (wanted & 1) out[0] = grad1;
@@ -96,199 +59,65 @@ torch::autograd::variable_list image_gradients(torch::autograd::AutogradContext*
   return out;
 }
 
-// The bodies of the autograd functions' forward() and backward(), given their operator calls: forward keeps
-// the images, options and `gradients` hint, then runs the operator below autograd; backward runs the backward
-// operator on what the forward kept.
-template <class Tuple, class Call>
-at::Tensor saved_forward(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
-                         const Tuple& o, std::int64_t gradients, const Call& call) {
-  save_inputs(ctx, img1, img2, o, gradients);
-  at::AutoDispatchBelowADInplaceOrView below_autograd;
-  return call(img1, img2, o, gradients);
-}
-template <class Tuple, class Call>
-torch::autograd::variable_list saved_backward(torch::autograd::AutogradContext* ctx,
-                                              const torch::autograd::variable_list& grads, const Call& call) {
-  const auto in = load_inputs<Tuple>(ctx);
-  return image_gradients(ctx, in.gradients, [&](std::int64_t computed) {
-    return call(grads[0], in.img1, in.img2, in.options, computed);
-  });
-}
+// The autograd function of a metric's operators (Ops: their names) over two images, and for masked SSIM a
+// mask (Mask: one const at::Tensor&; none for the others), which gets no gradient. forward() keeps the
+// images (and mask), the options operand as it came (the operators decode it), per_image and the
+// `gradients` hint, then runs the forward operator below autograd; backward() runs the backward operator on
+// what forward() kept.
+template <class Ops, class... Mask>
+class MetricFunction : public torch::autograd::Function<MetricFunction<Ops, Mask...>> {
+  using ForwardSignature = at::Tensor(const at::Tensor&, const at::Tensor&, Mask..., c10::ArrayRef<double>,
+                                      std::int64_t, bool);
+  using BackwardSignature = std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
+                                                               const at::Tensor&, Mask..., c10::ArrayRef<double>,
+                                                               std::int64_t, bool);
 
-// An autograd function of two images with options of type Tuple: backward() runs Backward (the backward
-// operator's call) on what forward() kept (saved_forward).
-template <class Derived, class Tuple, auto Backward>
-class ImageFunction : public torch::autograd::Function<Derived> {
- public:
-  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
-                                                 torch::autograd::variable_list grads) {
-    return saved_backward<Tuple>(ctx, grads, Backward);
-  }
-};
-
-class SsimFunction : public ImageFunction<SsimFunction, Options, call_backward> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
-                            std::int64_t window_size, double sigma, double k1, double k2, double data_range,
-                            std::int64_t padding, bool per_image, std::int64_t gradients, bool float32_window) {
-    const Options o{window_size, sigma, k1, k2, data_range, padding, per_image, float32_window};
-    return saved_forward(ctx, img1, img2, o, gradients, call_forward);
-  }
-};
-
-// The fused L1 + SSIM loss: (l1_weight, window .. padding, float32_window).
-using LossOptions = std::tuple<double, std::int64_t, double, double, double, double, std::int64_t, bool>;
-
-at::Tensor call_loss_forward(const at::Tensor& img1, const at::Tensor& img2, const LossOptions& o,
-                             std::int64_t gradients) {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("kssim::l1_ssim_loss", "")
-                             .typed<at::Tensor(const at::Tensor&, const at::Tensor&, double, std::int64_t, double,
-                                               double, double, double, std::int64_t, std::int64_t, bool)>();
-  const auto& [weight, window, sigma, k1, k2, range, padding, float32_window] = o;
-  return op.call(img1, img2, weight, window, sigma, k1, k2, range, padding, gradients, float32_window);
-}
-
-std::tuple<at::Tensor, at::Tensor> call_loss_backward(const at::Tensor& grad, const at::Tensor& img1,
-                                                      const at::Tensor& img2, const LossOptions& o,
-                                                      std::int64_t gradients) {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("kssim::l1_ssim_loss_backward", "")
-                             .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
-                                                                       const at::Tensor&, double, std::int64_t, double,
-                                                                       double, double, double, std::int64_t,
-                                                                       std::int64_t, bool)>();
-  const auto& [weight, window, sigma, k1, k2, range, padding, float32_window] = o;
-  return op.call(grad, img1, img2, weight, window, sigma, k1, k2, range, padding, gradients, float32_window);
-}
-
-class L1SsimLossFunction : public ImageFunction<L1SsimLossFunction, LossOptions, call_loss_backward> {
- public:
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
-                            double l1_weight, std::int64_t window_size, double sigma, double k1, double k2,
-                            double data_range, std::int64_t padding, std::int64_t gradients, bool float32_window) {
-    const LossOptions o{l1_weight, window_size, sigma, k1, k2, data_range, padding, float32_window};
-    return saved_forward(ctx, img1, img2, o, gradients, call_loss_forward);
-  }
-};
-
-at::Tensor l1_ssim_loss_autograd(const at::Tensor& img1, const at::Tensor& img2, double l1_weight,
-                                 std::int64_t window_size, double sigma, double k1, double k2, double data_range,
-                                 std::int64_t padding, std::int64_t gradients, bool float32_window) {
-  return L1SsimLossFunction::apply(img1, img2, l1_weight, window_size, sigma, k1, k2, data_range, padding, gradients,
-                                   float32_window);
-}
-
-at::Tensor ssim_autograd(const at::Tensor& img1, const at::Tensor& img2, std::int64_t window_size, double sigma,
-                         double k1, double k2, double data_range, std::int64_t padding, bool per_image,
-                         std::int64_t gradients, bool float32_window) {
-  return SsimFunction::apply(img1, img2, window_size, sigma, k1, k2, data_range, padding, per_image, gradients,
-                             float32_window);
-}
-
-// MS-SSIM: (window_size, sigma, k1, k2, data_range, weights, per_image).
-using MsOptions = std::tuple<std::int64_t, double, double, double, double, std::vector<double>, bool>;
-
-at::Tensor call_ms_forward(const at::Tensor& img1, const at::Tensor& img2, const MsOptions& o,
-                           std::int64_t gradients) {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("kssim::ms_ssim", "")
-                             .typed<at::Tensor(const at::Tensor&, const at::Tensor&, std::int64_t, double, double,
-                                               double, double, c10::ArrayRef<double>, bool, std::int64_t)>();
-  const auto& [window, sigma, k1, k2, range, weights, per_image] = o;
-  return op.call(img1, img2, window, sigma, k1, k2, range, weights, per_image, gradients);
-}
-
-std::tuple<at::Tensor, at::Tensor> call_ms_backward(const at::Tensor& grad, const at::Tensor& img1,
-                                                    const at::Tensor& img2, const MsOptions& o,
-                                                    std::int64_t gradients) {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("kssim::ms_ssim_backward", "")
-                             .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
-                                                                       const at::Tensor&, std::int64_t, double, double,
-                                                                       double, double, c10::ArrayRef<double>, bool,
-                                                                       std::int64_t)>();
-  const auto& [window, sigma, k1, k2, range, weights, per_image] = o;
-  return op.call(grad, img1, img2, window, sigma, k1, k2, range, weights, per_image, gradients);
-}
-
-class MsSsimFunction : public ImageFunction<MsSsimFunction, MsOptions, call_ms_backward> {
- public:
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
-                            std::int64_t window_size, double sigma, double k1, double k2, double data_range,
-                            c10::ArrayRef<double> weights, bool per_image, std::int64_t gradients) {
-    const MsOptions o{window_size, sigma, k1, k2, data_range, weights.vec(), per_image};
-    return saved_forward(ctx, img1, img2, o, gradients, call_ms_forward);
-  }
-};
-
-at::Tensor ms_ssim_autograd(const at::Tensor& img1, const at::Tensor& img2, std::int64_t window_size, double sigma,
-                            double k1, double k2, double data_range, c10::ArrayRef<double> weights, bool per_image,
-                            std::int64_t gradients) {
-  return MsSsimFunction::apply(img1, img2, window_size, sigma, k1, k2, data_range, weights.vec(), per_image,
-                               gradients);
-}
-
-// Masked SSIM: (normalized, window_size, sigma, k1, k2, data_range, padding); the mask is saved with the
-// images.
-using MaskedOptions = std::tuple<bool, std::int64_t, double, double, double, double, std::int64_t>;
-
-at::Tensor call_masked_forward(const at::Tensor& img1, const at::Tensor& img2, const at::Tensor& mask,
-                               const MaskedOptions& o, std::int64_t gradients) {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("kssim::masked_ssim", "")
-                             .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, bool,
-                                               std::int64_t, double, double, double, double, std::int64_t,
-                                               std::int64_t)>();
-  const auto& [normalized, window, sigma, k1, k2, range, padding] = o;
-  return op.call(img1, img2, mask, normalized, window, sigma, k1, k2, range, padding, gradients);
-}
-
-std::tuple<at::Tensor, at::Tensor> call_masked_backward(const at::Tensor& grad, const at::Tensor& img1,
-                                                        const at::Tensor& img2, const at::Tensor& mask,
-                                                        const MaskedOptions& o, std::int64_t gradients) {
-  static const auto op =
-      c10::Dispatcher::singleton()
-          .findSchemaOrThrow("kssim::masked_ssim_backward", "")
-          .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                                                    const at::Tensor&, bool, std::int64_t, double, double, double,
-                                                    double, std::int64_t, std::int64_t)>();
-  const auto& [normalized, window, sigma, k1, k2, range, padding] = o;
-  return op.call(grad, img1, img2, mask, normalized, window, sigma, k1, k2, range, padding, gradients);
-}
-
-class MaskedSsimFunction : public torch::autograd::Function<MaskedSsimFunction> {
- public:
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& img1, const at::Tensor& img2,
-                            const at::Tensor& mask, bool normalized, std::int64_t window_size, double sigma,
-                            double k1, double k2, double data_range, std::int64_t padding, std::int64_t gradients) {
-    const MaskedOptions o{normalized, window_size, sigma, k1, k2, data_range, padding};
-    save_inputs(ctx, img1, img2, o, gradients, &mask);
+                            Mask... mask, c10::ArrayRef<double> options, std::int64_t gradients, bool per_image) {
+    static const auto op =
+        c10::Dispatcher::singleton().findSchemaOrThrow(Ops::forward, "").template typed<ForwardSignature>();
+    ctx->save_for_backward({img1, img2, mask...});
+    ctx->saved_data["options"] = options.vec();
+    ctx->saved_data["gradients"] = gradients;
+    ctx->saved_data["per_image"] = per_image;
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    return call_masked_forward(img1, img2, mask, o, gradients);
+    return op.call(img1, img2, mask..., options, gradients, per_image);
   }
+
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
-    const auto in = load_inputs<MaskedOptions>(ctx);
-    return image_gradients(ctx, in.gradients, [&](std::int64_t computed) {
-      return call_masked_backward(grads[0], in.img1, in.img2, in.mask, in.options, computed);
+    static const auto op =
+        c10::Dispatcher::singleton().findSchemaOrThrow(Ops::backward, "").template typed<BackwardSignature>();
+    const auto saved = ctx->get_saved_variables();
+    const std::vector<double> options = ctx->saved_data.at("options").toDoubleVector();
+    const bool per_image = ctx->saved_data.at("per_image").toBool();
+    return image_gradients(ctx, ctx->saved_data.at("gradients").toInt(), [&](std::int64_t computed) {
+      return [&]<std::size_t... I>(std::index_sequence<I...>) {  // the mask is saved after the images
+        return op.call(grads[0], saved[0], saved[1], saved[2 + I]..., options, computed, per_image);
+      }(std::index_sequence_for<Mask...>{});
     });
   }
 };
 
+template <class Ops>
+at::Tensor metric_autograd(const at::Tensor& img1, const at::Tensor& img2, c10::ArrayRef<double> options,
+                           std::int64_t gradients, bool per_image) {
+  return MetricFunction<Ops>::apply(img1, img2, options, gradients, per_image);
+}
+
 at::Tensor masked_ssim_autograd(const at::Tensor& img1, const at::Tensor& img2, const at::Tensor& mask,
-                                bool normalized, std::int64_t window_size, double sigma, double k1, double k2,
-                                double data_range, std::int64_t padding, std::int64_t gradients) {
-  return MaskedSsimFunction::apply(img1, img2, mask, normalized, window_size, sigma, k1, k2, data_range, padding,
-                                   gradients);
+                                c10::ArrayRef<double> options, std::int64_t gradients, bool per_image) {
+  return MetricFunction<MaskedSsimOps, const at::Tensor&>::apply(img1, img2, mask, options, gradients, per_image);
 }
 
 }  // namespace
 }  // namespace kssim::torch_binding
 
 TORCH_LIBRARY_IMPL(kssim, Autograd, m) {
-  m.impl("ssim", &kssim::torch_binding::ssim_autograd);
-  m.impl("l1_ssim_loss", &kssim::torch_binding::l1_ssim_loss_autograd);
-  m.impl("ms_ssim", &kssim::torch_binding::ms_ssim_autograd);
-  m.impl("masked_ssim", &kssim::torch_binding::masked_ssim_autograd);
+  using namespace kssim::torch_binding;
+  m.impl("ssim", &metric_autograd<SsimOps>);
+  m.impl("l1_ssim_loss", &metric_autograd<L1SsimLossOps>);
+  m.impl("ms_ssim", &metric_autograd<MsSsimOps>);
+  m.impl("masked_ssim", &masked_ssim_autograd);
 }

@@ -1,36 +1,46 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// The kssim operators of PyTorch (namespace torch.ops.kssim), on CPU and CUDA tensors:
+// The kssim operators of PyTorch (namespace torch.ops.kssim), on CPU and CUDA tensors. Every metric operator
+// takes its options as one operand, `float[] options`: kssim::Options' fields, then the metric's own, in the
+// order of the options operand's layout below (SsimField, metric_layouts: its one definition). _option_names
+// gives that order to the Python package, which builds the list by those names (kssim/functional.py).
 //
-//   ssim(img1, img2, window_size, sigma, k1, k2, data_range, padding, per_image, gradients,
-//        float32_window=False) -> Tensor
+//   ssim(img1, img2, float[] options, int gradients, bool per_image) -> Tensor
 //       mean SSIM (0-dim), or per image (N) when per_image; in the images' dtype. `gradients` (bit 0: img1,
 //       bit 1: img2) says which gradients a backward pass will ask for, so the workspace prepares them.
-//       float32_window: kssim::Window::Float32, the weights and moments of fused-ssim and pytorch-msssim.
-//   ssim_backward(grad, img1, img2, <the same options>, per_image, gradients) -> (Tensor, Tensor)
+//       options: window_size, sigma, k1, k2, data_range, padding (kssim::Padding's code: 0 valid, 1 same,
+//       2 reflect, 3 replicate), float32_window (1: kssim::Window::Float32, the weights and moments of
+//       fused-ssim and pytorch-msssim; 0: Exact).
+//   ssim_backward(grad, img1, img2, options, gradients, per_image) -> (Tensor, Tensor)
 //       the gradients of <grad, ssim(img1, img2)> with respect to img1 and img2, shaped like them; a
 //       gradient not asked for in `gradients` is an empty tensor.
-//   l1_ssim_loss(img1, img2, l1_weight, window_size, sigma, k1, k2, data_range, padding, gradients) -> Tensor
+//   l1_ssim_loss(img1, img2, options, gradients, per_image) -> Tensor
+//   l1_ssim_loss_backward(grad, img1, img2, options, gradients, per_image) -> (Tensor, Tensor)
 //       the fused loss l1_weight * mean|img1 - img2| + (1 - l1_weight) * (1 - SSIM), 0-dim, in the images' dtype
-//       (kssim::L1SSIMLoss: the L1 term computed inside the SSIM kernels).
-//   l1_ssim_loss_backward(grad, img1, img2, l1_weight, <the same options>, gradients) -> (Tensor, Tensor)
-//       its gradients, as ssim_backward's.
-//   ms_ssim(img1, img2, window_size, sigma, k1, k2, data_range, weights, per_image, gradients) -> Tensor
-//   ms_ssim_backward(grad, img1, img2, <the same options>, per_image, gradients) -> (Tensor, Tensor)
-//       MS-SSIM (kssim::MSSSIM: valid padding, the exact window), mean or per image, and its gradients.
-//   masked_ssim(img1, img2, mask, normalized, window_size, sigma, k1, k2, data_range, padding,
-//               gradients) -> Tensor
-//   masked_ssim_backward(grad, img1, img2, mask, <the same options>, gradients) -> (Tensor, Tensor)
-//       masked SSIM (kssim::MaskedSSIM; MaskMode::Normalized when `normalized`), mean only; the mask is
-//       (N, 1 or C, [D,] H, W) of the images' dtype and gets no gradient.
+//       (kssim::L1SSIMLoss: the L1 term computed inside the SSIM kernels), and its gradients, as ssim's.
+//       options: SSIM's, then l1_weight. per_image must be False.
+//   ms_ssim(img1, img2, options, gradients, per_image) -> Tensor
+//   ms_ssim_backward(grad, img1, img2, options, gradients, per_image) -> (Tensor, Tensor)
+//       MS-SSIM (kssim::MSSSIM), mean or per image, and its gradients. options: SSIM's (kssim::MSSSIM's rules
+//       decide which it takes: padding 0 only), then the weights, one per scale: the rest of the list.
+//   masked_ssim(img1, img2, mask, options, gradients, per_image) -> Tensor
+//   masked_ssim_backward(grad, img1, img2, mask, options, gradients, per_image) -> (Tensor, Tensor)
+//       masked SSIM (kssim::MaskedSSIM), mean only (per_image must be False); the mask is (N, 1 or C, [D,] H, W)
+//       of the images' dtype and gets no gradient. options: SSIM's (kssim::MaskedSSIM's rules decide which it
+//       takes: float32_window 0 only), then normalized (1: MaskMode::Normalized, 0: Weights).
+//   _option_names(str metric) -> str[]
+//       the names of `metric`'s options ("ssim", "l1_ssim_loss", "ms_ssim" or "masked_ssim"), in its operand's
+//       order; the last of ms_ssim's, "weights", stands for the rest of the list.
 //   ssimulacra2(reference, distorted) -> Tensor
 //       SSIMULACRA2 scores (float64, shape (B,)) of distorted (B, 3, H, W) against reference (1, 3, H, W),
 //       float32 sRGB in [0, 1]; no autograd formula (the package calls it on detached tensors). The
 //       reference's preparation is cached per device while the same reference tensor, unchanged, comes back.
 //
-// The autograd formula of ssim is SsimAutograd.cpp; the Python package (src/python/kssim) registers both
-// operators' fake kernels. Every operator takes float32_window last (default False). Tensors are read and
-// written in place, ordered on PyTorch's current CUDA stream (StreamOrder.hpp), without synchronisation; CUDA
-// graph capture works once a call of the same problem ran outside the capture.
+// A malformed options operand (its length, a window_size or padding code that is not a whole number, a flag
+// other than 0 or 1) raises ValueError; the values' rules are kssim's (kssim::validate, the C++ objects'
+// constructors), raised as ValueError with kssim's message. The autograd formulas of the metrics are
+// SsimAutograd.cpp; the Python package (src/python/kssim) registers the operators' fake kernels. Tensors are
+// read and written in place, ordered on PyTorch's current CUDA stream (StreamOrder.hpp), without
+// synchronisation; CUDA graph capture works once a call of the same problem ran outside the capture.
 
 #include "Bridge.hpp"
 #include "StreamOrder.hpp"
@@ -48,12 +58,16 @@
 #include <c10/cuda/CUDAStream.h>
 #endif
 
+#include <array>
+#include <charconv>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <vector>
 
 namespace kssim::torch_binding {
 namespace {
@@ -216,13 +230,119 @@ struct Placement {
   }
 };
 
-// Which metric a call computes, with its own options (ProblemKey's).
-struct MetricSpec {
-  Metric metric = Metric::Ssim;
-  double l1_weight = -1;
-  std::vector<double> ms_weights;
-  bool normalized = false;
+// The options operand of the metric operators: its layout's one definition. Each metric's list is the SSIM
+// options (kssim::Options' fields, in SsimField order), then the metric's own field (MetricLayout::own):
+// l1_weight (a number), normalized (0 or 1), or MS-SSIM's weights, one per scale, which are the rest of the
+// list. A window size, padding code or flag is a whole number there. _option_names gives these names in this
+// order, by which kssim/functional.py builds each call's list.
+enum SsimField : std::size_t { WindowSize, Sigma, K1, K2, DataRange, PaddingCode, Float32Window, ssim_field_count };
+constexpr std::array<const char*, ssim_field_count> ssim_field_names = {
+    "window_size", "sigma", "k1", "k2", "data_range", "padding", "float32_window"};
+
+enum class Own { None, One, Rest };  // the metric's own field: none, one number, or the rest of the list
+struct MetricLayout {
+  Metric metric;
+  const char* name;  // the operator's, and _option_names' argument
+  const char* own;   // its own field's name (null for none)
+  Own own_kind;
+  bool per_image;    // whether its operators take per_image=True
 };
+// In Metric's order (layout_of indexes it).
+constexpr std::array<MetricLayout, 4> metric_layouts = {{
+    {Metric::Ssim, "ssim", nullptr, Own::None, true},
+    {Metric::L1Loss, "l1_ssim_loss", "l1_weight", Own::One, false},
+    {Metric::MsSsim, "ms_ssim", "weights", Own::Rest, true},
+    {Metric::Masked, "masked_ssim", "normalized", Own::One, false},
+}};
+static_assert([] {
+  for (std::size_t i = 0; i < metric_layouts.size(); ++i)
+    if (metric_layouts[i].metric != Metric(i)) return false;
+  return true;
+}());
+constexpr std::size_t own_field = ssim_field_count;  // the index of a metric's own field
+
+const MetricLayout& layout_of(Metric metric) { return metric_layouts[std::size_t(metric)]; }
+
+// The names of `metric`'s options (torch.ops.kssim._option_names), in its operand's order.
+std::vector<std::string> option_names(c10::string_view metric) {
+  const MetricLayout* found = nullptr;
+  for (const MetricLayout& m : metric_layouts)
+    if (metric == m.name) found = &m;
+  TORCH_CHECK_VALUE(found, "kssim: no metric '", std::string(metric), "' (ssim, l1_ssim_loss, ms_ssim or masked_ssim)");
+  std::vector<std::string> names(ssim_field_names.begin(), ssim_field_names.end());
+  if (found->own) names.emplace_back(found->own);
+  return names;
+}
+
+// The operand's layout in words, for the message of a list of the wrong length.
+std::string layout_words(const MetricLayout& m) {
+  std::string names;
+  for (const char* n : ssim_field_names) names += std::string(names.empty() ? "" : ", ") + n;
+  switch (m.own_kind) {
+    case Own::None: return std::to_string(ssim_field_count) + " numbers (" + names + ")";
+    case Own::One: return std::to_string(ssim_field_count + 1) + " numbers (" + names + ", " + m.own + ")";
+    case Own::Rest: break;
+  }
+  return names + ", then the " + m.own + " (" + std::to_string(ssim_field_count) + " numbers and one per weight)";
+}
+
+// A whole number of the operand that fits an int (a window size, a padding code, a flag), else nullopt.
+std::optional<int> whole_int(double v) {
+  if (!(v >= double(std::numeric_limits<int>::min()) && v <= double(std::numeric_limits<int>::max())) ||
+      v != std::trunc(v))  // NaN fails the range
+    return std::nullopt;
+  return int(v);
+}
+
+// A number of the operand as its message shows it: the shortest text that reads back as it (2147483648,
+// 3.0000001, 1e+21, nan).
+std::string number(double v) {
+  std::array<char, 32> text;
+  return std::string(text.data(), std::to_chars(text.data(), text.data() + text.size(), v).ptr);
+}
+
+bool flag(double v, const char* name) {
+  TORCH_CHECK_VALUE(v == 0 || v == 1, "kssim: ", name, " must be 0 or 1, got ", number(v));
+  return v == 1;
+}
+
+// `options`, the operand of `metric`'s operators, into key's options: the one decoding of every operator's
+// operand. Only the layout is checked here (the length, the whole numbers, the flags); the values are
+// kssim's to check (validate_options).
+void decode_options(Metric metric, c10::ArrayRef<double> options, ProblemKey& key) {
+  const MetricLayout& m = layout_of(metric);
+  const std::size_t n = options.size();
+  const bool length_ok = m.own_kind == Own::None  ? n == ssim_field_count
+                         : m.own_kind == Own::One ? n == ssim_field_count + 1
+                                                  : n >= ssim_field_count;
+  TORCH_CHECK_VALUE(length_ok, "kssim: the options of ", m.name, " are ", layout_words(m), ", got ", n,
+                    " numbers");
+  const double window = options[WindowSize];
+  TORCH_CHECK_VALUE(std::isfinite(window) && window == std::trunc(window), "kssim: ",
+                    ssim_field_names[WindowSize], " must be an integer, got ", number(window));
+  const std::optional<int> window_size = whole_int(window);
+  // Only the narrowing to Options::window_size (an int) is the binding's; kssim::validate checks the value.
+  TORCH_CHECK_VALUE(window_size, "kssim: ", ssim_field_names[WindowSize], " ", number(window), " does not fit an int");
+  const double padding = options[PaddingCode];
+  TORCH_CHECK_VALUE(std::isfinite(padding) && padding == std::trunc(padding), "kssim: ",
+                    ssim_field_names[PaddingCode], " must be kssim::Padding's integer code, got ", number(padding));
+  key.window_size = *window_size;
+  key.sigma = options[Sigma];
+  key.k1 = options[K1];
+  key.k2 = options[K2];
+  key.data_range = options[DataRange];
+  // The code as kssim::Padding (0 valid, 1 same, 2 reflect, 3 replicate; functional.py's _PADDINGS):
+  // kssim::validate rejects any other value, and a code beyond an int becomes one it rejects.
+  key.padding = static_cast<Padding>(whole_int(padding).value_or(-1));
+  key.float32_window = flag(options[Float32Window], ssim_field_names[Float32Window]);
+  key.metric = metric;
+  switch (metric) {
+    case Metric::L1Loss: key.l1_weight = options[own_field]; break;
+    case Metric::MsSsim: key.ms_weights.assign(options.begin() + own_field, options.end()); break;
+    case Metric::Masked: key.normalized = flag(options[own_field], m.own); break;
+    case Metric::Ssim: break;
+  }
+}
 
 // kssim's own rules for the key's options (kssim::validate of the metric's options struct: the one list of
 // them, whose std::invalid_argument translate_errors raises as ValueError with kssim's message). Checked
@@ -242,13 +362,17 @@ void validate_options(const ProblemKey& key) {
   }
 }
 
-ProblemKey make_key(const Placement& p, const at::Tensor& img, std::int64_t window_size, double sigma, double k1,
-                    double k2, double data_range, std::int64_t padding, bool float32_window, std::int64_t gradients,
-                    const MetricSpec& spec) {
+// Every metric's operators take per_image; those of a metric without per-image results refuse True.
+void check_per_image(Metric metric, bool per_image) {
+  TORCH_CHECK_VALUE(!per_image || layout_of(metric).per_image, "kssim: ", layout_of(metric).name,
+                    " has no per-image result (per_image must be False)");
+}
+
+// The key of a call of `metric`'s operators: the images' problem and placement, the options operand
+// (decoded and validated) and the gradients wanted.
+ProblemKey make_key(const Placement& p, const at::Tensor& img, Metric metric, c10::ArrayRef<double> options,
+                    std::int64_t gradients) {
   TORCH_CHECK_VALUE(gradients >= 0 && gradients <= 3, "kssim: gradients must be 0 to 3 (bit 0: img1, bit 1: img2)");
-  // Only the narrowing to Options::window_size (an int) is the binding's; kssim::validate checks the value.
-  TORCH_CHECK_VALUE(window_size >= std::numeric_limits<int>::min() && window_size <= std::numeric_limits<int>::max(),
-                    "kssim: window_size ", window_size, " does not fit an int");
   ProblemKey key;
   key.device = p.device;
   key.device_index = p.index;
@@ -260,21 +384,9 @@ ProblemKey make_key(const Placement& p, const at::Tensor& img, std::int64_t wind
   }
   key.rank = int(img.dim());
   for (int i = 0; i < key.rank; ++i) key.extents[i] = img.size(i);
-  key.window_size = int(window_size);
-  key.sigma = sigma;
-  key.k1 = k1;
-  key.k2 = k2;
-  key.data_range = data_range;
-  // The code as kssim::Padding (0 valid, 1 same, 2 reflect, 3 replicate; functional.py's _PADDINGS):
-  // kssim::validate rejects any other value, and a code beyond an int becomes one it rejects.
-  key.padding = static_cast<Padding>(padding >= 0 && padding <= std::numeric_limits<int>::max() ? int(padding) : -1);
-  key.float32_window = float32_window;
+  decode_options(metric, options, key);
   key.grad1 = gradients & 1;
   key.grad2 = gradients & 2;
-  key.metric = spec.metric;
-  key.l1_weight = spec.l1_weight;
-  key.ms_weights = spec.ms_weights;
-  key.normalized = spec.normalized;
   validate_options(key);
   return key;
 }
@@ -331,16 +443,14 @@ auto translate_errors(Body&& body) -> decltype(body()) {
   }
 }
 
-// The forward operators of every metric of `spec`; `mask` only for masked SSIM.
-at::Tensor forward_op(const at::Tensor& img1, const at::Tensor& img2, const at::Tensor* mask,
-                      std::int64_t window_size, double sigma, double k1, double k2, double data_range,
-                      std::int64_t padding, bool per_image, std::int64_t gradients, const MetricSpec& spec,
-                      bool float32_window) {
+// The forward operators of every metric; `mask` only for masked SSIM.
+at::Tensor forward_op(Metric metric, const at::Tensor& img1, const at::Tensor& img2, const at::Tensor* mask,
+                      c10::ArrayRef<double> options, std::int64_t gradients, bool per_image) {
   check_images(img1, img2);
   if (mask) check_mask(*mask, img1);
+  check_per_image(metric, per_image);
   return translate_errors([&] {
-    const LockedCall call(img1, window_size, sigma, k1, k2, data_range, padding, float32_window, gradients,
-                          spec);
+    const LockedCall call(img1, metric, options, gradients);
     CacheEntry& e = entry_for(call.cache, call.key, call.place, img1);
     std::optional<at::Tensor> copy1, copy2, copy_mask;
     const Strided x = strided(img1, copy1), y = strided(img2, copy2);
@@ -357,42 +467,16 @@ at::Tensor forward_op(const at::Tensor& img1, const at::Tensor& img2, const at::
   });
 }
 
-at::Tensor ssim_forward(const at::Tensor& img1, const at::Tensor& img2, std::int64_t window_size, double sigma,
-                        double k1, double k2, double data_range, std::int64_t padding, bool per_image,
-                        std::int64_t gradients, bool float32_window) {
-  return forward_op(img1, img2, nullptr, window_size, sigma, k1, k2, data_range, padding, per_image, gradients,
-                    {}, float32_window);
-}
-
-// kssim validates l1_weight and the MS-SSIM weights with the other options (validate_options).
-MetricSpec l1_spec(double l1_weight) { return {Metric::L1Loss, l1_weight, {}, false}; }
-
-// MS-SSIM's operators take no padding: kssim::MSSSIM has valid windows only.
-constexpr std::int64_t valid_padding = std::int64_t(Padding::Valid);
-
-MetricSpec ms_spec(c10::ArrayRef<double> weights) { return {Metric::MsSsim, -1, weights.vec(), false}; }
-
-MetricSpec masked_spec(bool normalized) { return {Metric::Masked, -1, {}, normalized}; }
-
-at::Tensor l1_ssim_loss_forward(const at::Tensor& img1, const at::Tensor& img2, double l1_weight,
-                                std::int64_t window_size, double sigma, double k1, double k2, double data_range,
-                                std::int64_t padding, std::int64_t gradients, bool float32_window) {
-  return forward_op(img1, img2, nullptr, window_size, sigma, k1, k2, data_range, padding, false, gradients,
-                    l1_spec(l1_weight), float32_window);
-}
-
-at::Tensor ms_ssim_forward(const at::Tensor& img1, const at::Tensor& img2, std::int64_t window_size, double sigma,
-                           double k1, double k2, double data_range, c10::ArrayRef<double> weights, bool per_image,
-                           std::int64_t gradients) {
-  return forward_op(img1, img2, nullptr, window_size, sigma, k1, k2, data_range, valid_padding, per_image,
-                    gradients, ms_spec(weights), false);
+// The operators' kernels: every metric's forward and backward (masked SSIM's with its mask).
+template <Metric M>
+at::Tensor metric_forward(const at::Tensor& img1, const at::Tensor& img2, c10::ArrayRef<double> options,
+                          std::int64_t gradients, bool per_image) {
+  return forward_op(M, img1, img2, nullptr, options, gradients, per_image);
 }
 
 at::Tensor masked_ssim_forward(const at::Tensor& img1, const at::Tensor& img2, const at::Tensor& mask,
-                               bool normalized, std::int64_t window_size, double sigma, double k1, double k2,
-                               double data_range, std::int64_t padding, std::int64_t gradients) {
-  return forward_op(img1, img2, &mask, window_size, sigma, k1, k2, data_range, padding, false, gradients,
-                    masked_spec(normalized), false);
+                               c10::ArrayRef<double> options, std::int64_t gradients, bool per_image) {
+  return forward_op(Metric::Masked, img1, img2, &mask, options, gradients, per_image);
 }
 
 // Whether the workspace's kernels can read a one-element gradient where it is: a float32 or float64 dense
@@ -404,14 +488,14 @@ bool readable_in_place(const at::Tensor& grad) {
          grad.has_storage() && !grad._is_zerotensor() && !grad.is_neg() && grad.const_data_ptr() != nullptr;
 }
 
-// The backward operators of every metric of `spec`; `mask` only for masked SSIM.
-std::tuple<at::Tensor, at::Tensor> backward_op(const at::Tensor& grad, const at::Tensor& img1, const at::Tensor& img2,
-                                               const at::Tensor* mask, std::int64_t window_size, double sigma,
-                                               double k1, double k2, double data_range, std::int64_t padding,
-                                               bool per_image, std::int64_t gradients, const MetricSpec& spec,
-                                               bool float32_window) {
+// The backward operators of every metric; `mask` only for masked SSIM.
+std::tuple<at::Tensor, at::Tensor> backward_op(Metric metric, const at::Tensor& grad, const at::Tensor& img1,
+                                               const at::Tensor& img2, const at::Tensor* mask,
+                                               c10::ArrayRef<double> options, std::int64_t gradients,
+                                               bool per_image) {
   check_images(img1, img2);
   if (mask) check_mask(*mask, img1);
+  check_per_image(metric, per_image);
   TORCH_CHECK_VALUE(grad.device() == img1.device(), "kssim: grad must be on the images' device");
   if (per_image) {
     TORCH_CHECK_VALUE(grad.dim() == 1 && grad.size(0) == img1.size(0),
@@ -420,8 +504,7 @@ std::tuple<at::Tensor, at::Tensor> backward_op(const at::Tensor& grad, const at:
     TORCH_CHECK_VALUE(grad.numel() == 1, "kssim: grad of a mean SSIM must have one element");
   }
   return translate_errors([&] {
-    const LockedCall call(img1, window_size, sigma, k1, k2, data_range, padding, float32_window, gradients,
-                          spec);
+    const LockedCall call(img1, metric, options, gradients);
     at::Tensor grad1 = call.key.grad1 ? at::empty_like(img1) : at::empty({0}, img1.options());
     at::Tensor grad2 = call.key.grad2 ? at::empty_like(img2) : at::empty({0}, img2.options());
     if (!call.key.grad1 && !call.key.grad2) return std::make_tuple(grad1, grad2);
@@ -461,39 +544,18 @@ std::tuple<at::Tensor, at::Tensor> backward_op(const at::Tensor& grad, const at:
   });
 }
 
-std::tuple<at::Tensor, at::Tensor> ssim_backward(const at::Tensor& grad, const at::Tensor& img1,
-                                                 const at::Tensor& img2, std::int64_t window_size, double sigma,
-                                                 double k1, double k2, double data_range, std::int64_t padding,
-                                                 bool per_image, std::int64_t gradients, bool float32_window) {
-  return backward_op(grad, img1, img2, nullptr, window_size, sigma, k1, k2, data_range, padding, per_image,
-                     gradients, {}, float32_window);
-}
-
-std::tuple<at::Tensor, at::Tensor> l1_ssim_loss_backward(const at::Tensor& grad, const at::Tensor& img1,
-                                                         const at::Tensor& img2, double l1_weight,
-                                                         std::int64_t window_size, double sigma, double k1, double k2,
-                                                         double data_range, std::int64_t padding,
-                                                         std::int64_t gradients, bool float32_window) {
-  return backward_op(grad, img1, img2, nullptr, window_size, sigma, k1, k2, data_range, padding, false,
-                     gradients, l1_spec(l1_weight), float32_window);
-}
-
-std::tuple<at::Tensor, at::Tensor> ms_ssim_backward(const at::Tensor& grad, const at::Tensor& img1,
-                                                    const at::Tensor& img2, std::int64_t window_size, double sigma,
-                                                    double k1, double k2, double data_range,
-                                                    c10::ArrayRef<double> weights, bool per_image,
-                                                    std::int64_t gradients) {
-  return backward_op(grad, img1, img2, nullptr, window_size, sigma, k1, k2, data_range, valid_padding, per_image,
-                     gradients, ms_spec(weights), false);
+template <Metric M>
+std::tuple<at::Tensor, at::Tensor> metric_backward(const at::Tensor& grad, const at::Tensor& img1,
+                                                   const at::Tensor& img2, c10::ArrayRef<double> options,
+                                                   std::int64_t gradients, bool per_image) {
+  return backward_op(M, grad, img1, img2, nullptr, options, gradients, per_image);
 }
 
 std::tuple<at::Tensor, at::Tensor> masked_ssim_backward(const at::Tensor& grad, const at::Tensor& img1,
                                                         const at::Tensor& img2, const at::Tensor& mask,
-                                                        bool normalized, std::int64_t window_size, double sigma,
-                                                        double k1, double k2, double data_range, std::int64_t padding,
-                                                        std::int64_t gradients) {
-  return backward_op(grad, img1, img2, &mask, window_size, sigma, k1, k2, data_range, padding, false, gradients,
-                     masked_spec(normalized), false);
+                                                        c10::ArrayRef<double> options, std::int64_t gradients,
+                                                        bool per_image) {
+  return backward_op(Metric::Masked, grad, img1, img2, &mask, options, gradients, per_image);
 }
 
 // SSIMULACRA2 of each distorted image against image 0 of `reference`, through the device's cached reference.
@@ -570,30 +632,24 @@ std::string build_info() { return std::string(kokkos_description()) + (cuda_buil
 
 TORCH_LIBRARY(kssim, m) {
   using namespace kssim::torch_binding;
+  m.def("ssim(Tensor img1, Tensor img2, float[] options, int gradients, bool per_image) -> Tensor");
   m.def(
-      "ssim(Tensor img1, Tensor img2, int window_size, float sigma, float k1, float k2, float data_range, "
-      "int padding, bool per_image, int gradients, bool float32_window=False) -> Tensor");
+      "ssim_backward(Tensor grad, Tensor img1, Tensor img2, float[] options, int gradients, bool per_image) -> "
+      "(Tensor, Tensor)");
+  m.def("l1_ssim_loss(Tensor img1, Tensor img2, float[] options, int gradients, bool per_image) -> Tensor");
   m.def(
-      "ssim_backward(Tensor grad, Tensor img1, Tensor img2, int window_size, float sigma, float k1, float k2, "
-      "float data_range, int padding, bool per_image, int gradients, bool float32_window=False) -> (Tensor, Tensor)");
+      "l1_ssim_loss_backward(Tensor grad, Tensor img1, Tensor img2, float[] options, int gradients, bool per_image) "
+      "-> (Tensor, Tensor)");
+  m.def("ms_ssim(Tensor img1, Tensor img2, float[] options, int gradients, bool per_image) -> Tensor");
   m.def(
-      "l1_ssim_loss(Tensor img1, Tensor img2, float l1_weight, int window_size, float sigma, float k1, float k2, "
-      "float data_range, int padding, int gradients, bool float32_window=False) -> Tensor");
+      "ms_ssim_backward(Tensor grad, Tensor img1, Tensor img2, float[] options, int gradients, bool per_image) -> "
+      "(Tensor, Tensor)");
   m.def(
-      "l1_ssim_loss_backward(Tensor grad, Tensor img1, Tensor img2, float l1_weight, int window_size, float sigma, "
-      "float k1, float k2, float data_range, int padding, int gradients, bool float32_window=False) -> (Tensor, Tensor)");
+      "masked_ssim(Tensor img1, Tensor img2, Tensor mask, float[] options, int gradients, bool per_image) -> Tensor");
   m.def(
-      "ms_ssim(Tensor img1, Tensor img2, int window_size, float sigma, float k1, float k2, float data_range, "
-      "float[] weights, bool per_image, int gradients) -> Tensor");
-  m.def(
-      "ms_ssim_backward(Tensor grad, Tensor img1, Tensor img2, int window_size, float sigma, float k1, float k2, "
-      "float data_range, float[] weights, bool per_image, int gradients) -> (Tensor, Tensor)");
-  m.def(
-      "masked_ssim(Tensor img1, Tensor img2, Tensor mask, bool normalized, int window_size, float sigma, float k1, "
-      "float k2, float data_range, int padding, int gradients) -> Tensor");
-  m.def(
-      "masked_ssim_backward(Tensor grad, Tensor img1, Tensor img2, Tensor mask, bool normalized, int window_size, "
-      "float sigma, float k1, float k2, float data_range, int padding, int gradients) -> (Tensor, Tensor)");
+      "masked_ssim_backward(Tensor grad, Tensor img1, Tensor img2, Tensor mask, float[] options, int gradients, "
+      "bool per_image) -> (Tensor, Tensor)");
+  m.def("_option_names(str metric) -> str[]", &option_names);
   m.def("ssimulacra2(Tensor reference, Tensor distorted) -> Tensor");
   m.def("_finalize() -> ()", &finalize);
   m.def("_clear_cache() -> ()", &clear_cache);
@@ -602,36 +658,37 @@ TORCH_LIBRARY(kssim, m) {
 }
 
 TORCH_LIBRARY_IMPL(kssim, CPU, m) {
-  m.impl("ssim", &kssim::torch_binding::ssim_forward);
-  m.impl("ssim_backward", &kssim::torch_binding::ssim_backward);
-  m.impl("l1_ssim_loss", &kssim::torch_binding::l1_ssim_loss_forward);
-  m.impl("l1_ssim_loss_backward", &kssim::torch_binding::l1_ssim_loss_backward);
-  m.impl("ms_ssim", &kssim::torch_binding::ms_ssim_forward);
-  m.impl("ms_ssim_backward", &kssim::torch_binding::ms_ssim_backward);
-  m.impl("masked_ssim", &kssim::torch_binding::masked_ssim_forward);
-  m.impl("masked_ssim_backward", &kssim::torch_binding::masked_ssim_backward);
-  m.impl("ssimulacra2", &kssim::torch_binding::ssimulacra2_op);
+  using namespace kssim::torch_binding;
+  m.impl("ssim", &metric_forward<Metric::Ssim>);
+  m.impl("ssim_backward", &metric_backward<Metric::Ssim>);
+  m.impl("l1_ssim_loss", &metric_forward<Metric::L1Loss>);
+  m.impl("l1_ssim_loss_backward", &metric_backward<Metric::L1Loss>);
+  m.impl("ms_ssim", &metric_forward<Metric::MsSsim>);
+  m.impl("ms_ssim_backward", &metric_backward<Metric::MsSsim>);
+  m.impl("masked_ssim", &masked_ssim_forward);
+  m.impl("masked_ssim_backward", &masked_ssim_backward);
+  m.impl("ssimulacra2", &ssimulacra2_op);
 }
 
 TORCH_LIBRARY_IMPL(kssim, CUDA, m) {
   using namespace kssim::torch_binding;
 #if defined(KSSIM_TORCH_CUDA)
-  m.impl("ssim", &ssim_forward);
-  m.impl("ssim_backward", &ssim_backward);
-  m.impl("l1_ssim_loss", &l1_ssim_loss_forward);
-  m.impl("l1_ssim_loss_backward", &l1_ssim_loss_backward);
-  m.impl("ms_ssim", &ms_ssim_forward);
-  m.impl("ms_ssim_backward", &ms_ssim_backward);
+  m.impl("ssim", &metric_forward<Metric::Ssim>);
+  m.impl("ssim_backward", &metric_backward<Metric::Ssim>);
+  m.impl("l1_ssim_loss", &metric_forward<Metric::L1Loss>);
+  m.impl("l1_ssim_loss_backward", &metric_backward<Metric::L1Loss>);
+  m.impl("ms_ssim", &metric_forward<Metric::MsSsim>);
+  m.impl("ms_ssim_backward", &metric_backward<Metric::MsSsim>);
   m.impl("masked_ssim", &masked_ssim_forward);
   m.impl("masked_ssim_backward", &masked_ssim_backward);
   m.impl("ssimulacra2", &ssimulacra2_op);
 #else
-  m.impl("ssim", &WithoutCuda<decltype(ssim_forward)>::run);
-  m.impl("ssim_backward", &WithoutCuda<decltype(ssim_backward)>::run);
-  m.impl("l1_ssim_loss", &WithoutCuda<decltype(l1_ssim_loss_forward)>::run);
-  m.impl("l1_ssim_loss_backward", &WithoutCuda<decltype(l1_ssim_loss_backward)>::run);
-  m.impl("ms_ssim", &WithoutCuda<decltype(ms_ssim_forward)>::run);
-  m.impl("ms_ssim_backward", &WithoutCuda<decltype(ms_ssim_backward)>::run);
+  m.impl("ssim", &WithoutCuda<decltype(metric_forward<Metric::Ssim>)>::run);
+  m.impl("ssim_backward", &WithoutCuda<decltype(metric_backward<Metric::Ssim>)>::run);
+  m.impl("l1_ssim_loss", &WithoutCuda<decltype(metric_forward<Metric::L1Loss>)>::run);
+  m.impl("l1_ssim_loss_backward", &WithoutCuda<decltype(metric_backward<Metric::L1Loss>)>::run);
+  m.impl("ms_ssim", &WithoutCuda<decltype(metric_forward<Metric::MsSsim>)>::run);
+  m.impl("ms_ssim_backward", &WithoutCuda<decltype(metric_backward<Metric::MsSsim>)>::run);
   m.impl("masked_ssim", &WithoutCuda<decltype(masked_ssim_forward)>::run);
   m.impl("masked_ssim_backward", &WithoutCuda<decltype(masked_ssim_backward)>::run);
   m.impl("ssimulacra2", &WithoutCuda<decltype(ssimulacra2_op)>::run);

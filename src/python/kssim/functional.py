@@ -79,18 +79,37 @@ def _real(name, value):
 
 
 def _options(window_size, sigma, k1, k2, data_range, padding, window, windows=_WINDOWS):
-    """The options as the operators take them: (window_size, sigma, k1, k2, data_range, padding code,
-    float32_window). Only what cannot cross is checked here (the string options and the types); the rules of
-    the values and of the images' sizes are kssim's (kssim::validate), checked by the operator: ValueError with
-    kssim's message."""
+    """The SSIM options as the operators' options operand takes them, by name (a dict for _operand; each
+    metric adds its own). Only what cannot cross is checked here (the string options and the types); the
+    rules of the values and of the images' sizes are kssim's (kssim::validate), checked by the operator:
+    ValueError with kssim's message."""
     if not isinstance(padding, str) or padding not in _PADDINGS:
         raise ValueError(f"kssim: padding must be {_words(repr(p) for p in _PADDINGS)}, got {padding!r}")
     if window not in windows:
         raise ValueError(f"kssim: window must be {_words(repr(w) for w in windows)}, got {window!r}")
     if isinstance(window_size, bool) or not isinstance(window_size, int):
         raise ValueError(f"kssim: window_size must be an int, got {window_size!r}")
-    return (window_size, _real("sigma", sigma), _real("k1", k1), _real("k2", k2), _real("data_range", data_range),
-            _PADDINGS[padding], window == "float32")
+    return {"window_size": window_size, "sigma": _real("sigma", sigma), "k1": _real("k1", k1), "k2": _real("k2", k2),
+            "data_range": _real("data_range", data_range), "padding": _PADDINGS[padding],
+            "float32_window": window == "float32"}
+
+
+# Each metric's option names in its operators' operand order, which the C++ operators define (TorchOps.cpp);
+# a list value (MS-SSIM's weights, the last) is the rest of the operand.
+_OPTION_NAMES = {metric: tuple(torch.ops.kssim._option_names(metric))
+                 for metric in ("ssim", "l1_ssim_loss", "ms_ssim", "masked_ssim")}
+
+
+def _operand(metric, options):
+    """The options operand of `metric`'s operators (a list of numbers) from `options`, a dict by name."""
+    operand = []
+    for name in _OPTION_NAMES[metric]:
+        value = options[name]
+        if type(value) is list:
+            operand += value
+        else:
+            operand.append(value)
+    return operand
 
 
 def _gradients(img1, img2):
@@ -103,10 +122,8 @@ def _gradients(img1, img2):
 
 def _ssim(img1, img2, window_size, sigma, k1, k2, data_range, padding, per_image, train, ranks, window):
     _check_images(img1, img2, ranks)
-    window_size, sigma, k1, k2, data_range, padding, float32_window = _options(
-        window_size, sigma, k1, k2, data_range, padding, window)
-    return torch.ops.kssim.ssim(img1, img2, window_size, sigma, k1, k2, data_range, padding, per_image,
-                                _gradients(img1, img2) if train else 0, float32_window)
+    options = _operand("ssim", _options(window_size, sigma, k1, k2, data_range, padding, window))
+    return torch.ops.kssim.ssim(img1, img2, options, _gradients(img1, img2) if train else 0, per_image)
 
 
 def ssim(img1, img2, *, window_size=11, sigma=1.5, k1=0.01, k2=0.03, data_range=1.0, padding="valid",
@@ -164,12 +181,12 @@ def l1_ssim_loss(img1, img2, *, l1_weight=0.8, padding="same", window_size=11, s
     fused-ssim's window, as in 3DGS's loss with fused-ssim). Returns a 0-dim tensor in the images' dtype.
     """
     _check_images(img1, img2, (4, 5), _WIDE_DTYPES)  # the fused loss has no 16-bit kernels
-    window_size, sigma, k1, k2, data_range, padding, float32_window = _options(
-        window_size, sigma, k1, k2, data_range, padding, window)
+    options = _options(window_size, sigma, k1, k2, data_range, padding, window)
     if isinstance(l1_weight, bool) or not isinstance(l1_weight, (int, float)):  # its range is kssim's to check
         raise ValueError(f"kssim: l1_weight must be a number in [0, 1], got {l1_weight!r}")
-    return torch.ops.kssim.l1_ssim_loss(img1, img2, float(l1_weight), window_size, sigma, k1, k2, data_range,
-                                        padding, _gradients(img1, img2), float32_window)
+    options["l1_weight"] = float(l1_weight)
+    return torch.ops.kssim.l1_ssim_loss(img1, img2, _operand("l1_ssim_loss", options), _gradients(img1, img2),
+                                        False)
 
 
 def _check_reduction(reduction):
@@ -213,10 +230,10 @@ def ms_ssim(img1, img2, *, window_size=11, sigma=1.5, k1=0.01, k2=0.03, data_ran
     """
     _check_reduction(reduction)
     _check_images(img1, img2, (4, 5), _WIDE_DTYPES)
-    window_size, sigma, k1, k2, data_range, _, _ = _options(window_size, sigma, k1, k2, data_range, "valid", "exact",
-                                                            ("exact",))
-    return torch.ops.kssim.ms_ssim(img1, img2, window_size, sigma, k1, k2, data_range, _ms_ssim_weights(weights),
-                                   reduction == "none", _gradients(img1, img2))
+    options = _options(window_size, sigma, k1, k2, data_range, "valid", "exact", ("exact",))
+    options["weights"] = _ms_ssim_weights(weights)
+    return torch.ops.kssim.ms_ssim(img1, img2, _operand("ms_ssim", options), _gradients(img1, img2),
+                                   reduction == "none")
 
 
 def _checked_mask(mask, img1):
@@ -262,13 +279,13 @@ def masked_ssim(img1, img2, mask, *, mode="weights", window_size=11, sigma=1.5, 
     if mode not in _MASK_MODES:
         raise ValueError(f"kssim: mode must be 'weights' or 'normalized', got {mode!r}")
     _check_images(img1, img2, (4, 5), _WIDE_DTYPES)
-    window_size, sigma, k1, k2, data_range, padding, _ = _options(window_size, sigma, k1, k2, data_range, padding,
-                                                                  "exact", ("exact",))
+    options = _options(window_size, sigma, k1, k2, data_range, padding, "exact", ("exact",))
+    options["normalized"] = mode == "normalized"
+    operand = _operand("masked_ssim", options)
     mask = _checked_mask(mask, img1)
 
     def one(x, y, m):
-        return torch.ops.kssim.masked_ssim(x, y, m, mode == "normalized", window_size, sigma, k1, k2, data_range,
-                                           padding, _gradients(x, y))
+        return torch.ops.kssim.masked_ssim(x, y, m, operand, _gradients(x, y), False)
 
     if reduction == "mean" or img1.shape[0] == 0:  # an empty batch: kssim's error, from one call of the whole
         return one(img1, img2, mask)
