@@ -126,3 +126,99 @@ def test_real_numbers_of_other_types_are_taken(device):
     expected = kssim.ssim(img1, img2, sigma=1.5, data_range=2.0)
     assert torch.equal(kssim.ssim(img1, img2, sigma=torch.tensor(1.5), data_range=2), expected)
 
+
+# The operators' options operand (TorchOps.cpp's layout): each metric's forward and backward operator as
+# call(options, per_image), on 16 x 16 images.
+def _operator_calls(device):
+    img1, img2 = random_pair((2, 1, 16, 16), torch.float64, device, seed=8)
+    mask = torch.ones_like(img1)
+    grad = torch.ones((), dtype=torch.float64, device=device)
+    ops = torch.ops.kssim
+    return {
+        "ssim": [lambda o, p: ops.ssim(img1, img2, o, 3, p), lambda o, p: ops.ssim_backward(grad, img1, img2, o, 3, p)],
+        "l1_ssim_loss": [lambda o, p: ops.l1_ssim_loss(img1, img2, o, 3, p),
+                         lambda o, p: ops.l1_ssim_loss_backward(grad, img1, img2, o, 3, p)],
+        "ms_ssim": [lambda o, p: ops.ms_ssim(img1, img2, o, 3, p),
+                    lambda o, p: ops.ms_ssim_backward(grad, img1, img2, o, 3, p)],
+        "masked_ssim": [lambda o, p: ops.masked_ssim(img1, img2, mask, o, 3, p),
+                        lambda o, p: ops.masked_ssim_backward(grad, img1, img2, mask, o, 3, p)],
+    }
+
+
+def _good(metric):
+    return operand(metric, window_size=3, weights=[0.5, 0.5])
+
+
+def _with(metric, name, value):
+    """The good operand of `metric` with the field `name` set to `value` (found by the operators' own names)."""
+    options = _good(metric)
+    options[list(torch.ops.kssim._option_names(metric)).index(name)] = value
+    return options
+
+
+LAYOUT_WORDS = "window_size, sigma, k1, k2, data_range, padding, float32_window"
+MALFORMED = [
+    ("ssim", lambda: _good("ssim")[:5], f"kssim: the options of ssim are 7 numbers ({LAYOUT_WORDS}), got 5 numbers"),
+    ("ssim", lambda: _good("ssim") + [1.0],
+     f"kssim: the options of ssim are 7 numbers ({LAYOUT_WORDS}), got 8 numbers"),
+    ("l1_ssim_loss", lambda: _good("l1_ssim_loss")[:7],
+     f"kssim: the options of l1_ssim_loss are 8 numbers ({LAYOUT_WORDS}, l1_weight), got 7 numbers"),
+    ("masked_ssim", lambda: [],
+     f"kssim: the options of masked_ssim are 8 numbers ({LAYOUT_WORDS}, normalized), got 0 numbers"),
+    ("ms_ssim", lambda: _good("ms_ssim")[:6],
+     f"kssim: the options of ms_ssim are {LAYOUT_WORDS}, then the weights (7 numbers and one per weight), got 6 "
+     "numbers"),
+    ("ms_ssim", lambda: _good("ms_ssim")[:7], "kssim: ms_ssim: needs 1 to 8 weights (one per scale), got 0"),
+    ("ssim", lambda: _with("ssim", "window_size", 3.5), "kssim: window_size must be an integer, got 3.5"),
+    ("l1_ssim_loss", lambda: _with("l1_ssim_loss", "window_size", math.nan),
+     "kssim: window_size must be an integer, got nan"),
+    ("ms_ssim", lambda: _with("ms_ssim", "window_size", -math.inf), "kssim: window_size must be an integer, got -inf"),
+    ("masked_ssim", lambda: _with("masked_ssim", "window_size", 1e10), "kssim: window_size 1e+10 does not fit an int"),
+    ("ssim", lambda: _with("ssim", "padding", 0.5), "kssim: padding must be kssim::Padding's integer code, got 0.5"),
+    ("masked_ssim", lambda: _with("masked_ssim", "padding", math.nan),
+     "kssim: padding must be kssim::Padding's integer code, got nan"),
+    ("ssim", lambda: _with("ssim", "float32_window", 2), "kssim: float32_window must be 0 or 1, got 2"),
+    ("l1_ssim_loss", lambda: _with("l1_ssim_loss", "float32_window", 0.5),
+     "kssim: float32_window must be 0 or 1, got 0.5"),
+    ("masked_ssim", lambda: _with("masked_ssim", "normalized", -1), "kssim: normalized must be 0 or 1, got -1"),
+]
+
+
+@pytest.mark.parametrize("metric,options,message", MALFORMED)
+def test_a_malformed_options_operand_is_a_value_error(device, metric, options, message):
+    """Direct calls of the operators with an options list of the wrong length, or a window size, padding code or
+    flag that is not a whole number of its kind: ValueError naming it, forward and backward, never a crash."""
+    for call in _operator_calls(device)[metric]:
+        with pytest.raises(ValueError, match=_exactly(message)):
+            call(options(), False)
+
+
+@pytest.mark.parametrize("metric", ["l1_ssim_loss", "masked_ssim"])
+def test_operators_without_per_image_results_refuse_per_image(device, metric):
+    for call in _operator_calls(device)[metric]:
+        with pytest.raises(ValueError, match=_exactly(f"kssim: {metric} has no per-image result (per_image must be "
+                                                      "False)")):
+            call(_good(metric), True)
+
+
+@pytest.mark.parametrize("metric,name,value,message", [
+    ("ms_ssim", "padding", 1, "kssim: ms_ssim: padding must be Padding::Valid (every scale uses valid windows)"),
+    ("masked_ssim", "float32_window", 1, "kssim: masked SSIM takes Window::Exact only (a mask's weights renormalise "
+                                         "the window; Window::Float32 defines SSIM by the raw window's moments)"),
+])
+def test_every_metric_carries_the_ssim_options_and_kssim_decides(device, metric, name, value, message):
+    """MS-SSIM's and masked SSIM's operands have every SSIM option: what their C++ objects refuse is kssim's
+    ValueError, forward and backward."""
+    for call in _operator_calls(device)[metric]:
+        with pytest.raises(ValueError, match=_exactly(message)):
+            call(_with(metric, name, value), False)
+
+
+def test_option_names_are_the_operators():
+    ssim = torch.ops.kssim._option_names("ssim")
+    assert ssim == ["window_size", "sigma", "k1", "k2", "data_range", "padding", "float32_window"]
+    assert torch.ops.kssim._option_names("l1_ssim_loss") == ssim + ["l1_weight"]
+    assert torch.ops.kssim._option_names("ms_ssim") == ssim + ["weights"]
+    assert torch.ops.kssim._option_names("masked_ssim") == ssim + ["normalized"]
+    with pytest.raises(ValueError, match=r"^kssim: no metric 'psnr'"):
+        torch.ops.kssim._option_names("psnr")
