@@ -188,7 +188,7 @@ def main():
           f"{'-floor':>8} {'peer/this':>9}")
     for r in rows:
         def f(v, fmt):
-            return format(v, fmt) if v is not None else "-"
+            return format(v, fmt) if v is not None else format("-", ">" + fmt.split(".")[0])
         print(f"{r['case']:20} {r['mode']:8} {r['shape']:16} {r['torch_us']:10.1f} {f(r['cpp_us_flushed'], '10.1f')} "
               f"{f(r['overhead_us'], '9.1f')} {f(r['over_autograd_floor_us'], '8.1f')} "
               f"{f(r['pytorch_msssim_over_this'], '9.2f')}")
