@@ -657,8 +657,10 @@ TORCH_LIBRARY(kssim, m) {
   m.def("_build_info() -> str", &build_info);
 }
 
-TORCH_LIBRARY_IMPL(kssim, CPU, m) {
-  using namespace kssim::torch_binding;
+namespace kssim::torch_binding {
+namespace {
+// The kernels of every operator, the same functions for CPU and CUDA tensors (Placement tells them apart).
+void register_kernels(torch::Library& m) {
   m.impl("ssim", &metric_forward<Metric::Ssim>);
   m.impl("ssim_backward", &metric_backward<Metric::Ssim>);
   m.impl("l1_ssim_loss", &metric_forward<Metric::L1Loss>);
@@ -669,19 +671,15 @@ TORCH_LIBRARY_IMPL(kssim, CPU, m) {
   m.impl("masked_ssim_backward", &masked_ssim_backward);
   m.impl("ssimulacra2", &ssimulacra2_op);
 }
+}  // namespace
+}  // namespace kssim::torch_binding
+
+TORCH_LIBRARY_IMPL(kssim, CPU, m) { kssim::torch_binding::register_kernels(m); }
 
 TORCH_LIBRARY_IMPL(kssim, CUDA, m) {
   using namespace kssim::torch_binding;
 #if defined(KSSIM_TORCH_CUDA)
-  m.impl("ssim", &metric_forward<Metric::Ssim>);
-  m.impl("ssim_backward", &metric_backward<Metric::Ssim>);
-  m.impl("l1_ssim_loss", &metric_forward<Metric::L1Loss>);
-  m.impl("l1_ssim_loss_backward", &metric_backward<Metric::L1Loss>);
-  m.impl("ms_ssim", &metric_forward<Metric::MsSsim>);
-  m.impl("ms_ssim_backward", &metric_backward<Metric::MsSsim>);
-  m.impl("masked_ssim", &masked_ssim_forward);
-  m.impl("masked_ssim_backward", &masked_ssim_backward);
-  m.impl("ssimulacra2", &ssimulacra2_op);
+  register_kernels(m);
 #else
   m.impl("ssim", &WithoutCuda<decltype(metric_forward<Metric::Ssim>)>::run);
   m.impl("ssim_backward", &WithoutCuda<decltype(metric_backward<Metric::Ssim>)>::run);
