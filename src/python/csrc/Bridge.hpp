@@ -49,7 +49,7 @@ struct ProblemKey {
   std::array<std::int64_t, 5> extents{};
   int window_size = 11;
   double sigma = 1.5, k1 = 0.01, k2 = 0.03, data_range = 1.0;
-  Padding padding = Padding::Valid;  // the operators' int code cast as it comes: kssim::validate checks it
+  Padding padding = Padding::Valid;  // the options operand's code, cast as it comes: kssim::validate checks it
   bool float32_window = false;  // kssim::Window::Float32: fused-ssim's and pytorch-msssim's weights and moments
   bool grad1 = false, grad2 = false;
   Metric metric = Metric::Ssim;
