@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // MS-SSIM: values, per-image and per-channel results and gradients against the independent float64
-// reference (ReferenceMsSsim.hpp), central differences, the clamp's zero gradient, the training object,
-// and the errors of bad input.
+// reference (ReferenceMsSsim.hpp), with both windows (kssim::Window::Float32: pytorch-msssim's float32 window
+// and raw moments at every scale), central differences, the clamp's zero gradient, the training object, and
+// the errors of bad input.
 #include "ErrorRecord.hpp"
 #include "ReferenceMsSsim.hpp"
 #include "TrainingChecks.hpp"
@@ -30,21 +31,17 @@ kssim::MsSsimOptions ms_options(const ReferenceOptions& ro, std::vector<double> 
 
 const std::vector<double> default_weights{0.0448, 0.2856, 0.3001, 0.2363, 0.1333};
 
-// Every output of the library against the reference, for one input pair.
+// Every output of the library (mean, per image, per channel, both gradients and one at a time) against the
+// reference's for the images xr, yr (already of the value type).
 template <class C, int Rank>
-void expect_ms_ssim_matches_reference(const Shape& s, const ReferenceOptions& ro, const std::vector<double>& weights,
-                                      const std::vector<double>& x, const std::vector<double>& y) {
+void expect_ms_ssim_outputs_match(const Shape& s, const MsSsimReference& ref, const std::vector<double>& xr,
+                                  const std::vector<double>& yr, const kssim::MsSsimOptions& opts) {
   using T = typename C::value_type;
   using Exec = typename C::execution_space;
   using Mem = typename C::memory_space;
-  SCOPED_TRACE(describe(s, ro) + " scales " + std::to_string(weights.size()));
-  const auto xr = rounded<T>(x), yr = rounded<T>(y);
-  const MsSsimReference ref = reference_ms_ssim(s, xr, yr, ro, weights, true);
-  const auto opts = ms_options(ro, weights);
   Exec exec;
   auto a = to_view<C, Rank>("a", s, xr);
   auto b = to_view<C, Rank>("b", s, yr);
-
   const double mean = kssim::ms_ssim(exec, a, b, opts);
   record_error("value_error", std::abs(mean - ref.mean));
   EXPECT_NEAR(mean, ref.mean, ms_value_tolerance<T>());
@@ -77,6 +74,26 @@ void expect_ms_ssim_matches_reference(const Shape& s, const ReferenceOptions& ro
   auto h2 = make_view<C, Rank>("h2", s);
   kssim::ms_ssim_grad(exec, a, b, decltype(h2){}, h2, opts);
   EXPECT_LE(relative_l2_error(from_view(h2, s), ref.grad2), ms_gradient_tolerance<T>());
+}
+
+// Every output of the library against the reference, for one input pair: with the router's choice, or with
+// every schedule it can pick for the scales' plans forced in turn (TestingUtilities.hpp, schedules_for).
+template <class C, int Rank>
+void expect_ms_ssim_matches_reference(const Shape& s, const ReferenceOptions& ro, const std::vector<double>& weights,
+                                      const std::vector<double>& x, const std::vector<double>& y,
+                                      bool every_schedule = false) {
+  using T = typename C::value_type;
+  SCOPED_TRACE(describe(s, ro) + " scales " + std::to_string(weights.size()));
+  const auto xr = rounded<T>(x), yr = rounded<T>(y);
+  const MsSsimReference ref = reference_ms_ssim(s, xr, yr, ro, weights, true);
+  auto opts = ms_options(ro, weights);
+  const std::vector<kssim::Schedule> schedules =
+      every_schedule ? schedules_for<C, Rank>(opts.ssim) : std::vector<kssim::Schedule>{kssim::Schedule::Auto};
+  for (const kssim::Schedule schedule : schedules) {
+    SCOPED_TRACE(std::string("schedule ") + kssim::to_string(schedule));
+    opts.ssim.schedule = schedule;
+    expect_ms_ssim_outputs_match<C, Rank>(s, ref, xr, yr, opts);
+  }
 }
 
 }  // namespace
@@ -113,14 +130,83 @@ TYPED_TEST(MsSsim, MatchesReferenceForOddSizesOtherWindowsWeightsAndRanges) {
   }
 }
 
-// kssim::Window::Float32 is SSIM's (RawWindow.hpp): MS-SSIM refuses it with a clear error.
-TYPED_TEST(MsSsim, RefusesTheFloat32Window) {
-  using Exec = typename TypeParam::execution_space;
-  using T = typename TypeParam::value_type;
+// pytorch-msssim's own window (kssim::Window::Float32): its float32 weights and raw moments at every scale, the
+// cs terms included, with every schedule the router can pick. The 11- and 7-tap windows have kernel instances of
+// their own on GPUs (FixedTaps.hpp; 11 also a forward without partials), 3 the generic one; odd sizes.
+TYPED_TEST(MsSsim, MatchesReferenceWithTheFloat32Window) {
+  struct Case {
+    Shape s;
+    int window;
+    double sigma, range;
+    std::vector<double> weights;
+  };
+  const Case cases[] = {
+      {{1, 2, 1, 47, 43}, 11, 1.5, 1.0, {0.3, 0.4, 0.3}},    // pytorch-msssim's window, three scales to 12x11
+      {{2, 1, 1, 29, 35}, 7, 1.0, 255.0, {0.3, 0.3, 0.4}},   // 8-bit range, three scales to 8x9
+      {{1, 3, 1, 37, 45}, 3, 0.8, 1.0, default_weights},      // five scales to 3x3, every pad both ways
+  };
+  unsigned seed = 380;
+  for (const Case& c : cases) {
+    ReferenceOptions ro{.window = c.window, .sigma = c.sigma, .data_range = c.range};
+    ro.float32_window = true;
+    const auto [x, y] = next_noisy_pair(c.s, seed, c.range, 0.12 * c.range);
+    expect_ms_ssim_matches_reference<TypeParam, 4>(c.s, ro, c.weights, x, y, true);
+  }
+}
+
+// Volumes with the float32 window (2x2x2 pooling, the depth pass's map; 11 taps: the slice-fused schedule on GPUs).
+TYPED_TEST(MsSsim, MatchesReferenceWithTheFloat32WindowForVolumes) {
+  Shape small{1, 2, 11, 13, 10}, wide{1, 1, 21, 23, 22};
+  small.volumetric = wide.volumetric = true;
   ReferenceOptions ro;
   ro.float32_window = true;
-  EXPECT_THROW((kssim::MSSSIM<Exec, T>(Exec(), {1, 1, 161, 161}, ms_options(ro, default_weights))),
-               std::invalid_argument);
+  ro.window = 3;
+  ro.sigma = 0.9;
+  const auto x = random_image(small, 390);
+  expect_ms_ssim_matches_reference<TypeParam, 5>(small, ro, {0.3, 0.3, 0.4}, x, noisy_copy(x, 391, 0.1), true);
+  ro.window = 11;
+  ro.sigma = 1.5;
+  const auto u = random_image(wide, 392);
+  expect_ms_ssim_matches_reference<TypeParam, 5>(wide, ro, {0.6, 0.4}, u, noisy_copy(u, 393, 0.1), true);
+}
+
+// The float32 window moves MS-SSIM from the exact window's value by what the reference says. Its deficit d
+// (1 - its sum) adds d mu1 mu2 to each window's covariance and d (mu1^2 + mu2^2) to its variance sum, which moves
+// cs by about 2 d mu^2 var(x - y) / (v1 + v2 + C2)^2: low-contrast images far from zero (8 to 8.25, L = 1) move
+// it by ~1e-4, far above float's rounding. With the last scale's weight 0 only the cs terms count, so a cs that
+// ignored the option would leave the difference at 0. The gradients move by ~3e-3 relative L2, and the
+// difference of kssim's two gradients must be the reference's (float: to a few percent, its own rounding).
+TYPED_TEST(MsSsim, Float32WindowMovesTheValueAsTheReferenceSays) {
+  using C = TypeParam;
+  using T = typename C::value_type;
+  const Shape s{1, 2, 1, 45, 47};
+  ReferenceOptions exact, f32;
+  f32.float32_window = true;
+  const auto x = rounded<T>(random_image(s, 396, 8.0, 8.25)), y = rounded<T>(noisy_copy(x, 397, 0.05));
+  typename C::execution_space exec;
+  auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, y);
+  for (const std::vector<double>& weights : {std::vector<double>{0.5, 0.5, 0.0}, std::vector<double>{0.2, 0.3, 0.5}}) {
+    SCOPED_TRACE("last scale's weight " + std::to_string(weights.back()));
+    const MsSsimReference want_exact = reference_ms_ssim(s, x, y, exact, weights, true);
+    const MsSsimReference want_f32 = reference_ms_ssim(s, x, y, f32, weights, true);
+    const double want = want_f32.mean - want_exact.mean;
+    auto g_exact = make_view<C>("g_exact", s), g_f32 = make_view<C>("g_f32", s);
+    const double got = kssim::ms_ssim_grad(exec, a, b, g_f32, {}, ms_options(f32, weights)) -
+                       kssim::ms_ssim_grad(exec, a, b, g_exact, {}, ms_options(exact, weights));
+    ASSERT_GT(std::abs(want), 1e-4) << "the effect is there to see";
+    record_error("float32_shift_error", std::abs(got - want) / std::abs(want));
+    EXPECT_NEAR(got, want, (std::is_same_v<T, float> ? 1e-3 : 1e-7) * std::abs(want));
+    std::vector<double> want_shift(s.size()), got_shift(s.size());
+    const auto e = from_view(g_exact, s), f = from_view(g_f32, s);
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      want_shift[i] = want_f32.grad1[i] - want_exact.grad1[i];
+      got_shift[i] = f[i] - e[i];
+    }
+    ASSERT_GT(relative_l2_error(want_f32.grad1, want_exact.grad1), 1e-3) << "the effect is there to see";
+    const double shift_error = relative_l2_error(got_shift, want_shift);
+    record_error("float32_gradient_shift_error", shift_error);
+    EXPECT_LE(shift_error, (std::is_same_v<T, float> ? 5e-2 : 1e-6));
+  }
 }
 
 TYPED_TEST(MsSsim, MatchesReferenceForVolumes) {
@@ -133,16 +219,20 @@ TYPED_TEST(MsSsim, MatchesReferenceForVolumes) {
   expect_ms_ssim_matches_reference<TypeParam, 5>(s, ro, {0.3, 0.3, 0.4}, x, noisy_copy(x, 321, 0.1));
 }
 
-// Central differences of the library's own double value at random pixels of both images.
+// Central differences of the library's own double value at random pixels of both images, with both windows.
 TYPED_TEST(MsSsim, GradientsMatchFiniteDifferences) {
   const Shape s{1, 2, 1, 21, 19};
-  ReferenceOptions ro;
-  ro.window = 5;
-  const auto opts = ms_options(ro, {0.3, 0.3, 0.4});
-  typename TypeParam::execution_space exec;
-  expect_finite_differences_in_double<TypeParam>(
-      s, 330, [&](const auto& a, const auto& b, auto& g1, auto& g2) { kssim::ms_ssim_grad(exec, a, b, g1, g2, opts); },
-      [&](const auto& a, const auto& b) { return kssim::ms_ssim(exec, a, b, opts); }, 1e-5, 1e-10, 10, 332);
+  for (const bool float32_window : {false, true}) {
+    SCOPED_TRACE(float32_window ? "float32 window" : "exact window");
+    ReferenceOptions ro;
+    ro.window = 5;
+    ro.float32_window = float32_window;
+    const auto opts = ms_options(ro, {0.3, 0.3, 0.4});
+    typename TypeParam::execution_space exec;
+    expect_finite_differences_in_double<TypeParam>(
+        s, 330, [&](const auto& a, const auto& b, auto& g1, auto& g2) { kssim::ms_ssim_grad(exec, a, b, g1, g2, opts); },
+        [&](const auto& a, const auto& b) { return kssim::ms_ssim(exec, a, b, opts); }, 1e-5, 1e-10, 10, 332);
+  }
 }
 
 // Slice 0 is anti-correlated (y = 1 - x: negative contrast-structure at the first scale), so its MS-SSIM
@@ -181,11 +271,16 @@ TYPED_TEST(MsSsim, ClampedSlicesHaveZeroValueAndZeroGradient) {
 TYPED_TEST(MsSsim, IdenticalImagesGiveExactlyOneAndZeroGradient) {
   using C = TypeParam;
   const Shape s{2, 1, 1, 34, 41};
-  const auto opts = ms_options(ReferenceOptions{.window = 3}, default_weights);
   auto a = to_view<C>("a", s, random_image(s, 350));
   auto g1 = make_view<C>("g1", s);
-  expect_identical_images_give(kssim::ms_ssim_grad(typename C::execution_space(), a, a, g1, {}, opts), 1.0, s,
-                               std::is_same_v<typename C::value_type, float> ? 1e-6 : 1e-14, g1);
+  for (const bool float32_window : {false, true}) {
+    SCOPED_TRACE(float32_window ? "float32 window" : "exact window");
+    ReferenceOptions ro{.window = 3};
+    ro.float32_window = float32_window;
+    const auto opts = ms_options(ro, default_weights);
+    expect_identical_images_give(kssim::ms_ssim_grad(typename C::execution_space(), a, a, g1, {}, opts), 1.0, s,
+                                 std::is_same_v<typename C::value_type, float> ? 1e-6 : 1e-14, g1);
+  }
 }
 
 // make(gradients) for the checks of TrainingChecks.hpp.
@@ -200,13 +295,20 @@ auto ms_ssim_object(const Shape& s, const kssim::MsSsimOptions& opts) {
 TYPED_TEST(MsSsim, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
   using C = TypeParam;
   const Shape s{2, 3, 1, 36, 37};
-  const auto opts = ms_options(ReferenceOptions{.window = 3}, default_weights);
   const auto in = noisy_views<C>(s, 360, 0.1);
   typename C::execution_space exec;
-  const auto make = ms_ssim_object<C>(s, opts);
-  const auto forward = forward_on(in);
-  const auto one_call = [&](const auto& g1, const auto& g2) { return kssim::ms_ssim_grad(exec, in.a, in.b, g1, g2, opts); };
-  expect_training_object_agrees_with_one_call_function<C>(s, make, forward, one_call, 362);
+  for (const bool float32_window : {false, true}) {
+    SCOPED_TRACE(float32_window ? "float32 window" : "exact window");
+    ReferenceOptions ro{.window = 3};
+    ro.float32_window = float32_window;
+    const auto opts = ms_options(ro, default_weights);
+    const auto make = ms_ssim_object<C>(s, opts);
+    const auto forward = forward_on(in);
+    const auto one_call = [&](const auto& g1, const auto& g2) {
+      return kssim::ms_ssim_grad(exec, in.a, in.b, g1, g2, opts);
+    };
+    expect_training_object_agrees_with_one_call_function<C>(s, make, forward, one_call, 362);
+  }
 }
 
 TYPED_TEST(MsSsim, TrainingStepsAllocateNothingAndNeverSynchronise) {

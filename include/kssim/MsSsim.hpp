@@ -16,7 +16,9 @@
 // scale k, ssim_S the mean SSIM of the last scale, both over valid windows, and
 //   MS-SSIM = prod_{k<S} max(cs_k, 0)^w_k * max(ssim_S, 0)^w_S,
 // averaged over slices. The clamp's gradient is 0 where it clamps. Every spatial extent must exceed
-// (window_size - 1) * 2^(S - 1) (160 for the defaults), else std::invalid_argument.
+// (window_size - 1) * 2^(S - 1) (160 for the defaults), else std::invalid_argument. With
+// opts.ssim.window = Window::Float32 every scale's map (cs and the last SSIM) is of that window's raw moments,
+// as pytorch-msssim computes it (impl/stages/RawWindow.hpp).
 
 #include <kssim/MsSsimOptions.hpp>
 #include <kssim/SSIM.hpp>

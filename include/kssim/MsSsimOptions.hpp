@@ -16,7 +16,9 @@ namespace kssim {
 inline constexpr int max_ms_ssim_scales = 8;
 
 struct MsSsimOptions {
-  Options ssim;  // window, sigma, k1, k2, data_range, launch shape; padding must be Valid (as pytorch-msssim)
+  // window_size, sigma, k1, k2, data_range, launch shape; padding must be Valid (as pytorch-msssim). window:
+  // Exact, or Float32 for pytorch-msssim's own numbers (its float32 window and raw moments at every scale).
+  Options ssim;
   // One exponent per scale, finest first; the number of weights is the number of scales.
   std::vector<double> weights = {0.0448, 0.2856, 0.3001, 0.2363, 0.1333};
 

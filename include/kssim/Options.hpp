@@ -52,8 +52,9 @@ enum class Window {
            // Splatting loss): each exp rounded to float32, their sum rounded to float32, each weight their
            // float32 quotient (for 11 / 1.5 fused-ssim's constants, summing to 1 - 3.1e-8 per axis), with
            // their raw moments sigma^2 = B(x^2) - B(x)^2 of that window. On uncorrelated noise the mean then
-           // moves by ~2e-7 from Exact's, as theirs does (impl/stages/RawWindow.hpp). SSIM and the fused L1 + SSIM loss
-           // (MS-SSIM and masked SSIM take Exact only).
+           // moves by ~2e-7 from Exact's, as theirs does (impl/stages/RawWindow.hpp). SSIM, the fused
+           // L1 + SSIM loss and MS-SSIM (every scale's cs and SSIM, as pytorch-msssim); masked SSIM takes
+           // Exact only.
 };
 
 // Largest supported window. Bounded so that a tile and its halo fit in one team's scratch on every backend.

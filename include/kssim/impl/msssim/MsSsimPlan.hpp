@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // MS-SSIM on the four-stage pipeline: one Plan per scale (the contrast-structure term at every scale but
-// the last, SSIM at the last), the images average-pooled between scales (AveragePool.hpp), and the product
-// of the scales' clamped means per slice (MsSsimProduct.hpp). Allocates only in its constructor.
+// the last, SSIM at the last; with Window::Float32 each of the raw window's moments, Plan::forward), the
+// images average-pooled between scales (AveragePool.hpp), and the product of the scales' clamped means per
+// slice (MsSsimProduct.hpp). Allocates only in its constructor.
 //
 // Backward, coarsest scale first: scale k's gradient with respect to its (pooled) images is its Plan's
 // backward, scaled per slice by d MS-SSIM / d t_k, plus the adjoint pooling of scale k+1's gradient. The

@@ -5,7 +5,8 @@
 // for volumes the depth blur; adjoint depth, adjoint column, adjoint row: one kernel each) or the fused
 // schedules (schedules/: one kernel per pass; volumes: one per depth slice around the depth pass's stages,
 // FusedSlices.hpp). Allocates only in its constructor. The map evaluates `Term`
-// (MapTerms.hpp): the SSIM map, or MS-SSIM's contrast-structure term (MsSsimPlan.hpp). A plan made
+// (MapTerms.hpp): the SSIM map, or MS-SSIM's contrast-structure term (MsSsimPlan.hpp), with Window::Float32
+// either one of the raw window's moments (RawWindowTerm<Term>, kernels of its own). A plan made
 // WithL1::Yes also computes the fused L1 + SSIM loss inside the same kernels (L1Term.hpp); a plan made
 // MapWeighting::Centre weighs each map pixel by a mask at its window's centre (masked SSIM's MaskMode::Weights,
 // MaskedPlan.hpp): the map pass writes the partials of w * map and sums w * map and w, so its backward is
@@ -127,8 +128,6 @@ class Plan {
       ensure_self_checked<ExecSpace, T>(exec);
       if constexpr (!std::is_same_v<S, T> || !std::is_same_v<O, T>) ensure_storage_self_checked<ExecSpace, T, S, O>(exec);
     }
-    if (opts.window != Window::Exact && !std::is_same_v<Term, SsimTerm>)
-      throw std::invalid_argument("kssim: MS-SSIM takes Window::Exact only (Window::Float32 is SSIM's)");
     schedule_ = choose_schedule<ExecSpace, T>(exec, g_, opts, wanted);
     if (weighted_ && schedule_.fused_forward() && !g.volumetric) {
       // The weighted forward's tile holds a second set of item sums: the stage forward where it does not fit.
@@ -288,8 +287,8 @@ class Plan {
 template <class ExecSpace, class T, class Term, class S, class O>
 void Plan<ExecSpace, T, Term, S, O>::forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
                                              const OutputArray<O>& map, const ForwardTerms<T>& terms) const {
-  if constexpr (std::is_same_v<Term, SsimTerm>)  // only SSIM's plans have Window::Float32 (constructor)
-    if (raw_window()) return forward_with<RawWindowTerm<Term>>(exec, x, y, map, terms);
+  // Window::Float32: every term of the raw window's moments (pytorch-msssim's cs too), in kernels of its own.
+  if (raw_window()) return forward_with<RawWindowTerm<Term>>(exec, x, y, map, terms);
   forward_with<Term>(exec, x, y, map, terms);
 }
 

@@ -135,7 +135,7 @@ void run_self_check(const ExecSpace& exec, SelfCheckFault fault = SelfCheckFault
   probe_layout<ExecSpace, T, AdjointRow<ExecSpace, T, 4>>(exec, "adjoint_row<4>", fault);
   probe_layout<ExecSpace, T, BoundaryFold<ExecSpace, T>>(exec, "boundary_fold", fault);
   probe_layout<ExecSpace, T, FusedForward<ExecSpace, T>>(exec, "fused_forward", fault);
-  // Window::Float32's map kernels (MapTerms.hpp, RawWindowTerm).
+  // Window::Float32's map kernels (MapTerms.hpp, RawWindowTerm): SSIM's, and MS-SSIM's cs below.
   probe_layout<ExecSpace, T, ColumnBlur<ExecSpace, T, ColumnOutput::Map, RawWindowTerm<SsimTerm>>>(
       exec, "column_blur_map_float32_window", fault);
   probe_layout<ExecSpace, T, FusedForward<ExecSpace, T, RawWindowTerm<SsimTerm>>>(exec, "fused_forward_float32_window",
@@ -157,6 +157,10 @@ void run_self_check(const ExecSpace& exec, SelfCheckFault fault = SelfCheckFault
   probe_layout<ExecSpace, T, MaskedColumnBlur<ExecSpace, T, MaskMode::Normalized, ColumnOutput::Map>>(
       exec, "masked_column_blur_map<normalized>", fault);
   probe_layout<ExecSpace, T, FusedForward<ExecSpace, T, ContrastStructureTerm>>(exec, "fused_forward_cs", fault);
+  probe_layout<ExecSpace, T, ColumnBlur<ExecSpace, T, ColumnOutput::Map, RawWindowTerm<ContrastStructureTerm>>>(
+      exec, "column_blur_cs_float32_window", fault);
+  probe_layout<ExecSpace, T, FusedForward<ExecSpace, T, RawWindowTerm<ContrastStructureTerm>>>(
+      exec, "fused_forward_cs_float32_window", fault);
   probe_layout<ExecSpace, T, AdjointRow<ExecSpace, T, 3, true>>(exec, "adjoint_row<3, pixel weights>", fault);
   probe_layout<ExecSpace, T, AdjointRow<ExecSpace, T, 4, true>>(exec, "adjoint_row<4, pixel weights>", fault);
   // The fused L1 + SSIM loss's instances of the last backward kernels (L1Term.hpp).

@@ -4,8 +4,10 @@
 //   SsimTerm               the SSIM map (MapFormula.hpp): luminance x contrast-structure
 //   ContrastStructureTerm  the contrast-structure term alone, cs = (2 cov + C2) / (vs + C2), which MS-SSIM
 //                          averages at every scale but the last (Wang, Simoncelli, Bovik 2003)
-//   RawWindowTerm<Term>    Term of the raw window's moments (Window::Float32, RawWindow.hpp): its own kernel
-//                          instances, so that Window::Exact's kernels are compiled as if it did not exist
+//   RawWindowTerm<Term>    Term of the raw window's moments (Window::Float32, RawWindow.hpp), for SSIM and for
+//                          MS-SSIM's cs (pytorch-msssim takes every scale's moments of its float32 window):
+//                          its own kernel instances, so that Window::Exact's kernels are compiled as if it did
+//                          not exist
 // A term is a type with static functions only, so choosing one changes no kernel functor's layout.
 //
 // cs keeps SSIM's guarantees: the numerator is capped at the denominator (where rounding pushed a
@@ -22,6 +24,7 @@ namespace kssim::impl {
 
 struct SsimTerm {
   static constexpr const char* kernel_name = "kssim::column_blur_map";
+  static constexpr const char* raw_window_kernel_name = "kssim::column_blur_map_float32_window";
   template <class T>
   KOKKOS_FORCEINLINE_FUNCTION static T value(T m1, T m2, T vs, T cov, T s1, T s2, T c1, T c2) {
     return ssim_map_value(m1, m2, vs, cov, s1, s2, c1, c2);
@@ -35,6 +38,7 @@ struct SsimTerm {
 
 struct ContrastStructureTerm {
   static constexpr const char* kernel_name = "kssim::column_blur_cs";
+  static constexpr const char* raw_window_kernel_name = "kssim::column_blur_cs_float32_window";
   template <class T>
   KOKKOS_FORCEINLINE_FUNCTION static T value(T, T, T vs, T cov, T, T, T, T c2) {
     const T b2 = vs + c2, contrast = 2 * cov + c2;
@@ -68,7 +72,7 @@ struct ContrastStructureTerm {
 template <class Term>
 struct RawWindowTerm {
   using base = Term;
-  static constexpr const char* kernel_name = "kssim::column_blur_map_float32_window";
+  static constexpr const char* kernel_name = Term::raw_window_kernel_name;
 };
 template <class Term>
 inline constexpr bool is_raw_window_term_v = false;
