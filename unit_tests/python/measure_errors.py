@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Prints the worst errors of kssim.ssim against reference_ssim.py over the cases of
 test_values_and_gradients.py (both reductions), per dtype and device: where the tests' tolerances come from.
+Where pytorch-msssim is importable (its source tree on PYTHONPATH), also kssim.pytorch_msssim's ssim and ms_ssim
+against pytorch-msssim's own, in float64 and float32: the value's relative difference and the gradients'
+largest difference relative to their largest element.
 
-  PYTHONPATH=build/default/python python3 unit_tests/python/measure_errors.py
+  PYTHONPATH=build/default/python[:<pytorch-msssim tree>] python3 unit_tests/python/measure_errors.py
 """
 
 import torch
@@ -37,3 +40,26 @@ for device in _devices():
                 worst_grad = max(worst_grad, relative_l2(a.grad.cpu(), g1), relative_l2(b.grad.cpu(), g2))
         print(f"{device} {str(dtype).removeprefix('torch.')}: value {worst_value:.2e}, gradients (relative L2) "
               f"{worst_grad:.2e}")
+
+try:
+    import pytorch_msssim as peer
+except ImportError:
+    peer = None
+if peer is not None:
+    from kssim import pytorch_msssim as dropin
+    for device in _devices():
+        for dtype in (torch.float64, torch.float32):
+            for name, shape in (("ssim", (2, 3, 64, 67)), ("ssim", (1, 1, 33, 40, 41)), ("ms_ssim", (2, 3, 176, 181)),
+                                ("ms_ssim", (1, 2, 200, 256))):
+                a, b = random_pair(shape, dtype, device, seed=shape[-1])
+                a, b = a * 255, b * 255
+                results = []
+                for module in (peer, dropin):
+                    x = a.clone().requires_grad_(True)
+                    value = getattr(module, name)(x, b, data_range=255)
+                    (grad,) = torch.autograd.grad(value, (x,))
+                    results.append((value.detach().double(), grad.double()))
+                (v0, g0), (v1, g1) = results
+                print(f"pytorch_msssim.{name} {'x'.join(map(str, shape))} {device} {str(dtype).removeprefix('torch.')}: "
+                      f"value {float((v1 - v0).abs() / v0.abs()):.1e} (relative), gradient "
+                      f"{float((g1 - g0).abs().max() / g0.abs().max()):.1e} (of the largest)")

@@ -18,6 +18,9 @@ CASES = [
     ((1, 2, 33, 35), {"window_size": 5, "sigma": 1.0, "weights": (0.5, 0.5, 1.0)}),
     ((1, 1, 10, 11, 12), {"window_size": 3, "sigma": 1.0, "weights": (0.4, 0.6)}),    # volumes
     ((1, 2, 9, 17), {"window_size": 3, "sigma": 1.5, "weights": (0.1, 0.2, 0.7), "data_range": 2.0, "k2": 0.05}),
+    # pytorch-msssim's float32 window (raw moments at every scale)
+    ((2, 2, 34, 37), {"window_size": 5, "sigma": 1.5, "weights": (0.3, 0.3, 0.4), "window": "float32"}),
+    ((1, 2, 11, 12, 13), {"window_size": 3, "sigma": 1.0, "weights": (0.4, 0.6), "window": "float32"}),
 ]
 
 
@@ -110,6 +113,7 @@ def test_the_module_holds_its_options(device):
     (lambda a, b: kssim.ms_ssim(a, b, window_size=3, weights=[float("nan")]), ValueError, "finite"),
     (lambda a, b: kssim.ms_ssim(a, b, window_size=3, weights="ab"), TypeError, "sequence of numbers"),
     (lambda a, b: kssim.ms_ssim(a, b, window_size=4), ValueError, "odd"),
+    (lambda a, b: kssim.ms_ssim(a, b, window_size=3, window="float16"), ValueError, "window must be"),
     (lambda a, b: kssim.ms_ssim(a, b, reduction="sum"), ValueError, "reduction"),
     (lambda a, b: kssim.ms_ssim(a, b, window_size=3, weights=(1, 1, 1)), ValueError, "needs every spatial extent > 8"),
     (lambda a, b: kssim.ms_ssim(a, [1.0]), TypeError, "torch.Tensor"),

@@ -215,7 +215,7 @@ def ms_ssim_min_size(window_size=11, scales=5):
 
 
 def ms_ssim(img1, img2, *, window_size=11, sigma=1.5, k1=0.01, k2=0.03, data_range=1.0, weights=None,
-            reduction="mean"):
+            reduction="mean", window="exact"):
     """MS-SSIM (multi-scale SSIM, Wang, Simoncelli and Bovik 2003) of two batches of images (N, C, H, W) or
     volumes (N, C, D, H, W), float32 or float64, on CPU or CUDA, differentiable with respect to both.
 
@@ -224,13 +224,15 @@ def ms_ssim(img1, img2, *, window_size=11, sigma=1.5, k1=0.01, k2=0.03, data_ran
     avg_pool2d(kernel_size=2, padding=extent % 2)); per (image, channel)
         MS-SSIM = prod_{k<S} max(cs_k, 0)^w_k * max(ssim_S, 0)^w_S
     with cs_k the mean contrast-structure term (2 cov + C2) / (var1 + var2 + C2) of scale k and ssim_S the mean
-    SSIM of the last scale, over valid windows of the exact Gaussian window; the result is averaged over
-    channels, then over images ("mean", a 0-dim tensor) or not ("none", shape (N,)). The clamp's gradient is 0
-    where it clamps. Every spatial extent must exceed (window_size - 1) * 2^(S - 1) (160 by default).
+    SSIM of the last scale, over valid windows of the Gaussian window (window="exact": normalised, in double;
+    "float32": pytorch-msssim's float32 weights and the raw moments of every scale, as kssim.ssim's); the result
+    is averaged over channels, then over images ("mean", a 0-dim tensor) or not ("none", shape (N,)). The
+    clamp's gradient is 0 where it clamps. Every spatial extent must exceed (window_size - 1) * 2^(S - 1) (160
+    by default).
     """
     _check_reduction(reduction)
     _check_images(img1, img2, (4, 5), _WIDE_DTYPES)
-    options = _options(window_size, sigma, k1, k2, data_range, "valid", "exact", ("exact",))
+    options = _options(window_size, sigma, k1, k2, data_range, "valid", window)
     options["weights"] = _ms_ssim_weights(weights)
     return torch.ops.kssim.ms_ssim(img1, img2, _operand("ms_ssim", options), _gradients(img1, img2),
                                    reduction == "none")
@@ -238,7 +240,9 @@ def ms_ssim(img1, img2, *, window_size=11, sigma=1.5, k1=0.01, k2=0.03, data_ran
 
 def _checked_mask(mask, img1):
     """The mask as the kernels take it: a tensor of the images' dtype and device, (N, 1 or C, [D,] H, W),
-    values in [0, 1] (checked here, unless under torch.compile)."""
+    values in [0, 1]: checked here on CPU tensors (ValueError). On CUDA tensors a check would make the host wait
+    for the device (tens of us, and no CUDA graph capture): there kssim's own check on the device gives the mean
+    NaN instead (kssim/impl/masked/MaskCheck.hpp), as it does under torch.compile."""
     if not isinstance(mask, torch.Tensor):
         raise TypeError(f"kssim: mask must be a torch.Tensor, got {type(mask).__name__}")
     if mask.dtype.is_complex or not (mask.dtype.is_floating_point or mask.dtype == torch.bool):
@@ -253,7 +257,7 @@ def _checked_mask(mask, img1):
         raise ValueError("kssim: masked_ssim has no gradient with respect to the mask; pass mask.detach()")
     if mask.dtype != img1.dtype:
         mask = mask.to(img1.dtype)
-    if mask.device.type != "meta" and not torch.compiler.is_compiling():
+    if mask.device.type == "cpu" and not torch.compiler.is_compiling():
         if not bool(((mask >= 0) & (mask <= 1)).all()):
             raise ValueError("kssim: mask values must be in [0, 1] (NaN is not allowed)")
     return mask

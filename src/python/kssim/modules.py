@@ -34,13 +34,13 @@ class SSIM(_Options):
 
 class MS_SSIM(_Options):
     """kssim.ms_ssim as a module: MS_SSIM(window_size=11, sigma=1.5, k1=0.01, k2=0.03, data_range=1.0,
-    weights=None, reduction="mean"); forward(img1, img2)."""
+    weights=None, reduction="mean", window="exact"); forward(img1, img2)."""
 
     def __init__(self, *, window_size=11, sigma=1.5, k1=0.01, k2=0.03, data_range=1.0, weights=None,
-                 reduction="mean"):
+                 reduction="mean", window="exact"):
         super().__init__(window_size=window_size, sigma=sigma, k1=k1, k2=k2, data_range=data_range,
                          weights=None if weights is None else tuple(F._ms_ssim_weights(weights)),
-                         reduction=reduction)
+                         reduction=reduction, window=window)
 
     def forward(self, img1, img2):
         return F.ms_ssim(img1, img2, **self.options)

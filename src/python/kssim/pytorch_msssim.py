@@ -5,8 +5,8 @@ instead of `from pytorch_msssim import ...`, with pytorch-msssim 1.0's signature
 
 Semantics kept: size-1 spatial axes are squeezed away first (so a (N, C, 1, H, W) volume is an image); SSIM
 and MS-SSIM are averaged per channel, then over channels and, with size_average, over images (otherwise one
-value per image); `ssim` uses pytorch-msssim's float32 window and raw moments (kssim's window="float32"), and
-nonnegative_ssim clamps each (image, channel) SSIM at 0 before averaging; MS-SSIM clamps every cs and the last
+value per image); `ssim` and `ms_ssim` use pytorch-msssim's float32 window and raw moments (kssim's
+window="float32"), and nonnegative_ssim clamps each (image, channel) SSIM at 0 before averaging; MS-SSIM clamps every cs and the last
 scale's SSIM at 0, pools with avg_pool's zero padding of odd extents, and needs H and W > (win_size - 1) * 16
 (the error is a ValueError that is also an AssertionError, pytorch-msssim raising the latter).
 
@@ -18,11 +18,8 @@ Differences, each an exception rather than another number:
     (a volume's depth, or more than 5 weights), which pytorch-msssim would blur on the other axes only.
   * Options kssim rejects (even win_size outside [3, 31], K with a negative value, negative weights) raise
     ValueError; ms_ssim takes float32 and float64 images only (TypeError).
-One numerical difference: kssim's MS-SSIM has the exact (normalised) Gaussian window only, where
-pytorch-msssim's is float32 (its weights sum to 1 - 3.1e-8). Against pytorch-msssim 1.0 in float64 that moves
-ms_ssim by up to 5e-7 (relative) and its gradients by up to 1.3e-5 of their largest element, at float32 noise
-level (src/python/README.md, "pytorch-msssim"); ssim, on the float32 window, agrees to 5e-8 (1e-9 at the
-default window). Gradients flow to both X and Y.
+Against pytorch-msssim 1.0, both in float64, ssim and ms_ssim agree to rounding (src/python/README.md,
+"pytorch-msssim"). Gradients flow to both X and Y.
 """
 
 import torch
@@ -131,7 +128,7 @@ def ms_ssim(X, Y, data_range=255, size_average=True, win_size=11, win_sigma=1.5,
             "shorter axes there, which kssim does not reproduce")
     k1, k2 = _constants(K)
     return _F.ms_ssim(X, Y, window_size=win_size, sigma=win_sigma, k1=k1, k2=k2, data_range=data_range,
-                      weights=values, reduction="mean" if size_average else "none")
+                      weights=values, reduction="mean" if size_average else "none", window="float32")
 
 
 class _Module(torch.nn.Module):
