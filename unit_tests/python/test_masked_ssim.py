@@ -113,6 +113,19 @@ def test_the_module_holds_its_options(device):
                        kssim.masked_ssim(img1, img2, mask, mode="normalized", window_size=5, reduction="none"))
 
 
+def test_mask_values_outside_0_1_raise_on_cpu_and_give_nan_on_cuda(device):
+    """CPU: ValueError before any kernel. CUDA: the device's own check makes the mean NaN, without the host
+    waiting for the device."""
+    a, b = random_pair((1, 3, 12, 12), torch.float32, device, seed=1)
+    for bad in (2.0, float("nan"), -1.0):
+        m = random_mask((1, 1, 12, 12), device, seed=1).float() * bad
+        if a.device.type == "cpu":
+            with pytest.raises(ValueError, match=r"\[0, 1\]"):
+                kssim.masked_ssim(a, b, m)
+        else:
+            assert torch.isnan(kssim.masked_ssim(a, b, m)).item()
+
+
 @pytest.mark.parametrize("call, error, match", [
     (lambda a, b, m: kssim.masked_ssim(a, b, m, mode="soft"), ValueError, "mode"),
     (lambda a, b, m: kssim.masked_ssim(a, b, m[:, :, :-1]), ValueError, "mask must have shape"),
