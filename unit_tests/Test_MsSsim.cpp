@@ -109,49 +109,45 @@ TYPED_TEST(MsSsim, MatchesReferenceWithDefaultOptionsAtTheSmallestSize) {
   expect_ms_ssim_matches_reference<TypeParam, 4>(s, ReferenceOptions{}, default_weights, x, noisy_copy(x, 301, 0.1));
 }
 
+// One image case of the reference checks below: shape, window, sigma, data range, weights.
+struct ReferenceCase {
+  Shape s;
+  int window;
+  double sigma, range;
+  std::vector<double> weights;
+};
+
+// Each case against the reference, on noisy pairs drawn from `seed` on; the float32 window on every schedule.
+template <class Config, std::size_t N>
+void expect_cases_match_reference(const ReferenceCase (&cases)[N], unsigned seed, bool float32_window) {
+  for (const ReferenceCase& c : cases) {
+    ReferenceOptions ro{.window = c.window, .sigma = c.sigma, .data_range = c.range};
+    ro.float32_window = float32_window;
+    const auto [x, y] = next_noisy_pair(c.s, seed, c.range, 0.12 * c.range);
+    expect_ms_ssim_matches_reference<Config, 4>(c.s, ro, c.weights, x, y, float32_window);
+  }
+}
+
 TYPED_TEST(MsSsim, MatchesReferenceForOddSizesOtherWindowsWeightsAndRanges) {
-  struct Case {
-    Shape s;
-    int window;
-    double sigma, range;
-    std::vector<double> weights;
-  };
-  const Case cases[] = {
+  const ReferenceCase cases[] = {
       {{2, 3, 1, 37, 45}, 3, 0.8, 1.0, default_weights},         // scales 37x45 .. 3x3, every pad both ways
       {{1, 2, 1, 19, 34}, 5, 1.1, 255.0, {0.2, 0.5, 0.3}},       // three scales, 8-bit range
       {{1, 1, 1, 12, 15}, 7, 1.5, 1.0, {1.0}},                   // one scale: max(SSIM, 0)
       {{1, 2, 1, 40, 26}, 3, 1.0, 1.0, {0.0, 0.7, 0.3, 0.0}},    // zero weights
   };
-  unsigned seed = 310;
-  for (const Case& c : cases) {
-    const ReferenceOptions ro{.window = c.window, .sigma = c.sigma, .data_range = c.range};
-    const auto [x, y] = next_noisy_pair(c.s, seed, c.range, 0.12 * c.range);
-    expect_ms_ssim_matches_reference<TypeParam, 4>(c.s, ro, c.weights, x, y);
-  }
+  expect_cases_match_reference<TypeParam>(cases, 310, false);
 }
 
 // pytorch-msssim's own window (kssim::Window::Float32): its float32 weights and raw moments at every scale, the
 // cs terms included, with every schedule the router can pick. The 11- and 7-tap windows have kernel instances of
 // their own on GPUs (FixedTaps.hpp; 11 also a forward without partials), 3 the generic one; odd sizes.
 TYPED_TEST(MsSsim, MatchesReferenceWithTheFloat32Window) {
-  struct Case {
-    Shape s;
-    int window;
-    double sigma, range;
-    std::vector<double> weights;
-  };
-  const Case cases[] = {
+  const ReferenceCase cases[] = {
       {{1, 2, 1, 47, 43}, 11, 1.5, 1.0, {0.3, 0.4, 0.3}},    // pytorch-msssim's window, three scales to 12x11
       {{2, 1, 1, 29, 35}, 7, 1.0, 255.0, {0.3, 0.3, 0.4}},   // 8-bit range, three scales to 8x9
       {{1, 3, 1, 37, 45}, 3, 0.8, 1.0, default_weights},      // five scales to 3x3, every pad both ways
   };
-  unsigned seed = 380;
-  for (const Case& c : cases) {
-    ReferenceOptions ro{.window = c.window, .sigma = c.sigma, .data_range = c.range};
-    ro.float32_window = true;
-    const auto [x, y] = next_noisy_pair(c.s, seed, c.range, 0.12 * c.range);
-    expect_ms_ssim_matches_reference<TypeParam, 4>(c.s, ro, c.weights, x, y, true);
-  }
+  expect_cases_match_reference<TypeParam>(cases, 380, true);
 }
 
 // Volumes with the float32 window (2x2x2 pooling, the depth pass's map; 11 taps: the slice-fused schedule on GPUs).
