@@ -174,6 +174,23 @@ TYPED_TEST(L1Ssim, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
   expect_training_object_agrees_with_one_call_function<C>(s, make, forward, one_call, 762);
 }
 
+// forward_into() writes the loss as float, from the fused forward's last team, from sum_map after it, and
+// from the stage schedule's sum_map.
+TYPED_TEST(L1Ssim, ForwardIntoWritesTheLossAsFloat) {
+  using C = TypeParam;
+  const Shape s{2, 3, 1, 38, 35};
+  const auto in = noisy_views<C>(s, 764, 0.1);
+  for (const kssim::Schedule schedule : {kssim::Schedule::Stages, kssim::Schedule::Fused})
+    for (const char* finish : {"0", "1"}) {
+      SCOPED_TRACE(kssim::to_string(schedule) + std::string(" finish=") + finish);
+      const ScopedEnv env("KSSIM_TUNE_FUSED_FORWARD_FINISH", finish);
+      kssim::L1SsimOptions opts;
+      opts.ssim.schedule = schedule;
+      expect_forward_into_writes_the_value_as_float<C>(
+          l1_ssim_object<C>(s, opts), [&](auto& loss, float* value) { loss.forward_into(in.a, in.b, value); });
+    }
+}
+
 TYPED_TEST(L1Ssim, TrainingStepsAllocateNothingAndNeverSynchronise) {
   using C = TypeParam;
   const Shape s{2, 3, 1, 40, 44};

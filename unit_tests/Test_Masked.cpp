@@ -352,6 +352,8 @@ TYPED_TEST(Masked, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
       return kssim::masked_ssim_grad(exec, in.a, in.b, m, mode, g1, g2);
     };
     expect_training_object_agrees_with_one_call_function<C>(s, make, forward, one_call, 513);
+    expect_forward_into_writes_the_value_as_float<C>(
+        make, [&](auto& loss, float* value) { loss.forward_into(in.a, in.b, m, value); });
   }
 }
 

@@ -304,6 +304,8 @@ TYPED_TEST(MsSsim, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
       return kssim::ms_ssim_grad(exec, in.a, in.b, g1, g2, opts);
     };
     expect_training_object_agrees_with_one_call_function<C>(s, make, forward, one_call, 362);
+    expect_forward_into_writes_the_value_as_float<C>(
+        make, [&](auto& loss, float* value) { loss.forward_into(in.a, in.b, value); });
   }
 }
 

@@ -49,13 +49,6 @@ TYPED_TEST(Schedules, SkewedRowPitchMatchesReference) {
   });
 }
 
-// Sets an environment variable for one scope (the tuning overrides are read when a plan is made).
-struct ScopedEnv {
-  std::string name;
-  ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
-  ~ScopedEnv() { unsetenv(name.c_str()); }
-};
-
 TYPED_TEST(Schedules, RouterPicksTheFusedSchedulesWhereTheyAreCompiled) {
   using Exec = typename TypeParam::execution_space;
   using T = typename TypeParam::value_type;

@@ -12,7 +12,9 @@
 #include <Kokkos_Core.hpp>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <random>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -225,6 +227,13 @@ Kokkos::View<F, typename C::memory_space> device_scalar(F value) {
   Kokkos::deep_copy(v, Kokkos::View<const F, Kokkos::HostSpace>(&value));
   return v;
 }
+
+// Sets an environment variable for one scope (the tuning overrides are read when a plan is made).
+struct ScopedEnv {
+  std::string name;
+  ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
+  ~ScopedEnv() { unsetenv(name.c_str()); }
+};
 
 template <class View>
 std::vector<double> from_view(const View& v, const Shape& s) {

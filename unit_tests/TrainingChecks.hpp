@@ -19,6 +19,7 @@
 #include <kssim/impl/core/Launch.hpp>
 
 #include <Kokkos_Core.hpp>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -199,6 +200,22 @@ void expect_training_object_agrees_with_one_call_function(const Shape& s, const 
                                                           const OneCall& one_call, unsigned seed) {
   expect_training_object_matches_one_call_function<C>(s, make, forward, one_call);
   expect_accumulates_with_host_and_device_factors<C>(s, make, forward, one_call, seed);
+}
+
+// forward_into(loss, value) runs the object's forward_into() on the test's images: the value it writes to the
+// device float `value` is value() rounded once to float (the kernel that computes the value writes it: the
+// PyTorch binding's float results), and a null pointer is refused.
+template <class C, class Make, class ForwardInto>
+void expect_forward_into_writes_the_value_as_float(const Make& make, const ForwardInto& forward_into) {
+  auto loss = make(kssim::Gradients::None);
+  const auto value = device_scalar<C>(-1.0f);  // must be overwritten
+  forward_into(loss, value.data());
+  const double want = loss.value_on_host();
+  float written = 0;
+  Kokkos::deep_copy(written, value);
+  EXPECT_TRUE(std::isfinite(want) && want != -1.0);
+  EXPECT_EQ(written, float(want));
+  EXPECT_THROW(forward_into(loss, static_cast<float*>(nullptr)), std::invalid_argument);
 }
 
 // The finite-difference test of each metric: x random (from `seed`), y = x + 0.2 noise (seed + 1),

@@ -25,6 +25,7 @@
 #include <Kokkos_Core.hpp>
 #include <array>
 #include <memory>
+#include <stdexcept>
 
 namespace kssim {
 namespace impl {
@@ -110,6 +111,16 @@ class L1SSIMLoss
   void forward(const View1& img1, const View2& img2) {
     this->run_forward(img1, img2, [&](const ExecutionSpace& exec, const auto& x, const auto& y) {
       plan_.forward(exec, x, y, {}, {.l1_weight = weight_});
+    });
+  }
+
+  // forward() that also writes the loss, rounded once to float, to `value` (one float in memory_space), from
+  // the kernel that computes it.
+  template <class View1, class View2>
+  void forward_into(const View1& img1, const View2& img2, float* value) {
+    if (value == nullptr) throw std::invalid_argument("kssim: L1SSIMLoss::forward_into: null value pointer");
+    this->run_forward(img1, img2, [&](const ExecutionSpace& exec, const auto& x, const auto& y) {
+      plan_.forward(exec, x, y, {}, {.l1_weight = weight_, .value_float = value});
     });
   }
 

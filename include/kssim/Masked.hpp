@@ -210,12 +210,15 @@ class MaskedSSIM
   }
   template <class View1, class View2, class MaskView, class MapView>
   void forward(const View1& img1, const View2& img2, const MaskView& mask, const MapView& map) {
-    const auto map5 = this->map_array(map, plan_.geometry());
-    const auto m = impl::mask_array<ExecutionSpace, View1>(mask, this->extents());
-    this->run_forward(img1, img2, [&](const ExecutionSpace& exec, const auto& x, const auto& y) {
-      m_ = m;  // backward() reads the mask of the last forward() too
-      plan_.forward(exec, x, y, m_, map5);
-    });
+    run(img1, img2, mask, map, nullptr);
+  }
+
+  // forward() that also writes the masked mean, rounded once to float, to `value` (one float in memory_space),
+  // from the kernel that computes it.
+  template <class View1, class View2, class MaskView>
+  void forward_into(const View1& img1, const View2& img2, const MaskView& mask, float* value) {
+    if (value == nullptr) throw std::invalid_argument("kssim: MaskedSSIM::forward_into: null value pointer");
+    run(img1, img2, mask, View{}, value);
   }
 
   // Masked mean of the last forward(), on the device (value_on_host() copies it: impl/core/TrainingObject.hpp).
@@ -224,6 +227,16 @@ class MaskedSSIM
   // backward(): gradients of upstream * masked mean, as SSIM::backward (impl/core/TrainingObject.hpp).
 
  private:
+  template <class View1, class View2, class MaskView, class MapView>
+  void run(const View1& img1, const View2& img2, const MaskView& mask, const MapView& map, float* value_float) {
+    const auto map5 = this->map_array(map, plan_.geometry());
+    const auto m = impl::mask_array<ExecutionSpace, View1>(mask, this->extents());
+    this->run_forward(img1, img2, [&](const ExecutionSpace& exec, const auto& x, const auto& y) {
+      m_ = m;  // backward() reads the mask of the last forward() too
+      plan_.forward(exec, x, y, m_, map5, value_float);
+    });
+  }
+
   void backward_arrays(const ExecutionSpace& exec, const Images& x, const Images& y,
                        const Targets& out) {
     plan_.backward(exec, x, y, m_, out);

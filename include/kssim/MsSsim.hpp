@@ -29,6 +29,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <memory>
+#include <stdexcept>
 
 namespace kssim {
 namespace impl {
@@ -141,6 +142,16 @@ class MSSSIM
   void forward(const View1& img1, const View2& img2) {
     this->run_forward(img1, img2, [&](const ExecutionSpace& exec, const auto& x, const auto& y) {
       plan_.forward(exec, x, y);
+    });
+  }
+
+  // forward() that also writes the mean, rounded once to float, to `value` (one float in memory_space, e.g. a
+  // framework's result tensor) from the kernel that computes it, instead of a copy of its own afterwards.
+  template <class View1, class View2>
+  void forward_into(const View1& img1, const View2& img2, float* value) {
+    if (value == nullptr) throw std::invalid_argument("kssim: MSSSIM::forward_into: null value pointer");
+    this->run_forward(img1, img2, [&](const ExecutionSpace& exec, const auto& x, const auto& y) {
+      plan_.forward(exec, x, y, value);
     });
   }
 

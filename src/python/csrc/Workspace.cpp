@@ -104,22 +104,26 @@ class SsimWorkspace final : public Workspace {
                bool per_image) override {
     const auto x = view_of<const T, Rank, Mem>(img1);
     const auto y = view_of<const T, Rank, Mem>(img2);
+    if (masked && mask.data == nullptr) throw std::invalid_argument("kssim: internal error: masked SSIM without a mask");
+    // A float mean straight from the kernel that computes it: no write_result kernel after it (one launch
+    // less per forward on a GPU).
+    float* value_float = nullptr;
+    if constexpr (std::is_same_v<T, float>)
+      if (!per_image) value_float = static_cast<float*>(result);
     if constexpr (masked) {
-      if (mask.data == nullptr) throw std::invalid_argument("kssim: internal error: masked SSIM without a mask");
-      loss_.forward(x, y, view_of<const T, Rank, Mem>(mask));
-    } else if constexpr (!l1 && !ms && std::is_same_v<T, float>) {
-      // A float mean straight from the kernel that computes it: no write_result kernel after it (one launch
-      // less per forward on a GPU).
-      if (result != nullptr && !per_image) {
-        loss_.forward_into(x, y, static_cast<float*>(result));
-        settle();
-        return;
-      }
-      loss_.forward(x, y);
+      const auto m = view_of<const T, Rank, Mem>(mask);
+      if (value_float)
+        loss_.forward_into(x, y, m, value_float);
+      else
+        loss_.forward(x, y, m);
     } else {
-      loss_.forward(x, y);
+      if (value_float)
+        loss_.forward_into(x, y, value_float);
+      else
+        loss_.forward(x, y);
     }
     settle();
+    if (value_float) return;
     if (result == nullptr) return;
     WriteResult<T> w;
     w.mean = loss_.value().data();

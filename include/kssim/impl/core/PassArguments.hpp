@@ -23,15 +23,15 @@ struct GradientTargets {
 
 // The optional terms of an SSIM plan's forward pass: the weight of the fused loss's L1 term in loss() (plans
 // WithL1::Yes); the recentring shifts to use (device, (images, 2)), as the slabs of a larger problem take their
-// slices' (Slabs.hpp), null for this problem's own (Recentring.hpp); where the mean, rounded to float, goes too
-// (written by the kernel that computes it).
+// slices' (Slabs.hpp), null for this problem's own (Recentring.hpp); where the value (the mean, or the
+// fused loss), rounded to float, goes too (written by the kernel that computes it).
 // Plans made MapWeighting::Centre (Plan.hpp) take the map weights: the mask, (N, C, D, H, W) of the images'
 // extents with its channels possibly broadcast (stride 0).
 template <class T>
 struct ForwardTerms {
   double l1_weight = 0;
   const T* shifts = nullptr;
-  float* mean_float = nullptr;
+  float* value_float = nullptr;
   InputArray<T> map_weights{};
 };
 

@@ -75,22 +75,17 @@ struct MaskedMean {
   unsigned* invalid_seen = nullptr;
   double* mean = nullptr;
   double* inverse_weight = nullptr;      // 1 / sum w, or 0 when there is no weight
+  float* value_float = nullptr;          // optional: the mean rounded to float too (forward_into)
 
   KOKKOS_FUNCTION void operator()(int) const {
     const double w = *weight_total;
-    *mean = *invalid || !(w > 0) ? Kokkos::Experimental::quiet_NaN_v<double> : *value_total / w;
+    const double m = *invalid || !(w > 0) ? Kokkos::Experimental::quiet_NaN_v<double> : *value_total / w;
+    *mean = m;
+    if (value_float) *value_float = float(m);
     *inverse_weight = w > 0 ? 1 / w : 0.0;
     *invalid_seen = *invalid;
     *invalid = 0;
   }
-};
-
-// upstream * 1 / sum w, for the adjoint row pass. Only pointers.
-struct MaskedUpstream {
-  UpstreamFactor upstream;
-  const double* inverse_weight = nullptr;
-  double* factor = nullptr;
-  KOKKOS_FUNCTION void operator()(int) const { *factor = upstream.value() * *inverse_weight; }
 };
 
 template <class ExecSpace, class T>
@@ -114,7 +109,6 @@ class MaskedPlan {
     invalid_seen_ = Kokkos::View<unsigned, Mem>(Kokkos::view_alloc(exec, "kssim::mask_invalid_seen"));
     mean_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::masked_mean"));
     inverse_weight_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::masked_inverse_weight"));
-    factor_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::masked_factor"));
     set_nan(exec, mean_.data());  // until a forward pass writes it (Reduction.hpp's rule)
     if (!normalized()) {
       weighted_ = std::make_shared<Plan<ExecSpace, T>>(exec, g, opts, wanted, true, WithL1::No, nullptr,
@@ -155,9 +149,10 @@ class MaskedPlan {
   }
   Kokkos::View<const unsigned, Mem> mask_invalid() const { return invalid_seen_; }
 
-  // `mask` is (N, 1 or C, D, H, W) of the images' spatial extents (checked by the caller); `map` may be empty.
+  // `mask` is (N, 1 or C, D, H, W) of the images' spatial extents (checked by the caller); `map` may be empty;
+  // `value_float`, if not null, gets the mean rounded to float too.
   void forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const InputArray<T>& mask,
-               const OutputArray<T>& map) const;
+               const OutputArray<T>& map, float* value_float = nullptr) const;
 
   // The gradients of the masked mean (GradientTargets, PassArguments.hpp) from the partials of the last
   // forward().
@@ -202,7 +197,7 @@ class MaskedPlan {
   template <int K>
   // `factor`: the device factor 1 / sum w, times the upstream factor where there is one.
   void backward_planes(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const InputArray<T>& m,
-                       const GradientTargets<T>& out, const double* factor) const {
+                       const GradientTargets<T>& out, const UpstreamFactor& factor) const {
     PlaneArray<T> column_side = plane_array(partials_);
     if (g_.volumetric) {
       adjoint_column(exec, opts_,
@@ -219,7 +214,7 @@ class MaskedPlan {
   template <int K>
   AdjointRow<ExecSpace, T, K, true> adjoint_row_pass(const InputArray<T>& x, const InputArray<T>& y,
                                                      const InputArray<T>& m, const GradientTargets<T>& out,
-                                                     const double* factor) const {
+                                                     const UpstreamFactor& factor) const {
     // The pixel weights are the mask (normalized statistics: d B(m x) / dx = m B^T).
     return {.in = plane_array(row_stats_), .wanted = wanted_, .x = x, .y = y, .grad1 = out.grad1,
             .grad2 = out.grad2, .shifts = shifts_.data(), .upstream = factor, .pixel_weights = m,
@@ -238,20 +233,21 @@ class MaskedPlan {
   PlaneStore<T, Mem> row_stats_, column_stats_, partials_;
   MapSumStore<Mem> sums_, weights_;       // sum of w * map, and of w
   Kokkos::View<unsigned, Mem> invalid_, invalid_seen_;  // MaskCheck's flag, and its value at the last forward()
-  Kokkos::View<double, Mem> mean_, inverse_weight_, factor_;  // factor_: upstream / sum w
+  Kokkos::View<double, Mem> mean_, inverse_weight_;
 };
 
 // Defined outside the class so that kssim/Instantiate.hpp can compile them (and their kernels) once.
 template <class ExecSpace, class T>
 void MaskedPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
-                                       const InputArray<T>& mask, const OutputArray<T>& map) const {
+                                       const InputArray<T>& mask, const OutputArray<T>& map,
+                                       float* value_float) const {
   check_mask_values(exec, MaskCheck<ExecSpace, T>{mask, invalid_.data()});
   const InputArray<T> m = broadcast_channels(mask, g_.c);
   if (weighted_) {
     weighted_->forward(exec, x, y, map, {.map_weights = m});
     launch("kssim::masked_mean", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
            MaskedMean{weighted_->total().data(), weighted_->weight_total().data(), invalid_.data(),
-                      invalid_seen_.data(), mean_.data(), inverse_weight_.data()});
+                      invalid_seen_.data(), mean_.data(), inverse_weight_.data(), value_float});
     return;
   }
   compute_masked_shifts<ExecSpace>(exec, g_, x, y, m, shifts_.data());
@@ -277,7 +273,7 @@ void MaskedPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T
   sum_map(exec, weights_.arrays);
   launch("kssim::masked_mean", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
          MaskedMean{sums_.arrays.total, weights_.arrays.total, invalid_.data(), invalid_seen_.data(), mean_.data(),
-                    inverse_weight_.data()});
+                    inverse_weight_.data(), value_float});
 }
 
 template <class ExecSpace, class T>
@@ -287,14 +283,9 @@ void MaskedPlan<ExecSpace, T>::backward(const ExecSpace& exec, const InputArray<
   if (!want1 && !want2) return;
   if ((want1 && !wanted_.image1) || (want2 && !wanted_.image2))
     throw std::invalid_argument("kssim: backward asked for a gradient this object was not set up to compute");
-  const double* factor = inverse_weight_.data();  // 1 / sum w
-  if (out.upstream) {
-    launch("kssim::masked_upstream", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
-           MaskedUpstream{out.upstream, inverse_weight_.data(), factor_.data()});
-    factor = factor_.data();
-  }
+  const UpstreamFactor factor = out.upstream.times_factor(inverse_weight_.data());  // upstream / sum w
   if (weighted_) {  // the partials are of w * map: SSIM's backward, scaled by upstream / sum w
-    weighted_->backward(exec, x, y, {out.grad1, out.grad2, out.scale, UpstreamFactor(factor), out.accumulate},
+    weighted_->backward(exec, x, y, {out.grad1, out.grad2, out.scale, factor, out.accumulate},
                         {.map_count = 1});
     return;
   }

@@ -92,7 +92,9 @@ class MsSsimPlan {
   Kokkos::View<const double, Mem> mean() const { return result_.mean; }
   Kokkos::View<const double*, Mem> per_slice() const { return per_slice_; }
 
-  void forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y) const;
+  // `value_float`, if not null, gets the mean rounded to float too (by the kernel that computes it).
+  void forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
+               float* value_float = nullptr) const;
 
   // The gradients of the mean (GradientTargets, PassArguments.hpp) for the images of the last forward().
   void backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
@@ -124,8 +126,8 @@ class MsSsimPlan {
 
 // Defined outside the class so that kssim/Instantiate.hpp can compile them (and their kernels) once.
 template <class ExecSpace, class T>
-void MsSsimPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T>& x,
-                                        const InputArray<T>& y) const {
+void MsSsimPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
+                                        float* value_float) const {
   for (int k = 0; k < scales_; ++k) {
     if (k > 0) {
       const auto [px, py] = images_at(k - 1, x, y);
@@ -138,7 +140,9 @@ void MsSsimPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T
     else
       last_->forward(exec, sx, sy, {});
   }
-  ms_ssim_product(exec, product_, result_.arrays);
+  MapSums result = result_.arrays;
+  result.value_float = value_float;
+  ms_ssim_product(exec, product_, result);
 }
 
 template <class ExecSpace, class T>

@@ -303,7 +303,7 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
     compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
   MapSums sums = sums_.arrays;
   sums.l1.weight = terms.l1_weight;
-  sums.mean_float = terms.mean_float;
+  sums.value_float = terms.value_float;
   // What both schedules' map kernel writes, and reads besides its input.
   const auto set_map_outputs = [&](auto& k) {
     k.map = map;

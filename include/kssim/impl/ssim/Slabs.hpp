@@ -133,17 +133,17 @@ void zero_array(const ExecSpace& exec, const OutputArray<O>& a) {
 }
 
 // total = the slices' sums in order, as sum_map adds them (Reduction.hpp); mean = total / count (and, if
-// mean_float is not null, rounded to float there too).
+// value_float is not null, rounded to float there too).
 template <class ExecSpace>
 void sum_slices(const ExecSpace& exec, const double* sums, int images, double count, double* total, double* mean,
-                float* mean_float = nullptr) {
+                float* value_float = nullptr) {
   launch("kssim::slab_total", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1), KOKKOS_LAMBDA(int) {
     double sum = 0;
     for (int i = 0; i < images; ++i) sum += sums[i];
     const double m = sum / count;
     *total = sum;
     *mean = m;
-    if (mean_float) *mean_float = float(m);
+    if (value_float) *value_float = float(m);
   });
 }
 
@@ -196,11 +196,11 @@ class SlabPlan {
   }
 
   void forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map,
-               float* mean_float = nullptr) const {
-    if (!sliced()) return plans_[0]->forward(exec, x, y, map, {.mean_float = mean_float});
+               float* value_float = nullptr) const {
+    if (!sliced()) return plans_[0]->forward(exec, x, y, map, {.value_float = value_float});
     compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
     for (const SlabPiece& p : pieces_) forward_piece(exec, p, x, y, map);
-    finish_sums(exec, mean_float);
+    finish_sums(exec, value_float);
   }
 
   // The gradients of the mean (GradientTargets, PassArguments.hpp) with respect to the images of the last
@@ -394,8 +394,8 @@ class SlabPlan {
                              {.map_count = double(g_.map_size())});
   }
 
-  void finish_sums(const ExecSpace& exec, float* mean_float = nullptr) const {
-    sum_slices(exec, image_sums_.data(), g_.images(), double(g_.map_size()), total_.data(), mean_.data(), mean_float);
+  void finish_sums(const ExecSpace& exec, float* value_float = nullptr) const {
+    sum_slices(exec, image_sums_.data(), g_.images(), double(g_.map_size()), total_.data(), mean_.data(), value_float);
   }
 
  private:

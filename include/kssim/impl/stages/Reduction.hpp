@@ -48,7 +48,9 @@ struct MapSums {
   int tiles_per_image = 1;
   double map_size = 1;  // map pixels, for the mean
   L1Sums l1;
-  float* mean_float = nullptr;  // optional: the mean rounded to float here too (SSIM::forward_into), per call
+  // Optional, per call: the value rounded to float here too (the training objects' forward_into): the mean, or
+  // with L1 sums the fused loss.
+  float* value_float = nullptr;
 
   // Called by one thread of the map pass before any sum_map of this call.
   KOKKOS_INLINE_FUNCTION void invalidate_results() const {
@@ -240,11 +242,13 @@ KOKKOS_INLINE_FUNCTION void finish_mean(const Team& team, const MapSums& s, doub
     const double mean = sum / s.map_size;
     *s.total = sum;
     *s.mean = mean;
-    if (s.mean_float) *s.mean_float = float(mean);
+    double value = mean;
     if (s.l1.tile_sums) {
+      value = s.l1.weight * (l1 / s.l1.count) + (1 - s.l1.weight) * (1 - mean);
       *s.l1.total = l1;
-      *s.l1.loss = s.l1.weight * (l1 / s.l1.count) + (1 - s.l1.weight) * (1 - mean);
+      *s.l1.loss = value;
     }
+    if (s.value_float) *s.value_float = float(value);
     *s.done = 0;
   });
 }
