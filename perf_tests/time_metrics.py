@@ -27,6 +27,7 @@ overhead (their difference) and, for MS-SSIM, pytorch-msssim's time over kssim's
   PYTHONPATH=<kssim build>/python:<pytorch-msssim tree> python3 perf_tests/time_metrics.py \\
       --kssim-json bench.json --json metrics.json --csv metrics.csv
   PYTHONPATH=... python3 perf_tests/time_metrics.py --device cpu --cases ms_ssim,kssim_msssim_dropin,pytorch_msssim
+  PYTHONPATH=... python3 perf_tests/time_metrics.py --kernels kernels.json   # what each fwd+bwd step launches
 """
 
 import argparse
@@ -107,6 +108,44 @@ def timer(device, iters):
     return run_cpu
 
 
+def kernel_table(cases, inputs, shapes, steps=5):
+    """--kernels: per case and shape, the CUDA kernels of `steps` fwd+bwd steps (torch.profiler): how many per
+    step, their summed device time per step, and each kernel's name, launches per step and mean time. What
+    runs besides the C++ benchmark's kernels (a fill of the upstream ones, a result copy) shows here; the rest
+    of an overhead is time the GPU waits for the host."""
+    from torch.profiler import ProfilerActivity, profile
+
+    def device_us(e):
+        return getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0)
+    rows = []
+    for shape in shapes:
+        a, b, m = inputs[shape]
+        for name, (loss, _, needs_ms_size) in cases.items():
+            if needs_ms_size and min(shape[2:]) < MS_SSIM_MIN:
+                continue
+            x = a.clone().requires_grad_(True)
+            for _ in range(3):
+                x.grad = None
+                loss(x, b, m).backward()
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                for _ in range(steps):
+                    x.grad = None
+                    loss(x, b, m).backward()
+                torch.cuda.synchronize()
+            kernels = [e for e in prof.key_averages()
+                       if e.device_type == torch.autograd.DeviceType.CUDA and device_us(e) > 0]
+            per_step = sum(e.count for e in kernels) / steps
+            busy = sum(device_us(e) for e in kernels) / steps
+            print(f"{name} fwd+bwd {shape_name(shape)}: {per_step:.1f} kernels per step, {busy:.1f} us of kernels")
+            for e in sorted(kernels, key=lambda e: -device_us(e)):
+                print(f"    {e.count / steps:5.1f} x {device_us(e) / e.count:8.2f} us  {e.key[:110]}")
+            rows.append(dict(case=name, shape=shape_name(shape), kernels_per_step=per_step, kernel_us_per_step=busy,
+                             kernels=[dict(name=e.key, per_step=e.count / steps,
+                                           us=device_us(e) / e.count) for e in kernels]))
+    return rows
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
@@ -118,6 +157,8 @@ def main():
     p.add_argument("--kssim-json", default=None, help="kssim_perf_tests --benchmark_out JSON of the same machine")
     p.add_argument("--json", default=None)
     p.add_argument("--csv", default=None)
+    p.add_argument("--kernels", default=None, metavar="JSON",
+                   help="instead of timing: the CUDA kernels of each case's fwd+bwd step (torch.profiler), to JSON")
     args = p.parse_args()
 
     kssim = importlib.import_module("kssim")
@@ -139,6 +180,12 @@ def main():
         b = (0.7 * a + 0.3 * torch.rand(shape, generator=gen))
         m = torch.rand((shape[0], 1) + shape[2:], generator=gen)
         inputs[shape] = tuple(t.to(args.device) for t in (a, b, m))
+
+    if args.kernels:
+        rows = kernel_table({k: v for k, v in cases.items() if k != "pytorch_msssim"}, inputs, shapes)
+        with open(args.kernels, "w") as f:
+            json.dump(dict(device=torch.cuda.get_device_name(), kssim=kssim.__version__, rows=rows), f, indent=1)
+        return
 
     # (case, mode, shape) -> one median per round
     samples = {}

@@ -6,7 +6,8 @@
 #   metrics                    time_metrics.py: every metric through PyTorch against the C++ time of the same
 #                              kernels (run's bench-cpp.json: KSSIM_GPU_BENCH_FILTER must include them) and
 #                              MS-SSIM against pytorch-msssim's; metrics_cpu: MS-SSIM against pytorch-msssim's
-#                              on CPU tensors (both on OMP_NUM_THREADS=2 threads)
+#                              on CPU tensors (both on OMP_NUM_THREADS=2 threads); metrics_kernels: the CUDA
+#                              kernels of each metric's fwd+bwd step (torch.profiler)
 #   training_steps             time_training_step.py: a 3DGS training step, kssim against fused-ssim
 #   chain_<n>.json             with KSSIM_GPU_EXTRA_SWEEPS=1: the fused schedule's fwd and fwd+bwd with
 #                              KSSIM_TUNE_FUSED_FORWARD_CHAIN=n (n = 1 to 6 and 8 tiles per forward team; the
@@ -106,6 +107,7 @@ fi
 step host_profile python3 perf_tests/torch_host_profile.py --json "$out/host_profile.json"
 step metrics python3 perf_tests/time_metrics.py --kssim-json "$out/../bench-cpp.json" --json "$out/metrics.json" \
   --csv "$out/metrics.csv"
+step metrics_kernels python3 perf_tests/time_metrics.py --kernels "$out/metrics_kernels.json"
 step metrics_cpu python3 perf_tests/time_metrics.py --device cpu --cases ms_ssim,kssim_msssim_dropin,pytorch_msssim \
   --shapes 1x3x1080x1920,8x3x512x512 --iters 5 --json "$out/metrics_cpu.json" --csv "$out/metrics_cpu.csv"
 step training_steps python3 perf_tests/time_training_step.py --csv "$out/training_steps.csv" \
