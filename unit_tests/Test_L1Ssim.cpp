@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// The fused L1 + SSIM loss (kssim/L1Ssim.hpp): the loss and both gradients against the independent float64
+// The fused L1 + SSIM loss (kssim/L1SSIMLoss.hpp): the loss and both gradients against the independent float64
 // reference (ReferenceL1Ssim.hpp) on both schedules, odd sizes, both paddings, images and volumes; central
 // differences; sign(0) = 0 at equal pixels; the training object (matches the one-call functions,
 // accumulates, no allocation and no host synchronisation per step); bitwise repeatability; bad input.

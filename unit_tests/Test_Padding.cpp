@@ -6,9 +6,9 @@
 // masked SSIM's map weights; gradients against finite differences; the modes' errors.
 #include "SSIMChecks.hpp"
 
-#include <kssim/L1Ssim.hpp>
-#include <kssim/Masked.hpp>
-#include <kssim/MsSsim.hpp>
+#include <kssim/L1SSIMLoss.hpp>
+#include <kssim/MaskedSSIM.hpp>
+#include <kssim/MSSSIM.hpp>
 
 #include <stdexcept>
 

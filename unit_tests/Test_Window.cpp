@@ -4,7 +4,7 @@
 // definition (ReferenceSSIM.hpp), for every schedule, both paddings, 2D and 3D, values and gradients.
 #include "SSIMChecks.hpp"
 
-#include <kssim/Masked.hpp>
+#include <kssim/MaskedSSIM.hpp>
 #include <kssim/impl/core/GaussianWindow.hpp>
 
 #include <cstring>

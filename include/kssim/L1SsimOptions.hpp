@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
-// The knobs of the fused L1 + SSIM loss (kssim/L1Ssim.hpp): the SSIM options and the weight of the L1 term.
+// The knobs of the fused L1 + SSIM loss (kssim/L1SSIMLoss.hpp): the SSIM options and the weight of the L1 term.
 // Defaults are 3D Gaussian Splatting's: loss = 0.8 mean|x - y| + 0.2 (1 - SSIM) with zero ("same") padding.
 
 #include <kssim/Options.hpp>

@@ -36,7 +36,7 @@ enum class Gradients { None, Image1, Image2, Both };
 // Whether a training object's backward() overwrites the gradient Views or adds to them (combined losses).
 enum class Accumulate { No, Yes };
 
-// How a mask (a weight per pixel in [0, 1]) enters masked SSIM (kssim/Masked.hpp).
+// How a mask (a weight per pixel in [0, 1]) enters masked SSIM (kssim/MaskedSSIM.hpp).
 enum class MaskMode {
   Weights,    // the map's mean becomes its weighted mean, each map pixel weighted by the mask at its window's
               // centre; the window statistics are SSIM's own

@@ -64,7 +64,7 @@ constexpr bool check_output_view() {
   return true;
 }
 
-// An image argument of SSIM (Functions.hpp, SSIM.hpp): like check_image_view, or a 16-bit storage type
+// An image argument of SSIM (SSIM.hpp): like check_image_view, or a 16-bit storage type
 // (impl/core/Storage.hpp); the compiler's _Float16 / __bf16 only on host execution spaces.
 template <class ExecSpace, class View>
 constexpr bool check_ssim_image_view() {

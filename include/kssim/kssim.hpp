@@ -2,12 +2,11 @@
 #pragma once
 // kssim: fused, differentiable SSIM for Kokkos. Include this one header.
 
-#include <kssim/Functions.hpp>
 #include <kssim/Options.hpp>
 #include <kssim/SSIM.hpp>
 #include <kssim/Instantiate.hpp>
-#include <kssim/L1Ssim.hpp>
-#include <kssim/Masked.hpp>
-#include <kssim/MsSsim.hpp>
+#include <kssim/L1SSIMLoss.hpp>
+#include <kssim/MaskedSSIM.hpp>
+#include <kssim/MSSSIM.hpp>
 #include <kssim/Ssimulacra2.hpp>
 #include <kssim/ViewChecks.hpp>

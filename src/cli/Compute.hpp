@@ -20,8 +20,8 @@ struct ComputeRequest {
   const io::Array* a = nullptr;  // both of extents `extents` in C order and of the same dtype
   const io::Array* b = nullptr;
   std::vector<int> extents;      // (N, C, H, W) or (N, C, D, H, W)
-  Metric metric = Metric::Ssim;  // MS-SSIM: pytorch-msssim's five scales (kssim/MsSsim.hpp); no map
-  // Masked SSIM (kssim/Masked.hpp): a mask of A's dtype and extents but 1 or C channels, values in [0, 1].
+  Metric metric = Metric::Ssim;  // MS-SSIM: pytorch-msssim's five scales (kssim/MSSSIM.hpp); no map
+  // Masked SSIM (kssim/MaskedSSIM.hpp): a mask of A's dtype and extents but 1 or C channels, values in [0, 1].
   // It must stay the same object for the whole session (it is copied to the device once, with A).
   const io::Array* mask = nullptr;
   MaskMode mask_mode = MaskMode::Weights;

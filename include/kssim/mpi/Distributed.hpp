@@ -6,7 +6,7 @@
 // rank; the communicator's Cartesian dimensions are the spatial axes ([D,] H, W), and the blocks of
 // Cartesian coordinate k + 1 along an axis start where those of k end. `offset` is the block's first cell
 // in the global field. Padding (valid or same) is that of the global field: the results are those of the
-// single-device functions (Functions.hpp) on the whole field, to rounding.
+// single-device functions (SSIM.hpp) on the whole field, to rounding.
 //
 //   MPI_Comm cart;  int dims[3] = {2, 2, 1}, periods[3] = {};
 //   MPI_Cart_create(MPI_COMM_WORLD, 3, dims, periods, 0, &cart);
@@ -26,8 +26,8 @@
 // padding the map block is the block; with valid padding it is the block's cells whose windows fit in the
 // field, shifted by -window_size / 2 (map_block() says where; ranks near the border may have none).
 
-#include <kssim/Functions.hpp>
 #include <kssim/Options.hpp>
+#include <kssim/SSIM.hpp>
 #include <kssim/ViewChecks.hpp>
 #include <kssim/impl/mpi/DistributedRun.hpp>
 

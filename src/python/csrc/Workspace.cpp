@@ -7,9 +7,9 @@
 #include "Bridge.hpp"
 #include "KokkosRuntime.hpp"
 
-#include <kssim/L1Ssim.hpp>
-#include <kssim/Masked.hpp>
-#include <kssim/MsSsim.hpp>
+#include <kssim/L1SSIMLoss.hpp>
+#include <kssim/MaskedSSIM.hpp>
+#include <kssim/MSSSIM.hpp>
 #include <kssim/SSIM.hpp>
 #include <kssim/impl/core/Launch.hpp>
 

@@ -14,6 +14,7 @@
 #include <kssim/impl/core/Geometry.hpp>
 #include <kssim/impl/core/HostValue.hpp>
 #include <kssim/impl/core/KernelArrays.hpp>
+#include <kssim/impl/core/PassArguments.hpp>
 #include <kssim/impl/stages/MapBlock.hpp>
 #include <kssim/impl/core/Storage.hpp>
 #include <kssim/impl/core/UpstreamFactor.hpp>

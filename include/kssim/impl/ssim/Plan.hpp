@@ -81,7 +81,7 @@ struct StageConstants {
 template <class ExecSpace, class T>
 void ensure_self_checked(const ExecSpace& exec);
 
-// Whether a plan computes the L1 term of the fused L1 + SSIM loss (kssim/L1Ssim.hpp) beside SSIM.
+// Whether a plan computes the L1 term of the fused L1 + SSIM loss (kssim/L1SSIMLoss.hpp) beside SSIM.
 enum class WithL1 { No, Yes };
 
 // How a plan's map pixels count in its mean: once each, or weighted by the mask at their window's centre

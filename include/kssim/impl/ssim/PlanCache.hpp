@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
-// The workspaces of the one-call functions of every metric (Functions.hpp, MsSsim.hpp, Masked.hpp, L1Ssim.hpp),
+// The workspaces of the one-call functions of every metric (SSIM.hpp, MSSSIM.hpp, MaskedSSIM.hpp, L1SSIMLoss.hpp),
 // kept between calls. Allocating a workspace per call cost an allocation and, on GPUs, a synchronising free per
 // call (cudaFree waits for the device): a loop of kssim::ssim(exec, a, b, mean_view) was neither
 // allocation-free nor asynchronous. Each kind of plan (for each execution space type and value type) keeps its

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
-// The L1 half of the fused L1 + SSIM loss (kssim/L1Ssim.hpp), as the SSIM kernels compute it on the side:
+// The L1 half of the fused L1 + SSIM loss (kssim/L1SSIMLoss.hpp), as the SSIM kernels compute it on the side:
 //  - forward: the kernel that reads the images (the row blur, or the fused forward) sums |x - y| over the
 //    pixels its team owns into one double per team (L1Sums), which sum_map adds up in a fixed order;
 //  - backward: the last backward kernel (the adjoint row pass, or the fused backward) adds

@@ -14,9 +14,8 @@
 // mean|x - y| is over every pixel of every (n, c) slice; SSIM is kssim::ssim with opts.ssim (Same padding by
 // default, as 3DGS). d|x - y|/dx = sign(x - y) with sign(0) = 0, as PyTorch's; NaN pixels give NaN.
 
-#include <kssim/Functions.hpp>
 #include <kssim/L1SsimOptions.hpp>
-#include <kssim/SSIM.hpp>
+#include <kssim/impl/core/OneCall.hpp>
 #include <kssim/impl/core/HostValue.hpp>
 #include <kssim/impl/ssim/Plan.hpp>
 #include <kssim/impl/ssim/PlanCache.hpp>

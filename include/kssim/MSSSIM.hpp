@@ -21,7 +21,8 @@
 // as pytorch-msssim computes it (impl/stages/RawWindow.hpp).
 
 #include <kssim/MsSsimOptions.hpp>
-#include <kssim/SSIM.hpp>
+#include <kssim/impl/core/OneCall.hpp>
+#include <kssim/impl/ssim/PlanCache.hpp>
 #include <kssim/impl/msssim/MsSsimPlan.hpp>
 #include <kssim/impl/core/HostValue.hpp>
 #include <kssim/impl/core/SliceMeans.hpp>

@@ -27,9 +27,9 @@
 // throw std::invalid_argument (after computing, to keep one pass); the others, which do not synchronise,
 // give the mean NaN. Wrong mask extents, rank or value type: std::invalid_argument / static_assert.
 
-#include <kssim/Functions.hpp>
 #include <kssim/Options.hpp>
-#include <kssim/SSIM.hpp>
+#include <kssim/impl/core/OneCall.hpp>
+#include <kssim/impl/ssim/PlanCache.hpp>
 #include <kssim/impl/masked/MaskedPlan.hpp>
 #include <kssim/impl/core/HostValue.hpp>
 #include <kssim/impl/core/SliceMeans.hpp>
