@@ -16,14 +16,15 @@
 #include <kssim/impl/msssim/MsSsimPlan.hpp>
 #include <kssim/impl/ssim/Plan.hpp>
 
-#define KSSIM_EXTERN_INSTANTIATION(ExecSpace, T)                                                           \
-  extern template class kssim::impl::Plan<ExecSpace, T>;                                                     \
-  extern template class kssim::impl::Plan<ExecSpace, T, kssim::impl::ContrastStructureTerm>;                 \
-  extern template class kssim::impl::MsSsimPlan<ExecSpace, T>;                                               \
-  extern template class kssim::impl::MaskedPlan<ExecSpace, T>;                                               \
-  extern template void kssim::impl::run_self_check<ExecSpace, T>(const ExecSpace&, kssim::impl::SelfCheckFault);
+#define KSSIM_EXTERN_INSTANTIATION(ExecutionSpace, T)                                              \
+  extern template class kssim::impl::Plan<ExecutionSpace, T>;                                      \
+  extern template class kssim::impl::Plan<ExecutionSpace, T, kssim::impl::ContrastStructureTerm>;  \
+  extern template class kssim::impl::MsSsimPlan<ExecutionSpace, T>;                                \
+  extern template class kssim::impl::MaskedPlan<ExecutionSpace, T>;                                \
+  extern template void kssim::impl::run_self_check<ExecutionSpace, T>(const ExecutionSpace&,       \
+                                                                     kssim::impl::SelfCheckFault);
 
-// MACRO(ExecSpace, T) for the spaces a program runs kssim on by default: Kokkos::DefaultHostExecutionSpace
+// MACRO(ExecutionSpace, T) for the spaces a program runs kssim on by default: Kokkos::DefaultHostExecutionSpace
 // and, where Kokkos' default space is a device (CUDA, HIP, SYCL, OpenACC, OpenMP target), that one too. E.g.
 // KSSIM_EVERY_DEFAULT_SPACE(KSSIM_INSTANTIATE, float) compiles what the PyTorch binding and the benchmarks
 // call (cmake/KernelInstances.cmake).
@@ -37,19 +38,19 @@
 #define KSSIM_EVERY_DEFAULT_SPACE(MACRO, T) \
   MACRO(Kokkos::DefaultHostExecutionSpace, T) KSSIM_IMPL_DEFAULT_DEVICE_SPACE(MACRO, T)
 
-#define KSSIM_INSTANTIATE(ExecSpace, T) \
-  KSSIM_INSTANTIATE_SSIM(ExecSpace, T)         \
-  KSSIM_INSTANTIATE_MS_SSIM(ExecSpace, T)      \
-  KSSIM_INSTANTIATE_MASKED(ExecSpace, T)       \
-  KSSIM_INSTANTIATE_SELF_CHECK(ExecSpace, T)
+#define KSSIM_INSTANTIATE(ExecutionSpace, T)      \
+  KSSIM_INSTANTIATE_SSIM(ExecutionSpace, T)       \
+  KSSIM_INSTANTIATE_MS_SSIM(ExecutionSpace, T)    \
+  KSSIM_INSTANTIATE_MASKED(ExecutionSpace, T)     \
+  KSSIM_INSTANTIATE_SELF_CHECK(ExecutionSpace, T)
 
 // The same in parts, for builds that spread the kernels over more translation units (several compiler
 // processes at once: unit_tests/CMakeLists.txt, KSSIM_SPLIT_KERNEL_INSTANCES). Together they are
 // KSSIM_INSTANTIATE.
-#define KSSIM_INSTANTIATE_SSIM(ExecSpace, T) template class kssim::impl::Plan<ExecSpace, T>;
-#define KSSIM_INSTANTIATE_MS_SSIM(ExecSpace, T)                                       \
-  template class kssim::impl::Plan<ExecSpace, T, kssim::impl::ContrastStructureTerm>; \
-  template class kssim::impl::MsSsimPlan<ExecSpace, T>;
-#define KSSIM_INSTANTIATE_MASKED(ExecSpace, T) template class kssim::impl::MaskedPlan<ExecSpace, T>;
-#define KSSIM_INSTANTIATE_SELF_CHECK(ExecSpace, T) \
-  template void kssim::impl::run_self_check<ExecSpace, T>(const ExecSpace&, kssim::impl::SelfCheckFault);
+#define KSSIM_INSTANTIATE_SSIM(ExecutionSpace, T) template class kssim::impl::Plan<ExecutionSpace, T>;
+#define KSSIM_INSTANTIATE_MS_SSIM(ExecutionSpace, T)                                       \
+  template class kssim::impl::Plan<ExecutionSpace, T, kssim::impl::ContrastStructureTerm>; \
+  template class kssim::impl::MsSsimPlan<ExecutionSpace, T>;
+#define KSSIM_INSTANTIATE_MASKED(ExecutionSpace, T) template class kssim::impl::MaskedPlan<ExecutionSpace, T>;
+#define KSSIM_INSTANTIATE_SELF_CHECK(ExecutionSpace, T) \
+  template void kssim::impl::run_self_check<ExecutionSpace, T>(const ExecutionSpace&, kssim::impl::SelfCheckFault);

@@ -31,15 +31,15 @@ namespace impl {
 
 // The cached plan (PlanCache.hpp) of a one-call loss after its forward pass over (img1, img2); the options
 // are validated first.
-template <class ExecSpace, class View1, class View2>
+template <class ExecutionSpace, class View1, class View2>
 struct L1SsimCall {
-  ImagePair<ExecSpace, View1, View2> p;
-  std::shared_ptr<const Plan<ExecSpace, typename ImagePair<ExecSpace, View1, View2>::T>> plan;
+  ImagePair<ExecutionSpace, View1, View2> p;
+  std::shared_ptr<const Plan<ExecutionSpace, typename ImagePair<ExecutionSpace, View1, View2>::T>> plan;
 
-  L1SsimCall(const ExecSpace& exec, const View1& img1, const View2& img2, const L1SsimOptions& opts,
+  L1SsimCall(const ExecutionSpace& exec, const View1& img1, const View2& img2, const L1SsimOptions& opts,
              PartialPlanes wanted = {})
       : p((validate(opts), img1), img2, opts.ssim),
-        plan(cached_plan<ExecSpace, typename decltype(p)::T>(exec, p.g, opts.ssim, wanted, WithL1::Yes)) {
+        plan(cached_plan<ExecutionSpace, typename decltype(p)::T>(exec, p.g, opts.ssim, wanted, WithL1::Yes)) {
     plan->forward(exec, p.x, p.y, {}, {.l1_weight = opts.l1_weight});
   }
 };
@@ -47,29 +47,30 @@ struct L1SsimCall {
 }  // namespace impl
 
 // The loss written into a rank-0 View, without synchronising the host.
-template <class ExecSpace, class View1, class View2, class LossView>
+template <class ExecutionSpace, class View1, class View2, class LossView>
   requires Kokkos::is_view_v<LossView>
-void l1_ssim_loss(const ExecSpace& exec, const View1& img1, const View2& img2, const LossView& loss,
+void l1_ssim_loss(const ExecutionSpace& exec, const View1& img1, const View2& img2, const LossView& loss,
                   const L1SsimOptions& opts = {}) {
-  static_assert(check_result_view<ExecSpace, LossView, 0>());
-  impl::write_mean(exec, impl::L1SsimCall<ExecSpace, View1, View2>(exec, img1, img2, opts).plan->loss(), 1.0, loss);
+  static_assert(check_result_view<ExecutionSpace, LossView, 0>());
+  impl::write_mean(exec, impl::L1SsimCall<ExecutionSpace, View1, View2>(exec, img1, img2, opts).plan->loss(), 1.0,
+                   loss);
 }
 
 // The loss, returned on the host (this synchronises `exec`).
-template <class ExecSpace, class View1, class View2>
-double l1_ssim_loss(const ExecSpace& exec, const View1& img1, const View2& img2, const L1SsimOptions& opts = {}) {
-  impl::L1SsimCall<ExecSpace, View1, View2> c(exec, img1, img2, opts);
+template <class ExecutionSpace, class View1, class View2>
+double l1_ssim_loss(const ExecutionSpace& exec, const View1& img1, const View2& img2, const L1SsimOptions& opts = {}) {
+  impl::L1SsimCall<ExecutionSpace, View1, View2> c(exec, img1, img2, opts);
   return impl::host_value(exec, c.plan->loss(), "kssim::l1_ssim_loss: wait for the loss");
 }
 
 // The loss (returned, synchronising) and its gradients with respect to img1 and img2. Pass {} or an empty
 // View to skip a gradient and its cost.
-template <class ExecSpace, class View1, class View2, class Grad1 = impl::writable_like_t<View1>,
+template <class ExecutionSpace, class View1, class View2, class Grad1 = impl::writable_like_t<View1>,
           class Grad2 = Grad1>
-double l1_ssim_loss_grad(const ExecSpace& exec, const View1& img1, const View2& img2, const Grad1& grad1,
+double l1_ssim_loss_grad(const ExecutionSpace& exec, const View1& img1, const View2& img2, const Grad1& grad1,
                          const Grad2& grad2 = {}, const L1SsimOptions& opts = {}) {
-  impl::GradientArgs<ExecSpace, View1, Grad1, Grad2> g(img1, grad1, grad2);
-  impl::L1SsimCall<ExecSpace, View1, View2> c(exec, img1, img2, opts, g.wanted);
+  impl::GradientArgs<ExecutionSpace, View1, Grad1, Grad2> g(img1, grad1, grad2);
+  impl::L1SsimCall<ExecutionSpace, View1, View2> c(exec, img1, img2, opts, g.wanted);
   // d loss = a d mean|x - y| - (1 - a) d SSIM.
   c.plan->backward(exec, c.p.x, c.p.y, {.grad1 = g.g1, .grad2 = g.g2, .scale = -(1 - opts.l1_weight)},
                    {.l1_scale = opts.l1_weight});

@@ -48,17 +48,17 @@ struct MsSsimPlanKey {
 
 // The plan of a one-call MS-SSIM function after its forward pass over (img1, img2), kept between calls like
 // SSIM's (PlanCache.hpp); the options are validated first.
-template <class ExecSpace, class View1, class View2>
+template <class ExecutionSpace, class View1, class View2>
 struct MsSsimCall {
-  using Images = ImagePair<ExecSpace, View1, View2>;
-  using PlanT = MsSsimPlan<ExecSpace, typename Images::T>;
+  using Images = ImagePair<ExecutionSpace, View1, View2>;
+  using PlanT = MsSsimPlan<ExecutionSpace, typename Images::T>;
   Images p;
   std::shared_ptr<const PlanT> plan;
 
-  MsSsimCall(const ExecSpace& exec, const View1& img1, const View2& img2, const MsSsimOptions& opts,
+  MsSsimCall(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MsSsimOptions& opts,
              PartialPlanes wanted = {})
       : p((validate(opts), img1), img2, opts.ssim),
-        plan(PlanCache<ExecSpace, PlanT, MsSsimPlanKey>::get().plan(exec, MsSsimPlanKey{p.g, opts, wanted}, [&] {
+        plan(PlanCache<ExecutionSpace, PlanT, MsSsimPlanKey>::get().plan(exec, MsSsimPlanKey{p.g, opts, wanted}, [&] {
           return std::make_shared<const PlanT>(exec, p.g, opts, wanted);
         })) {
     plan->forward(exec, p.x, p.y);
@@ -68,52 +68,52 @@ struct MsSsimCall {
 }  // namespace impl
 
 // Mean MS-SSIM written into a rank-0 View, without synchronising the host.
-template <class ExecSpace, class View1, class View2, class MeanView>
+template <class ExecutionSpace, class View1, class View2, class MeanView>
   requires Kokkos::is_view_v<MeanView>
-void ms_ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const MeanView& mean,
+void ms_ssim(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MeanView& mean,
              const MsSsimOptions& opts = {}) {
-  static_assert(check_result_view<ExecSpace, MeanView, 0>());
-  impl::MsSsimCall<ExecSpace, View1, View2> c(exec, img1, img2, opts);
+  static_assert(check_result_view<ExecutionSpace, MeanView, 0>());
+  impl::MsSsimCall<ExecutionSpace, View1, View2> c(exec, img1, img2, opts);
   impl::write_mean(exec, c.plan->mean(), 1.0, mean);
 }
 
 // Mean MS-SSIM over N and C, returned on the host (this synchronises `exec`).
-template <class ExecSpace, class View1, class View2>
-double ms_ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const MsSsimOptions& opts = {}) {
-  Kokkos::View<double, typename ExecSpace::memory_space> mean("kssim::ms_ssim_mean");
+template <class ExecutionSpace, class View1, class View2>
+double ms_ssim(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MsSsimOptions& opts = {}) {
+  Kokkos::View<double, typename ExecutionSpace::memory_space> mean("kssim::ms_ssim_mean");
   ms_ssim(exec, img1, img2, mean, opts);
   return impl::host_value(exec, mean, "kssim::ms_ssim: wait for the mean");
 }
 
 // MS-SSIM of each image (the mean over its channels), into a View of extent (N).
-template <class ExecSpace, class View1, class View2, class PerImageView>
-void ms_ssim_per_image(const ExecSpace& exec, const View1& img1, const View2& img2, const PerImageView& per_image,
+template <class ExecutionSpace, class View1, class View2, class PerImageView>
+void ms_ssim_per_image(const ExecutionSpace& exec, const View1& img1, const View2& img2, const PerImageView& per_image,
                        const MsSsimOptions& opts = {}) {
-  static_assert(check_result_view<ExecSpace, PerImageView, 1>());
+  static_assert(check_result_view<ExecutionSpace, PerImageView, 1>());
   impl::require_extents("per_image", per_image, std::array<int, 1>{int(img1.extent(0))});
-  impl::MsSsimCall<ExecSpace, View1, View2> c(exec, img1, img2, opts);
+  impl::MsSsimCall<ExecutionSpace, View1, View2> c(exec, img1, img2, opts);
   impl::write_per_image(exec, impl::SliceSums{c.plan->per_slice().data(), nullptr, 1.0, c.p.g.n, c.p.g.c}, per_image);
 }
 
 // MS-SSIM of each (image, channel), into a View of extent (N, C).
-template <class ExecSpace, class View1, class View2, class PerChannelView>
-void ms_ssim_per_channel(const ExecSpace& exec, const View1& img1, const View2& img2,
+template <class ExecutionSpace, class View1, class View2, class PerChannelView>
+void ms_ssim_per_channel(const ExecutionSpace& exec, const View1& img1, const View2& img2,
                          const PerChannelView& per_channel, const MsSsimOptions& opts = {}) {
-  static_assert(check_result_view<ExecSpace, PerChannelView, 2>());
+  static_assert(check_result_view<ExecutionSpace, PerChannelView, 2>());
   impl::require_extents("per_channel", per_channel, std::array<int, 2>{int(img1.extent(0)), int(img1.extent(1))});
-  impl::MsSsimCall<ExecSpace, View1, View2> c(exec, img1, img2, opts);
+  impl::MsSsimCall<ExecutionSpace, View1, View2> c(exec, img1, img2, opts);
   impl::write_per_channel(exec, impl::SliceSums{c.plan->per_slice().data(), nullptr, 1.0, c.p.g.n, c.p.g.c},
                           per_channel);
 }
 
 // Mean MS-SSIM (returned, synchronising) and its gradients with respect to img1 and img2. Pass {} or an
 // empty View to skip a gradient and its cost.
-template <class ExecSpace, class View1, class View2, class Grad1 = impl::writable_like_t<View1>,
+template <class ExecutionSpace, class View1, class View2, class Grad1 = impl::writable_like_t<View1>,
           class Grad2 = Grad1>
-double ms_ssim_grad(const ExecSpace& exec, const View1& img1, const View2& img2, const Grad1& grad1,
+double ms_ssim_grad(const ExecutionSpace& exec, const View1& img1, const View2& img2, const Grad1& grad1,
                     const Grad2& grad2 = {}, const MsSsimOptions& opts = {}) {
-  impl::GradientArgs<ExecSpace, View1, Grad1, Grad2> g(img1, grad1, grad2);
-  impl::MsSsimCall<ExecSpace, View1, View2> c(exec, img1, img2, opts, g.wanted);
+  impl::GradientArgs<ExecutionSpace, View1, Grad1, Grad2> g(img1, grad1, grad2);
+  impl::MsSsimCall<ExecutionSpace, View1, View2> c(exec, img1, img2, opts, g.wanted);
   c.plan->backward(exec, c.p.x, c.p.y, {.grad1 = g.g1, .grad2 = g.g2});
   return impl::host_value(exec, c.plan->mean(), "kssim::ms_ssim_grad: wait for the mean");
 }

@@ -46,9 +46,9 @@ namespace impl {
 
 // The checked mask of an image pair: same rank and value type, extents (N, 1 or C, [D,] H, W); for one image
 // or volume (rank 2 or 3) the image's own.
-template <class ExecSpace, class ImageView, class MaskView>
+template <class ExecutionSpace, class ImageView, class MaskView>
 InputArray<value_type_of<ImageView>> mask_array(const MaskView& mask, const std::array<int, ImageView::rank()>& image) {
-  static_assert(check_image_view<ExecSpace, MaskView>());
+  static_assert(check_image_view<ExecutionSpace, MaskView>());
   static_assert(check_same_kind<ImageView, MaskView>());
   constexpr bool batch = ImageView::rank() >= 4;
   bool ok = !batch || mask.extent(1) == 1 || int(mask.extent(1)) == image[1];
@@ -64,8 +64,8 @@ InputArray<value_type_of<ImageView>> mask_array(const MaskView& mask, const std:
 }
 
 // The mask-value check of a finished forward pass (synchronises).
-template <class ExecSpace, class T>
-void require_valid_mask(const ExecSpace& exec, const MaskedPlan<ExecSpace, T>& plan) {
+template <class ExecutionSpace, class T>
+void require_valid_mask(const ExecutionSpace& exec, const MaskedPlan<ExecutionSpace, T>& plan) {
   unsigned invalid = 0;
   Kokkos::deep_copy(exec, invalid, plan.mask_invalid());
   exec.fence("kssim: mask check");
@@ -85,41 +85,41 @@ struct MaskedPlanKey {
 };
 
 // A masked plan of an image pair with its arrays, kept between calls like SSIM's (PlanCache.hpp).
-template <class ExecSpace, class View1, class View2, class MaskView>
+template <class ExecutionSpace, class View1, class View2, class MaskView>
 struct MaskedCall {
-  using Images = ImagePair<ExecSpace, View1, View2>;
-  using PlanT = MaskedPlan<ExecSpace, typename Images::T>;
+  using Images = ImagePair<ExecutionSpace, View1, View2>;
+  using PlanT = MaskedPlan<ExecutionSpace, typename Images::T>;
   Images p;
   InputArray<typename Images::T> m;
   std::shared_ptr<const PlanT> plan;
 
-  MaskedCall(const ExecSpace& exec, const View1& img1, const View2& img2, const MaskView& mask, MaskMode mode,
+  MaskedCall(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MaskView& mask, MaskMode mode,
              const Options& opts, PartialPlanes wanted = {})
       : p(img1, img2, opts),
-        m(mask_array<ExecSpace, View1>(mask, extents_of(img1))),
-        plan(PlanCache<ExecSpace, PlanT, MaskedPlanKey>::get().plan(exec, MaskedPlanKey{p.g, opts, mode, wanted}, [&] {
-          return std::make_shared<const PlanT>(exec, p.g, opts, mode, wanted);
-        })) {}
+        m(mask_array<ExecutionSpace, View1>(mask, extents_of(img1))),
+        plan(PlanCache<ExecutionSpace, PlanT, MaskedPlanKey>::get().plan(
+            exec, MaskedPlanKey{p.g, opts, mode, wanted},
+            [&] { return std::make_shared<const PlanT>(exec, p.g, opts, mode, wanted); })) {}
 };
 
 }  // namespace impl
 
 // Mean masked SSIM written into a rank-0 View, without synchronising (a bad mask value gives NaN).
-template <class ExecSpace, class View1, class View2, class MaskView, class MeanView>
+template <class ExecutionSpace, class View1, class View2, class MaskView, class MeanView>
   requires Kokkos::is_view_v<MeanView>
-void masked_ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const MaskView& mask, MaskMode mode,
+void masked_ssim(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MaskView& mask, MaskMode mode,
                  const MeanView& mean, const Options& opts = {}) {
-  static_assert(check_result_view<ExecSpace, MeanView, 0>());
-  impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
+  static_assert(check_result_view<ExecutionSpace, MeanView, 0>());
+  impl::MaskedCall<ExecutionSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
   c.plan->forward(exec, c.p.x, c.p.y, c.m, {});
   impl::write_mean(exec, c.plan->mean(), 1.0, mean);
 }
 
 // Mean masked SSIM, returned on the host (synchronises; throws on mask values outside [0, 1]).
-template <class ExecSpace, class View1, class View2, class MaskView>
-double masked_ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const MaskView& mask, MaskMode mode,
-                   const Options& opts = {}) {
-  impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
+template <class ExecutionSpace, class View1, class View2, class MaskView>
+double masked_ssim(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MaskView& mask,
+                   MaskMode mode, const Options& opts = {}) {
+  impl::MaskedCall<ExecutionSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
   c.plan->forward(exec, c.p.x, c.p.y, c.m, {});
   impl::require_valid_mask(exec, *c.plan);
   return impl::host_value(exec, c.plan->mean(), "kssim::masked_ssim: wait for the mean");
@@ -127,23 +127,23 @@ double masked_ssim(const ExecSpace& exec, const View1& img1, const View2& img2, 
 
 // The map (SSIM's, or with MaskMode::Normalized the normalized one; unweighted): (N, C, Ho, Wo) or
 // (N, C, Do, Ho, Wo). Throws on mask values outside [0, 1] (synchronises).
-template <class ExecSpace, class View1, class View2, class MaskView, class MapView>
-void masked_ssim_map(const ExecSpace& exec, const View1& img1, const View2& img2, const MaskView& mask,
+template <class ExecutionSpace, class View1, class View2, class MaskView, class MapView>
+void masked_ssim_map(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MaskView& mask,
                      MaskMode mode, const MapView& map, const Options& opts = {}) {
-  static_assert(check_output_view<ExecSpace, MapView>());
+  static_assert(check_output_view<ExecutionSpace, MapView>());
   static_assert(check_same_kind<View1, MapView>());
-  impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
+  impl::MaskedCall<ExecutionSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
   impl::require_extents("map", map, impl::map_extents<View1::rank()>(c.p.g));
   c.plan->forward(exec, c.p.x, c.p.y, c.m, impl::as_rank5<impl::OutputArray<impl::value_type_of<View1>>>(map));
   impl::require_valid_mask(exec, *c.plan);
 }
 
 // Masked SSIM of each image (weights summed over its channels), into a View of extent (N).
-template <class ExecSpace, class View1, class View2, class MaskView, class PerImageView>
-void masked_ssim_per_image(const ExecSpace& exec, const View1& img1, const View2& img2, const MaskView& mask,
+template <class ExecutionSpace, class View1, class View2, class MaskView, class PerImageView>
+void masked_ssim_per_image(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MaskView& mask,
                            MaskMode mode, const PerImageView& per_image, const Options& opts = {}) {
-  static_assert(check_result_view<ExecSpace, PerImageView, 1>());
-  impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
+  static_assert(check_result_view<ExecutionSpace, PerImageView, 1>());
+  impl::MaskedCall<ExecutionSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
   impl::require_extents("per_image", per_image, std::array<int, 1>{c.p.g.n});
   c.plan->forward(exec, c.p.x, c.p.y, c.m, {});
   impl::write_per_image(
@@ -153,11 +153,11 @@ void masked_ssim_per_image(const ExecSpace& exec, const View1& img1, const View2
 }
 
 // Masked SSIM of each (image, channel), into a View of extent (N, C).
-template <class ExecSpace, class View1, class View2, class MaskView, class PerChannelView>
-void masked_ssim_per_channel(const ExecSpace& exec, const View1& img1, const View2& img2, const MaskView& mask,
+template <class ExecutionSpace, class View1, class View2, class MaskView, class PerChannelView>
+void masked_ssim_per_channel(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MaskView& mask,
                              MaskMode mode, const PerChannelView& per_channel, const Options& opts = {}) {
-  static_assert(check_result_view<ExecSpace, PerChannelView, 2>());
-  impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
+  static_assert(check_result_view<ExecutionSpace, PerChannelView, 2>());
+  impl::MaskedCall<ExecutionSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
   impl::require_extents("per_channel", per_channel, std::array<int, 2>{c.p.g.n, c.p.g.c});
   c.plan->forward(exec, c.p.x, c.p.y, c.m, {});
   impl::write_per_channel(
@@ -168,12 +168,12 @@ void masked_ssim_per_channel(const ExecSpace& exec, const View1& img1, const Vie
 
 // Mean masked SSIM (returned, synchronising) and its gradients with respect to img1 and img2; {} or an
 // empty View skips a gradient. Throws on mask values outside [0, 1].
-template <class ExecSpace, class View1, class View2, class MaskView, class Grad1 = impl::writable_like_t<View1>,
+template <class ExecutionSpace, class View1, class View2, class MaskView, class Grad1 = impl::writable_like_t<View1>,
           class Grad2 = Grad1>
-double masked_ssim_grad(const ExecSpace& exec, const View1& img1, const View2& img2, const MaskView& mask,
+double masked_ssim_grad(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MaskView& mask,
                         MaskMode mode, const Grad1& grad1, const Grad2& grad2 = {}, const Options& opts = {}) {
-  impl::GradientArgs<ExecSpace, View1, Grad1, Grad2> g(img1, grad1, grad2);
-  impl::MaskedCall<ExecSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts, g.wanted);
+  impl::GradientArgs<ExecutionSpace, View1, Grad1, Grad2> g(img1, grad1, grad2);
+  impl::MaskedCall<ExecutionSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts, g.wanted);
   c.plan->forward(exec, c.p.x, c.p.y, c.m, {});
   c.plan->backward(exec, c.p.x, c.p.y, c.m, {.grad1 = g.g1, .grad2 = g.g2});
   impl::require_valid_mask(exec, *c.plan);

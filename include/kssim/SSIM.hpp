@@ -40,24 +40,24 @@
 namespace kssim {
 
 // Mean SSIM written into a rank-0 View, without synchronising the host.
-template <class ExecSpace, class View1, class View2, class MeanView>
+template <class ExecutionSpace, class View1, class View2, class MeanView>
   requires Kokkos::is_view_v<MeanView>
-void ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const MeanView& mean,
+void ssim(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MeanView& mean,
           const Options& opts = {}) {
-  static_assert(check_result_view<ExecSpace, MeanView, 0>());
-  impl::SsimImages<ExecSpace, View1, View2> p(img1, img2, opts);
+  static_assert(check_result_view<ExecutionSpace, MeanView, 0>());
+  impl::SsimImages<ExecutionSpace, View1, View2> p(img1, img2, opts);
   using P = decltype(p);
-  const auto plan = impl::one_call_plan<ExecSpace, typename P::T, typename P::S>(exec, p.g, opts);
+  const auto plan = impl::one_call_plan<ExecutionSpace, typename P::T, typename P::S>(exec, p.g, opts);
   plan.forward(exec, p.x, p.y, {});
   impl::write_mean(exec, plan.total(), double(p.g.map_size()), mean);
 }
 
 // Mean SSIM over N, C and every map pixel, returned on the host (this synchronises `exec`).
-template <class ExecSpace, class View1, class View2>
-double ssim(const ExecSpace& exec, const View1& img1, const View2& img2, const Options& opts = {}) {
-  impl::SsimImages<ExecSpace, View1, View2> p(img1, img2, opts);
+template <class ExecutionSpace, class View1, class View2>
+double ssim(const ExecutionSpace& exec, const View1& img1, const View2& img2, const Options& opts = {}) {
+  impl::SsimImages<ExecutionSpace, View1, View2> p(img1, img2, opts);
   using P = decltype(p);
-  const auto plan = impl::one_call_plan<ExecSpace, typename P::T, typename P::S>(exec, p.g, opts);
+  const auto plan = impl::one_call_plan<ExecutionSpace, typename P::T, typename P::S>(exec, p.g, opts);
   plan.forward(exec, p.x, p.y, {});
   double total = 0;
   Kokkos::deep_copy(exec, total, plan.total());
@@ -80,35 +80,35 @@ std::array<int, View::rank()> map_extents(const View& img, const Options& opts =
 
 // The SSIM map: (N, C, Ho, Wo) for images, (N, C, Do, Ho, Wo) for volumes. For 16-bit images a map of
 // their type is rounded to it, a float map is not.
-template <class ExecSpace, class View1, class View2, class MapView>
-void ssim_map(const ExecSpace& exec, const View1& img1, const View2& img2, const MapView& map,
+template <class ExecutionSpace, class View1, class View2, class MapView>
+void ssim_map(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MapView& map,
               const Options& opts = {}) {
-  impl::SsimImages<ExecSpace, View1, View2> p(img1, img2, opts);
+  impl::SsimImages<ExecutionSpace, View1, View2> p(img1, img2, opts);
   using P = decltype(p);
   using O = typename MapView::value_type;
-  static_assert(check_ssim_output_view<ExecSpace, MapView, typename P::S>());
+  static_assert(check_ssim_output_view<ExecutionSpace, MapView, typename P::S>());
   static_assert(MapView::rank() == View1::rank(), "kssim: both Views must have the same rank");
   impl::require_extents("map", map, impl::map_extents<View1::rank()>(p.g));
-  const auto plan = impl::one_call_plan<ExecSpace, typename P::T, typename P::S, O>(exec, p.g, opts);
+  const auto plan = impl::one_call_plan<ExecutionSpace, typename P::T, typename P::S, O>(exec, p.g, opts);
   plan.forward(exec, p.x, p.y, impl::as_rank5<impl::OutputArray<O>>(map));
 }
 
 // Mean SSIM of each image (over channels and map pixels), into a View of extent (N).
-template <class ExecSpace, class View1, class View2, class PerImageView>
-void ssim_per_image(const ExecSpace& exec, const View1& img1, const View2& img2, const PerImageView& per_image,
+template <class ExecutionSpace, class View1, class View2, class PerImageView>
+void ssim_per_image(const ExecutionSpace& exec, const View1& img1, const View2& img2, const PerImageView& per_image,
                     const Options& opts = {}) {
-  static_assert(check_result_view<ExecSpace, PerImageView, 1>());
-  impl::SsimImages<ExecSpace, View1, View2> p(img1, img2, opts);
+  static_assert(check_result_view<ExecutionSpace, PerImageView, 1>());
+  impl::SsimImages<ExecutionSpace, View1, View2> p(img1, img2, opts);
   using P = decltype(p);
   impl::require_extents("per_image", per_image, std::array<int, 1>{p.g.n});
-  const auto plan = impl::one_call_plan<ExecSpace, typename P::T, typename P::S>(exec, p.g, opts);
+  const auto plan = impl::one_call_plan<ExecutionSpace, typename P::T, typename P::S>(exec, p.g, opts);
   plan.forward(exec, p.x, p.y, {});
   const double* sums = plan.image_sums().data();
   typename PerImageView::value_type* out = per_image.data();
   const std::ptrdiff_t stride = per_image.stride(0);
   const int channels = p.g.c;
   const double count = double(p.g.map_size_per_image()) * channels;
-  impl::launch("kssim::write_per_image", Kokkos::RangePolicy<ExecSpace>(exec, 0, p.g.n), KOKKOS_LAMBDA(int n) {
+  impl::launch("kssim::write_per_image", Kokkos::RangePolicy<ExecutionSpace>(exec, 0, p.g.n), KOKKOS_LAMBDA(int n) {
     double s = 0;
     for (int c = 0; c < channels; ++c) s += sums[n * channels + c];
     out[n * stride] = typename PerImageView::value_type(s / count);
@@ -116,21 +116,21 @@ void ssim_per_image(const ExecSpace& exec, const View1& img1, const View2& img2,
 }
 
 // Mean SSIM of each (image, channel), into a View of extent (N, C).
-template <class ExecSpace, class View1, class View2, class PerChannelView>
-void ssim_per_channel(const ExecSpace& exec, const View1& img1, const View2& img2,
+template <class ExecutionSpace, class View1, class View2, class PerChannelView>
+void ssim_per_channel(const ExecutionSpace& exec, const View1& img1, const View2& img2,
                       const PerChannelView& per_channel, const Options& opts = {}) {
-  static_assert(check_result_view<ExecSpace, PerChannelView, 2>());
-  impl::SsimImages<ExecSpace, View1, View2> p(img1, img2, opts);
+  static_assert(check_result_view<ExecutionSpace, PerChannelView, 2>());
+  impl::SsimImages<ExecutionSpace, View1, View2> p(img1, img2, opts);
   using P = decltype(p);
   impl::require_extents("per_channel", per_channel, std::array<int, 2>{p.g.n, p.g.c});
-  const auto plan = impl::one_call_plan<ExecSpace, typename P::T, typename P::S>(exec, p.g, opts);
+  const auto plan = impl::one_call_plan<ExecutionSpace, typename P::T, typename P::S>(exec, p.g, opts);
   plan.forward(exec, p.x, p.y, {});
   const double* sums = plan.image_sums().data();
   typename PerChannelView::value_type* out = per_channel.data();
   const std::ptrdiff_t stride_n = per_channel.stride(0), stride_c = per_channel.stride(1);
   const int channels = p.g.c;
   const double count = double(p.g.map_size_per_image());
-  impl::launch("kssim::write_per_channel", Kokkos::RangePolicy<ExecSpace>(exec, 0, p.g.images()),
+  impl::launch("kssim::write_per_channel", Kokkos::RangePolicy<ExecutionSpace>(exec, 0, p.g.images()),
                KOKKOS_LAMBDA(int nc) {
                  out[nc / channels * stride_n + nc % channels * stride_c] =
                      typename PerChannelView::value_type(sums[nc] / count);
@@ -141,14 +141,14 @@ void ssim_per_channel(const ExecSpace& exec, const View1& img1, const View2& img
 // into grad2. Pass {} or an empty View to skip a gradient and its cost. For 16-bit images, gradients of
 // their type are rounded to it (after the multiplication by any upstream factor), float gradients are not;
 // both gradients hold the same type.
-template <class ExecSpace, class View1, class View2, class Grad1 = impl::writable_like_t<View1>,
+template <class ExecutionSpace, class View1, class View2, class Grad1 = impl::writable_like_t<View1>,
           class Grad2 = Grad1>
-double ssim_grad(const ExecSpace& exec, const View1& img1, const View2& img2, const Grad1& grad1,
+double ssim_grad(const ExecutionSpace& exec, const View1& img1, const View2& img2, const Grad1& grad1,
                  const Grad2& grad2 = {}, const Options& opts = {}) {
-  impl::SsimImages<ExecSpace, View1, View2> p(img1, img2, opts);
+  impl::SsimImages<ExecutionSpace, View1, View2> p(img1, img2, opts);
   using P = decltype(p);
-  static_assert(check_ssim_output_view<ExecSpace, Grad1, typename P::S>());
-  static_assert(check_ssim_output_view<ExecSpace, Grad2, typename P::S>());
+  static_assert(check_ssim_output_view<ExecutionSpace, Grad1, typename P::S>());
+  static_assert(check_ssim_output_view<ExecutionSpace, Grad2, typename P::S>());
   using T = typename P::T;
   using O = typename Grad1::value_type;
   static_assert(std::is_same_v<O, typename Grad2::value_type>, "kssim: both gradients must hold the same type");
@@ -159,7 +159,7 @@ double ssim_grad(const ExecSpace& exec, const View1& img1, const View2& img2, co
   impl::PartialPlanes wanted{!impl::is_empty_view(grad1), !impl::is_empty_view(grad2)};
   if (wanted.image1) impl::require_extents("grad1", grad1, extents);
   if (wanted.image2) impl::require_extents("grad2", grad2, extents);
-  const auto plan = impl::one_call_plan<ExecSpace, T, typename P::S, O>(exec, p.g, opts, wanted);
+  const auto plan = impl::one_call_plan<ExecutionSpace, T, typename P::S, O>(exec, p.g, opts, wanted);
   plan.forward_backward(exec, p.x, p.y,
                         {.grad1 = wanted.image1 ? impl::as_rank5<Out>(grad1) : Out{},
                          .grad2 = wanted.image2 ? impl::as_rank5<Out>(grad2) : Out{}});

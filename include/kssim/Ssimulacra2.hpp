@@ -84,8 +84,8 @@ void require_rgb_image(const char* name, const View& v) {
                                 "libjxl's tool), " + name + " is " + std::to_string(w) + " x " + std::to_string(h));
 }
 
-template <class ExecSpace, class View>
-void require_valid_values(const ExecSpace& exec, const char* name, const View& v, const Ssimulacra2Options& o) {
+template <class ExecutionSpace, class View>
+void require_valid_values(const ExecutionSpace& exec, const char* name, const View& v, const Ssimulacra2Options& o) {
   if (!o.check_values || v.size() == 0) return;
   const bool srgb = o.encoding == ColorEncoding::Srgb;
   const InputFaults f = check_input(exec, strided_input(v), int(v.extent(0)), int(v.extent(2)), int(v.extent(3)), srgb);
@@ -170,16 +170,17 @@ inline AxisGeometry vertical(int planes, PlaneShape s) {
 
 // Linear RGB of scale s of every slot, in ws.linear[s % 2]: from the input at s = 0; else already there
 // (next_scale() of scale s - 1).
-template <class ExecSpace, class Mem>
-float* linear_scale(const ExecSpace& exec, Workspace<Mem>& ws, const StridedInput& in, int images, int s, bool srgb) {
+template <class ExecutionSpace, class Mem>
+float* linear_scale(const ExecutionSpace& exec, Workspace<Mem>& ws, const StridedInput& in, int images, int s,
+                    bool srgb) {
   float* out = ws.linear[s % 2].data();
   if (s == 0) linearize(exec, in, images, ws.h, ws.w, srgb, out);
   return out;
 }
 
 // Downscales scale s's linear RGB into ws.linear[(s + 1) % 2], before scale s becomes XYB in place.
-template <class ExecSpace, class Mem>
-void next_scale(const ExecSpace& exec, Workspace<Mem>& ws, int images, int s) {
+template <class ExecutionSpace, class Mem>
+void next_scale(const ExecutionSpace& exec, Workspace<Mem>& ws, int images, int s) {
   if (s + 1 < ws.scales)
     downscale(exec, ws.linear[s % 2].data(), images * 3, scale_shape(ws.h, ws.w, s), scale_shape(ws.h, ws.w, s + 1),
               ws.linear[(s + 1) % 2].data());
@@ -331,10 +332,11 @@ class Ssimulacra2Reference {
 
 // SSIMULACRA2 of each pair (reference[n], distorted[n]) into scores[n]; both (N, 3, H, W) float Views.
 // Computes exactly what Ssimulacra2Reference(reference, n).compare(distorted[n]) computes.
-template <class ExecSpace, class RefView, class DistView, class ScoreView>
-void ssimulacra2(const ExecSpace& exec, const RefView& reference, const DistView& distorted, const ScoreView& scores,
-                 const Ssimulacra2Options& opts = {}) {
-  static_assert(Kokkos::is_execution_space_v<ExecSpace>, "kssim::ssimulacra2: the first argument must be an execution space");
+template <class ExecutionSpace, class RefView, class DistView, class ScoreView>
+void ssimulacra2(const ExecutionSpace& exec, const RefView& reference, const DistView& distorted,
+                 const ScoreView& scores, const Ssimulacra2Options& opts = {}) {
+  static_assert(Kokkos::is_execution_space_v<ExecutionSpace>,
+                "kssim::ssimulacra2: the first argument must be an execution space");
   impl::s2::check_ssimulacra2_view<RefView>();
   impl::s2::check_ssimulacra2_view<DistView>();
   if (reference.extent(0) != distorted.extent(0) || reference.extent(1) != distorted.extent(1) ||
@@ -352,7 +354,7 @@ void ssimulacra2(const ExecSpace& exec, const RefView& reference, const DistView
   const int n = int(reference.extent(0));
   if (n == 0) return;
   impl::s2::require_rgb_image("reference", reference);
-  std::optional<Ssimulacra2Reference<ExecSpace>> ref;
+  std::optional<Ssimulacra2Reference<ExecutionSpace>> ref;
   for (int i = 0; i < n; ++i) {
     if (!ref)
       ref.emplace(exec, reference, i, opts);

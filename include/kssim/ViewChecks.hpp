@@ -27,9 +27,9 @@ inline constexpr bool is_supported_layout_v =
 
 namespace impl {
 // What every image, map and gradient View must satisfy, whatever it holds.
-template <class ExecSpace, class View>
+template <class ExecutionSpace, class View>
 constexpr bool check_view_shape() {
-  static_assert(Kokkos::is_execution_space_v<ExecSpace>,
+  static_assert(Kokkos::is_execution_space_v<ExecutionSpace>,
                 "kssim: the first argument must be a Kokkos execution space instance (e.g. "
                 "Kokkos::DefaultExecutionSpace{}), not a memory space or a View");
   static_assert(Kokkos::is_view_v<View>,
@@ -38,18 +38,18 @@ constexpr bool check_view_shape() {
   static_assert(View::rank() >= 2 && View::rank() <= 5,
                 "kssim: images must be rank 2 (H, W), 3 (D, H, W), 4 (N, C, H, W) or 5 (N, C, D, H, W)");
   static_assert(is_supported_layout_v<View>, "kssim: Views must be LayoutRight, LayoutLeft or LayoutStride");
-  static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename View::memory_space>::accessible,
+  static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, typename View::memory_space>::accessible,
                 "kssim: the View's memory space must be accessible from the execution space");
   return true;
 }
 }  // namespace impl
 
 // An image argument: a rank-4 (N, C, H, W) or rank-5 (N, C, D, H, W) View of float or double (const
-// allowed), in a layout kssim understands, whose memory `ExecSpace` can access; a rank-2 (H, W) or rank-3
+// allowed), in a layout kssim understands, whose memory `ExecutionSpace` can access; a rank-2 (H, W) or rank-3
 // (D, H, W) View is one image or one volume (N = C = 1) for the one-call functions.
-template <class ExecSpace, class View>
+template <class ExecutionSpace, class View>
 constexpr bool check_image_view() {
-  static_assert(impl::check_view_shape<ExecSpace, View>());
+  static_assert(impl::check_view_shape<ExecutionSpace, View>());
   using T = std::remove_const_t<typename View::value_type>;
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
                 "kssim: images must hold float or double (16-bit images: SSIM's functions and kssim::SSIM only)");
@@ -57,24 +57,24 @@ constexpr bool check_image_view() {
 }
 
 // An output argument: like an image but writable.
-template <class ExecSpace, class View>
+template <class ExecutionSpace, class View>
 constexpr bool check_output_view() {
-  static_assert(check_image_view<ExecSpace, View>());
+  static_assert(check_image_view<ExecutionSpace, View>());
   static_assert(!std::is_const_v<typename View::value_type>, "kssim: output Views must not be const");
   return true;
 }
 
 // An image argument of SSIM (SSIM.hpp): like check_image_view, or a 16-bit storage type
 // (impl/core/Storage.hpp); the compiler's _Float16 / __bf16 only on host execution spaces.
-template <class ExecSpace, class View>
+template <class ExecutionSpace, class View>
 constexpr bool check_ssim_image_view() {
-  static_assert(impl::check_view_shape<ExecSpace, View>());
+  static_assert(impl::check_view_shape<ExecutionSpace, View>());
   using S = std::remove_const_t<typename View::value_type>;
   static_assert(is_storage_type_v<S>,
                 "kssim: images must hold float, double, or a 16-bit float type: Kokkos::Experimental::half_t or "
                 "bhalf_t where this Kokkos build defines them (CUDA, HIP, SYCL), or the host compiler's _Float16 or "
                 "__bf16 on host execution spaces");
-  static_assert(!impl::is_host_16bit_v<S> || !impl::is_gpu_space_v<ExecSpace>,
+  static_assert(!impl::is_host_16bit_v<S> || !impl::is_gpu_space_v<ExecutionSpace>,
                 "kssim: _Float16 / __bf16 images need a host execution space; on GPUs use "
                 "Kokkos::Experimental::half_t / bhalf_t");
   return true;
@@ -82,9 +82,9 @@ constexpr bool check_ssim_image_view() {
 
 // A map or gradient of SSIM for images of value type S: writable, and of S or of its compute type
 // (float for 16-bit images: the outputs are then not rounded to 16 bits).
-template <class ExecSpace, class View, class S>
+template <class ExecutionSpace, class View, class S>
 constexpr bool check_ssim_output_view() {
-  static_assert(impl::check_view_shape<ExecSpace, View>());
+  static_assert(impl::check_view_shape<ExecutionSpace, View>());
   using O = typename View::value_type;
   static_assert(!std::is_const_v<O>, "kssim: output Views must not be const");
   static_assert(std::is_same_v<O, S> || std::is_same_v<O, compute_type_t<S>>,
@@ -102,13 +102,13 @@ constexpr bool check_same_kind() {
 }
 
 // A Views of reduced values (rank 0, 1 or 2) of any floating type, writable and accessible.
-template <class ExecSpace, class View, int Rank>
+template <class ExecutionSpace, class View, int Rank>
 constexpr bool check_result_view() {
   static_assert(Kokkos::is_view_v<View>, "kssim: results must be written into Kokkos::Views");
   static_assert(View::rank() == Rank, "kssim: the result View has the wrong rank");
   static_assert(std::is_floating_point_v<typename View::value_type> && !std::is_const_v<typename View::value_type>,
                 "kssim: result Views must hold a non-const floating-point type");
-  static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename View::memory_space>::accessible,
+  static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, typename View::memory_space>::accessible,
                 "kssim: the result View's memory space must be accessible from the execution space");
   return true;
 }
