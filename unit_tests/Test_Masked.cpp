@@ -369,6 +369,26 @@ TYPED_TEST(Masked, TrainingStepsAllocateNothingAndNeverSynchronise) {
   }
 }
 
+// The check reaches every mask value: one bad value at the first, the last, and at the edges of the chunks the
+// check splits the mask into (packed masks: runs of 8 or 64 values; other layouts: rows), broadcast and
+// per-channel masks, odd sizes.
+TYPED_TEST(Masked, ChecksEveryMaskValue) {
+  using C = TypeParam;
+  const Shape s{2, 3, 1, 19, 23};
+  const auto in = noisy_views<C>(s, 525, 0.1);
+  typename C::execution_space exec;
+  for (const int channels : {1, 3}) {
+    const std::size_t size = mask_shape(s, channels).size();
+    for (const std::size_t at : {std::size_t(0), std::size_t(7), std::size_t(8), std::size_t(63), std::size_t(64),
+                                 size / 2 + 1, size - 9, size - 8, size - 1}) {
+      std::vector<double> values(size, 0.5);
+      values[at] = 1.25;
+      auto m = to_view<C>("m", mask_shape(s, channels), values);
+      expect_invalid_argument([&] { kssim::masked_ssim(exec, in.a, in.b, m, MaskMode::Weights); }, "[0, 1]");
+    }
+  }
+}
+
 TYPED_TEST(Masked, RejectsBadMasks) {
   using C = TypeParam;
   using T = typename C::value_type;

@@ -10,32 +10,70 @@
 #include <kssim/impl/core/Tiles.hpp>
 
 #include <Kokkos_Core.hpp>
+#include <cstddef>
 
 namespace kssim::impl {
 
-// Only pointers, extents and PODs (KernelArrays.hpp). Each work item checks a run of `chunk` consecutive
-// values of one row (GPUs: one value, consecutive threads on consecutive values, coalesced).
+// Only pointers, extents and PODs (KernelArrays.hpp). A packed mask (strides those of a contiguous
+// (N, C, D, H, W) array, as PyTorch's and LayoutRight's) is checked as one flat run of values with no index
+// arithmetic: on GPUs each work item checks `chunk` values `items` apart (at each step consecutive threads read
+// consecutive values, coalesced), on hosts a run of `chunk` consecutive values (vectorised). Other masks go row
+// by row, each work item a run of `row_chunk` values of one row. (A value per thread with the row index
+// divided out of it made this check 19.6 us of a 1x3x1080x1920 masked forward on an H100, 8 MB of mask.)
 template <class ExecSpace, class T>
 struct MaskCheck {
-  static constexpr int chunk = gpu_code_paths_v<ExecSpace> ? 1 : 64;
+  static constexpr int chunk = gpu_code_paths_v<ExecSpace> ? 8 : 64;
+  static constexpr int row_chunk = gpu_code_paths_v<ExecSpace> ? 1 : 64;
   InputArray<T> mask;  // as given: (N, 1 or C, D, H, W)
   unsigned* invalid = nullptr;
+  std::size_t values = 0;  // packed: how many
+  std::size_t items = 0;   // packed: work items (values / chunk, rounded up); 0: not packed, row by row
 
-  KOKKOS_INLINE_FUNCTION int runs_per_row() const { return (mask.extent(4) + chunk - 1) / chunk; }
+  MaskCheck() = default;
+  MaskCheck(const InputArray<T>& m, unsigned* flag) : mask(m), invalid(flag) {
+    std::ptrdiff_t stride = 1;
+    bool packed = true;
+    for (int i = 4; i >= 0; --i) {
+      packed = packed && (m.ext[i] == 1 || m.str[i] == stride);
+      stride *= m.ext[i];
+    }
+    if (packed) {
+      values = std::size_t(stride);
+      items = (values + chunk - 1) / chunk;
+    }
+  }
 
-  KOKKOS_FUNCTION void operator()(int e) const {
-    int r = e / runs_per_row();
-    const int h = r % mask.extent(3);
-    r /= mask.extent(3);
-    const int d = r % mask.extent(2);
-    r /= mask.extent(2);
-    const int c = r % mask.extent(1), n = r / mask.extent(1);
-    const T* row = &mask(n, c, d, h, 0);
-    const int w0 = e % runs_per_row() * chunk, w1 = Kokkos::min(w0 + chunk, mask.extent(4));
+  KOKKOS_INLINE_FUNCTION static bool valid(T m) { return m >= T(0) && m <= T(1); }  // false for NaN
+  KOKKOS_INLINE_FUNCTION int runs_per_row() const { return (mask.extent(4) + row_chunk - 1) / row_chunk; }
+  // Work items of the launch.
+  std::size_t count() const {
+    if (items != 0) return items;
+    return std::size_t(mask.extent(0)) * mask.extent(1) * mask.extent(2) * mask.extent(3) * runs_per_row();
+  }
+
+  KOKKOS_FUNCTION void operator()(std::size_t e) const {
     bool ok = true;
-    for (int w = w0; w < w1; ++w) {
-      const T m = row[w * mask.stride(4)];
-      ok = ok && m >= T(0) && m <= T(1);  // false for NaN
+    if (items != 0) {
+      const T* v = mask.data();
+      if constexpr (gpu_code_paths_v<ExecSpace>) {
+        for (int j = 0; j < chunk; ++j) {
+          const std::size_t i = e + j * items;
+          if (i < values) ok = ok && valid(v[i]);
+        }
+      } else {
+        const std::size_t end = Kokkos::min(e * chunk + chunk, values);
+        for (std::size_t i = e * chunk; i < end; ++i) ok = ok && valid(v[i]);
+      }
+    } else {
+      std::size_t r = e / runs_per_row();
+      const int h = int(r % mask.extent(3));
+      r /= mask.extent(3);
+      const int d = int(r % mask.extent(2));
+      r /= mask.extent(2);
+      const int c = int(r % mask.extent(1)), n = int(r / mask.extent(1));
+      const T* row = &mask(n, c, d, h, 0);
+      const int w0 = int(e % runs_per_row()) * row_chunk, w1 = Kokkos::min(w0 + row_chunk, mask.extent(4));
+      for (int w = w0; w < w1; ++w) ok = ok && valid(row[w * mask.stride(4)]);
     }
     if (!ok) Kokkos::atomic_max(invalid, 1u);
   }
@@ -43,8 +81,7 @@ struct MaskCheck {
 
 template <class ExecSpace, class T>
 void check_mask_values(const ExecSpace& exec, const MaskCheck<ExecSpace, T>& k) {
-  const int rows = k.mask.extent(0) * k.mask.extent(1) * k.mask.extent(2) * k.mask.extent(3);
-  launch("kssim::check_mask", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows * k.runs_per_row()), k);
+  launch("kssim::check_mask", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::size_t>>(exec, 0, k.count()), k);
 }
 
 }  // namespace kssim::impl
