@@ -22,15 +22,17 @@
 #                              benchmarks (KSSIM_GPU_ENV_SWEEP_FILTER, default the fused fwd and fwd+bwd) with
 #                              those variables set, e.g. the KSSIM_TUNE_* tile and chain knobs of the router
 # Each writes OUT/<name>.txt (and its JSON/CSV); OUT/extra_steps.csv has name,exit status,seconds.
+# KSSIM_GPU_EXTRA_ONLY="metrics variants ...": only those steps (a short second call).
 set -uo pipefail
 work=$1 out=$2
 export PYTHONPATH=${KSSIM_GPU_PYTHONPATH:?perf_tests/gpu/run sets it}
 export OMP_NUM_THREADS=2 OMP_PROC_BIND=false
 mkdir -p "$out"
 echo "name,status,seconds" > "$out/extra_steps.csv"
-step() {  # step NAME COMMAND...
+step() {  # step NAME COMMAND... (skipped unless NAME is in KSSIM_GPU_EXTRA_ONLY, where that is set)
   local name=$1 t0=$SECONDS rc=0
   shift
+  if [ -n "${KSSIM_GPU_EXTRA_ONLY:-}" ] && [[ " $KSSIM_GPU_EXTRA_ONLY " != *" $name "* ]]; then return 0; fi
   echo "== $name: $*"
   "$@" > "$out/$name.txt" 2>&1 || rc=$?
   echo "$name,$rc,$((SECONDS - t0))" >> "$out/extra_steps.csv"

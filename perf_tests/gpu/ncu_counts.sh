@@ -5,7 +5,8 @@
 #   perf_tests/gpu/ncu_counts.sh BIN OUT     (BIN: kssim's build bin/ with kssim_perf_tests; OUT: a folder)
 # writes OUT/ncu_kssim_<mode>_<padding>.csv (kssim's fused schedule, past the first-use self-check's launches), OUT/ncu_fused_ssim.csv (fused-ssim, if importable: forward and backward, both
 # paddings) and OUT/ncu_sass_forward.csv, ncu_sass_backward.csv (executed instructions per SASS instruction
-# of kssim's fused forward and backward, same padding: the instruction mix). perf_tests/ncu_table.py turns them into the table.
+# of kssim's fused forward and backward, same padding: the instruction mix), and ncu_kssim_l1_fwd_same.csv,
+# ncu_sass_l1_forward.csv (the same for the fused L1 + SSIM loss's forward). perf_tests/ncu_table.py turns them into the table.
 set -uo pipefail
 bin=${1:?kssim build bin/} out=${2:?output folder}
 mkdir -p "$out"
@@ -25,6 +26,15 @@ for mode in fwd fwd+bwd; do
       --benchmark_min_time=6x > "$out/ncu_kssim_${mode/+/}_$padding.csv" 2> "$out/ncu_kssim_${mode/+/}_$padding.log"
   done
 done
+# The fused L1 + SSIM loss's forward (the same kernel with its L1 tile sums on): its counts and its SASS.
+timeout 120 ncu --clock-control none --kernel-name-base demangled --launch-skip 8 --launch-count 1 \
+  --kernel-name 'regex:FixedTaps<[(]int[)]11, kssim::impl::FusedForward' --csv --metrics "$metrics" \
+  "$bin/kssim_perf_tests" --benchmark_filter='^l1ssim2d@fused/fwd/float/same/1x3x1080x1920/Cuda/' \
+  --benchmark_min_time=6x > "$out/ncu_kssim_l1_fwd_same.csv" 2> "$out/ncu_kssim_l1_fwd_same.log"
+timeout 120 ncu --section SourceCounters --page source --print-source sass --csv --kernel-name-base demangled \
+  --kernel-name 'regex:FixedTaps<[(]int[)]11, kssim::impl::FusedForward' --launch-skip 8 --launch-count 1 \
+  "$bin/kssim_perf_tests" --benchmark_filter='^l1ssim2d@fused/fwd/float/same/1x3x1080x1920/Cuda/' \
+  --benchmark_min_time=6x > "$out/ncu_sass_l1_forward.csv" 2> "$out/ncu_sass_l1_forward.log"
 timeout 120 ncu --section SourceCounters --page source --print-source sass --csv --kernel-name-base demangled \
   --kernel-name 'regex:FixedTaps<[(]int[)]11, kssim::impl::FusedForward' --launch-skip 8 --launch-count 1 \
   "$bin/kssim_perf_tests" --benchmark_filter='^ssim2d@fused/fwd/float/same/1x3x1080x1920/Cuda/' \
