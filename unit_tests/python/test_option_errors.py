@@ -201,6 +201,27 @@ def test_operators_without_per_image_results_refuse_per_image(device, metric):
             call(_good(metric), True)
 
 
+@pytest.mark.parametrize("metric", ["l1_ssim_loss", "masked_ssim"])
+def test_fake_kernels_refuse_per_image_as_the_operators_do(device, metric):
+    """torch.compile traces with the fake kernels: they refuse what the operators refuse, with the same error."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    message = _exactly(f"kssim: {metric} has no per-image result (per_image must be False)")
+    with FakeTensorMode(allow_non_fake_inputs=False) as mode:
+        img1 = mode.from_tensor(torch.rand((2, 1, 16, 16), dtype=torch.float64, device=device))
+        img2, mask = torch.rand_like(img1), torch.ones_like(img1)
+        grad = torch.ones((), dtype=torch.float64, device=device)
+        ops = torch.ops.kssim
+        forward = {"l1_ssim_loss": lambda p: ops.l1_ssim_loss(img1, img2, _good(metric), 3, p),
+                   "masked_ssim": lambda p: ops.masked_ssim(img1, img2, mask, _good(metric), 3, p)}[metric]
+        backward = {"l1_ssim_loss": lambda p: ops.l1_ssim_loss_backward(grad, img1, img2, _good(metric), 3, p),
+                    "masked_ssim": lambda p: ops.masked_ssim_backward(grad, img1, img2, mask, _good(metric), 3,
+                                                                      p)}[metric]
+        assert forward(False).shape == ()
+        for call in (forward, backward):
+            with pytest.raises(ValueError, match=message):
+                call(True)
+
+
 @pytest.mark.parametrize("metric,name,value,message", [
     ("ms_ssim", "padding", 1, "kssim: ms_ssim: padding must be Padding::Valid (every scale uses valid windows)"),
     ("masked_ssim", "float32_window", 1, "kssim: masked SSIM takes Window::Exact only (a mask's weights renormalise "
