@@ -389,6 +389,19 @@ TYPED_TEST(Masked, ChecksEveryMaskValue) {
   }
 }
 
+// Window::Float32's map kernels have no weighted form: a plan asked for both refuses, rather than running the
+// unweighted map (MaskedSSIM refuses the window before it makes the plan; this is the plan's own guard).
+TYPED_TEST(Masked, PlanRefusesMapWeightsWithTheFloat32Window) {
+  using Exec = typename TypeParam::execution_space;
+  using T = typename TypeParam::value_type;
+  kssim::Options o;
+  o.window = kssim::Window::Float32;
+  const auto g = kssim::impl::make_geometry<4>({1, 1, 32, 32}, o);
+  EXPECT_THROW((kssim::impl::Plan<Exec, T>(Exec(), g, o, {}, true, kssim::impl::WithL1::No, nullptr,
+                                           kssim::impl::MapWeighting::Centre)),
+               std::invalid_argument);
+}
+
 TYPED_TEST(Masked, RejectsBadMasks) {
   using C = TypeParam;
   using T = typename C::value_type;

@@ -120,6 +120,9 @@ class Plan {
        MapWeighting weighting = MapWeighting::None)
       : g_(row_pitched<ExecSpace, T>(g)), opts_(opts), wanted_(wanted), weighted_(weighting == MapWeighting::Centre) {
     if (weighted_ && !weightable) throw std::logic_error("kssim: map weights need an SSIM plan of the compute type");
+    // Window::Float32's map kernels (RawWindowTerm) have no weighted form: refused here rather than run unweighted.
+    if (weighted_ && opts.window != Window::Exact)
+      throw std::invalid_argument("kssim: map weights (masked SSIM) take Window::Exact only");
     if (!fits_one_call(g_))
       throw std::invalid_argument(
           "kssim: more than 2^30 elements in one call: only SSIM (kssim::ssim*, kssim::SSIM) splits larger "
