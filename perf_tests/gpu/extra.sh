@@ -22,7 +22,8 @@
 #                              benchmarks (KSSIM_GPU_ENV_SWEEP_FILTER, default the fused fwd and fwd+bwd) with
 #                              those variables set, e.g. the KSSIM_TUNE_* tile and chain knobs of the router
 # Each writes OUT/<name>.txt (and its JSON/CSV); OUT/extra_steps.csv has name,exit status,seconds.
-# KSSIM_GPU_EXTRA_ONLY="metrics variants ...": only those steps (a short second call).
+# KSSIM_GPU_EXTRA_ONLY="metrics variants ...": only those steps (a short second call);
+# KSSIM_GPU_METRICS_ROUNDS: time_metrics.py's rounds (3).
 set -uo pipefail
 work=$1 out=$2
 export PYTHONPATH=${KSSIM_GPU_PYTHONPATH:?perf_tests/gpu/run sets it}
@@ -108,7 +109,7 @@ if [ -n "$variant_pid" ]; then
 fi
 step host_profile python3 perf_tests/torch_host_profile.py --json "$out/host_profile.json"
 step metrics python3 perf_tests/time_metrics.py --kssim-json "$out/../bench-cpp.json" --json "$out/metrics.json" \
-  --csv "$out/metrics.csv"
+  --csv "$out/metrics.csv" --rounds "${KSSIM_GPU_METRICS_ROUNDS:-3}"
 step metrics_kernels python3 perf_tests/time_metrics.py --kernels "$out/metrics_kernels.json"
 step metrics_cpu python3 perf_tests/time_metrics.py --device cpu --cases ms_ssim,kssim_msssim_dropin,pytorch_msssim \
   --shapes 1x3x1080x1920,8x3x512x512 --iters 5 --json "$out/metrics_cpu.json" --csv "$out/metrics_cpu.csv"
