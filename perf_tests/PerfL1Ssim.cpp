@@ -72,7 +72,7 @@ void bench_l1_ssim(benchmark::State& state, Image e, kssim::Padding padding, Mod
     fill_uniform(exec, y.data(), y.size(), 20261130);
     V g;
     if (mode != Mode::Forward) g = V(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "grad1"), e[0], e[1], e[2], e[3]);
-    kssim::L1SsimOptions opts;
+    kssim::L1SSIMLossOptions opts;
     opts.ssim.padding = padding;
     opts.ssim.schedule = schedule;
     opts.l1_weight = l1_weight;

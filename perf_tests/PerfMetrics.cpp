@@ -88,7 +88,7 @@ template <class ExecSpace, class T>
 void register_metrics_for(const Image& e) {
   if (!shape_enabled<ExecSpace>(e)) return;
   const std::string tail = std::string("/") + dtype_name<T>() + "/";
-  const bool ms_fits = std::min(e[2], e[3]) >= kssim::MsSsimOptions{}.min_extent();
+  const bool ms_fits = std::min(e[2], e[3]) >= kssim::MSSSIMOptions{}.min_extent();
   for (Mode mode : {Mode::Forward, Mode::ForwardBackward}) {
     const std::string ms = "msssim/" + std::string(mode_name(mode)) + tail + shape_name(e) + "/" + ExecSpace::name();
     if (ms_fits)

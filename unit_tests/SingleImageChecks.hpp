@@ -52,7 +52,7 @@ void expect_single_views_match_a_batch_of_one(const Shape& s, unsigned seed) {
   const auto h2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), per2);
   EXPECT_EQ(h1(0), h2(0));
 
-  kssim::MsSsimOptions ms;
+  kssim::MSSSIMOptions ms;
   ms.ssim.window_size = 3;
   ms.weights = {0.4, 0.6};
   EXPECT_EQ(kssim::ms_ssim(exec, a, b, ms), kssim::ms_ssim(exec, in.a, in.b, ms));

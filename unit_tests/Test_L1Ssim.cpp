@@ -12,8 +12,8 @@ using namespace kssim_test;
 
 namespace {
 
-kssim::L1SsimOptions l1_options(const ReferenceOptions& ro, double weight, kssim::Schedule schedule) {
-  kssim::L1SsimOptions o;
+kssim::L1SSIMLossOptions l1_options(const ReferenceOptions& ro, double weight, kssim::Schedule schedule) {
+  kssim::L1SSIMLossOptions o;
   o.ssim = to_options(ro);
   o.ssim.schedule = schedule;
   o.l1_weight = weight;
@@ -153,7 +153,7 @@ TYPED_TEST(L1Ssim, GradientsMatchFiniteDifferences) {
 
 // make(gradients) for the checks of TrainingChecks.hpp.
 template <class C>
-auto l1_ssim_object(const Shape& s, const kssim::L1SsimOptions& opts = {}) {
+auto l1_ssim_object(const Shape& s, const kssim::L1SSIMLossOptions& opts = {}) {
   using Exec = typename C::execution_space;
   return [s, opts](kssim::Gradients which) {
     return kssim::L1SSIMLoss<Exec, typename C::value_type>(Exec(), {s.n, s.c, s.h, s.w}, opts, which);
@@ -163,7 +163,7 @@ auto l1_ssim_object(const Shape& s, const kssim::L1SsimOptions& opts = {}) {
 TYPED_TEST(L1Ssim, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
   using C = TypeParam;
   const Shape s{2, 3, 1, 36, 37};
-  const kssim::L1SsimOptions opts;  // 3DGS's
+  const kssim::L1SSIMLossOptions opts;  // 3DGS's
   const auto in = noisy_views<C>(s, 760, 0.1);
   typename C::execution_space exec;
   const auto make = l1_ssim_object<C>(s, opts);
@@ -184,7 +184,7 @@ TYPED_TEST(L1Ssim, ForwardIntoWritesTheLossAsFloat) {
     for (const char* finish : {"0", "1"}) {
       SCOPED_TRACE(kssim::to_string(schedule) + std::string(" finish=") + finish);
       const ScopedEnv env("KSSIM_TUNE_FUSED_FORWARD_FINISH", finish);
-      kssim::L1SsimOptions opts;
+      kssim::L1SSIMLossOptions opts;
       opts.ssim.schedule = schedule;
       expect_forward_into_writes_the_value_as_float<C>(
           l1_ssim_object<C>(s, opts), [&](auto& loss, float* value) { loss.forward_into(in.a, in.b, value); });
@@ -212,8 +212,8 @@ TYPED_TEST(L1Ssim, RepeatedCallsGiveIdenticalBits) {
   const Shape s{2, 3, 1, 67, 90};
   const auto in = noisy_views<C>(s, 780, 0.1);
   typename C::execution_space exec;
-  for (const kssim::Schedule schedule : schedules_for<C, 4>(kssim::L1SsimOptions{}.ssim)) {
-    kssim::L1SsimOptions o;
+  for (const kssim::Schedule schedule : schedules_for<C, 4>(kssim::L1SSIMLossOptions{}.ssim)) {
+    kssim::L1SSIMLossOptions o;
     o.ssim.schedule = schedule;
     const double first = kssim::l1_ssim_loss(exec, in.a, in.b, o);
     for (int i = 0; i < 3; ++i) EXPECT_EQ(kssim::l1_ssim_loss(exec, in.a, in.b, o), first);
@@ -227,7 +227,7 @@ TYPED_TEST(L1Ssim, RejectsBadWeightsWithInvalidArgument) {
   const Shape s{1, 1, 1, 16, 16};
   auto a = make_view<C>("a", s), b = make_view<C>("b", s);
   for (const double w : {-0.1, 1.5, std::nan(""), std::numeric_limits<double>::infinity()}) {
-    kssim::L1SsimOptions o;
+    kssim::L1SSIMLossOptions o;
     o.l1_weight = w;
     try {
       kssim::l1_ssim_loss(exec, a, b, o);
@@ -237,7 +237,7 @@ TYPED_TEST(L1Ssim, RejectsBadWeightsWithInvalidArgument) {
     }
     EXPECT_THROW((kssim::L1SSIMLoss<Exec, typename C::value_type>(exec, {1, 1, 16, 16}, o)), std::invalid_argument);
   }
-  kssim::L1SsimOptions o;
+  kssim::L1SSIMLossOptions o;
   o.ssim.window_size = 4;
   EXPECT_THROW(kssim::l1_ssim_loss(exec, a, b, o), std::invalid_argument);
   auto wrong = make_view<C>("wrong", Shape{1, 1, 1, 16, 17});

@@ -22,8 +22,8 @@ constexpr double ms_gradient_tolerance() {
   return std::is_same_v<T, float> ? 1e-4 : 1e-10;
 }
 
-kssim::MsSsimOptions ms_options(const ReferenceOptions& ro, std::vector<double> weights) {
-  kssim::MsSsimOptions o;
+kssim::MSSSIMOptions ms_options(const ReferenceOptions& ro, std::vector<double> weights) {
+  kssim::MSSSIMOptions o;
   o.ssim = to_options(ro);
   o.weights = std::move(weights);
   return o;
@@ -35,7 +35,7 @@ const std::vector<double> default_weights{0.0448, 0.2856, 0.3001, 0.2363, 0.1333
 // reference's for the images xr, yr (already of the value type).
 template <class C, int Rank>
 void expect_ms_ssim_outputs_match(const Shape& s, const MsSsimReference& ref, const std::vector<double>& xr,
-                                  const std::vector<double>& yr, const kssim::MsSsimOptions& opts) {
+                                  const std::vector<double>& yr, const kssim::MSSSIMOptions& opts) {
   using T = typename C::value_type;
   using Exec = typename C::execution_space;
   using Mem = typename C::memory_space;
@@ -281,7 +281,7 @@ TYPED_TEST(MsSsim, IdenticalImagesGiveExactlyOneAndZeroGradient) {
 
 // make(gradients) for the checks of TrainingChecks.hpp.
 template <class C>
-auto ms_ssim_object(const Shape& s, const kssim::MsSsimOptions& opts) {
+auto ms_ssim_object(const Shape& s, const kssim::MSSSIMOptions& opts) {
   using Exec = typename C::execution_space;
   return [s, opts](kssim::Gradients which) {
     return kssim::MSSSIM<Exec, typename C::value_type>(Exec(), {s.n, s.c, s.h, s.w}, opts, which);
@@ -332,7 +332,7 @@ TYPED_TEST(MsSsim, RejectsBadInputWithInvalidArgument) {
   const Shape small{1, 1, 1, 160, 200};
   auto a = make_view<C>("a", small), b = make_view<C>("b", small);
   expect_invalid([&] { kssim::ms_ssim(exec, a, b); }, "> 160");
-  kssim::MsSsimOptions o;
+  kssim::MSSSIMOptions o;
   o.ssim.window_size = 7;  // (7 - 1) * 16 = 96 < 160: accepted
   EXPECT_NO_THROW(kssim::ms_ssim(exec, a, b, o));
   o.weights = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5};  // six scales: > 192

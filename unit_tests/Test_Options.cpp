@@ -58,15 +58,15 @@ TEST(Options, EqualityAndHashCoverEveryField) {
     EXPECT_TRUE(copy == o) << "edit " << i;
     EXPECT_EQ(hash(copy), hash(o)) << "edit " << i;
   }
-  kssim::MsSsimOptions ms, ms3;
+  kssim::MSSSIMOptions ms, ms3;
   ms3.weights = {0.2, 0.3, 0.5};
-  EXPECT_TRUE(ms == kssim::MsSsimOptions{});
+  EXPECT_TRUE(ms == kssim::MSSSIMOptions{});
   EXPECT_FALSE(ms == ms3);
-  EXPECT_NE(std::hash<kssim::MsSsimOptions>{}(ms), std::hash<kssim::MsSsimOptions>{}(ms3));
-  kssim::L1SsimOptions l1, l1b;
+  EXPECT_NE(std::hash<kssim::MSSSIMOptions>{}(ms), std::hash<kssim::MSSSIMOptions>{}(ms3));
+  kssim::L1SSIMLossOptions l1, l1b;
   l1b.l1_weight = 0.5;
   EXPECT_FALSE(l1 == l1b);
-  EXPECT_NE(std::hash<kssim::L1SsimOptions>{}(l1), std::hash<kssim::L1SsimOptions>{}(l1b));
+  EXPECT_NE(std::hash<kssim::L1SSIMLossOptions>{}(l1), std::hash<kssim::L1SSIMLossOptions>{}(l1b));
   l1b = l1;
   l1b.ssim.sigma = 2;
   EXPECT_FALSE(l1 == l1b);

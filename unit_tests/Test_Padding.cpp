@@ -135,7 +135,7 @@ void expect_signed_ssim(const Shape& s, unsigned seed, double sign, const Call& 
 TYPED_TEST(PaddingModes, L1SsimLossFoldsItsSsimGradient) {
   typename TypeParam::execution_space exec;
   expect_signed_ssim<TypeParam>(Shape{1, 2, 1, 21, 30}, 3500, -1, [&](auto a, auto b, auto g1, auto g2, auto o) {
-    kssim::L1SsimOptions lo;
+    kssim::L1SSIMLossOptions lo;
     lo.ssim = o;
     lo.l1_weight = 0;
     return kssim::l1_ssim_loss_grad(exec, a, b, g1, g2, lo);
@@ -168,7 +168,7 @@ TYPED_TEST(PaddingModes, RejectsWhatTheModesCannotDo) {
   // Normalized statistics renormalise over the pixels inside the image already.
   EXPECT_THROW(kssim::masked_ssim(exec, b, b, b, kssim::MaskMode::Normalized, reflect), std::invalid_argument);
   // MS-SSIM is defined with valid windows.
-  kssim::MsSsimOptions ms;
+  kssim::MSSSIMOptions ms;
   ms.ssim = reflect;
   EXPECT_THROW(kssim::validate(ms), std::invalid_argument);
   kssim::Options bad;

@@ -156,7 +156,7 @@ TYPED_TEST(Schedules, SliceFusedVolumesMatchAcrossTilesAndChains) {
       EXPECT_EQ(from_view(g2, s), first2) << what;
     }
     // The fused loss's L1 sums: the same loss as the stage schedule's, to rounding (other summation order).
-    kssim::L1SsimOptions lo;
+    kssim::L1SSIMLossOptions lo;
     lo.ssim = o;
     lo.l1_weight = 0.25;
     const auto loss_with = [&](kssim::Schedule schedule) {
@@ -199,7 +199,7 @@ TYPED_TEST(Schedules, FusedForwardFinishGivesTheSameMean) {
       ro.same = same;
       kssim::Options o = to_options(ro);
       o.schedule = kssim::Schedule::Fused;
-      kssim::L1SsimOptions lo;
+      kssim::L1SSIMLossOptions lo;
       lo.ssim = o;
       lo.l1_weight = 0.25;
       const auto run = [&](const char* finish) {
@@ -356,7 +356,7 @@ TYPED_TEST(Schedules, FusedForwardChainsGiveTheSameMap) {
       }
     }
     // The fused L1 + SSIM loss's L1 sums are per tile too.
-    kssim::L1SsimOptions lo;
+    kssim::L1SSIMLossOptions lo;
     lo.ssim = o;
     lo.l1_weight = 0.25;
     double first_loss = 0;
@@ -437,7 +437,7 @@ TYPED_TEST(Schedules, FusedBackwardChainsGiveTheSameGradients) {
                                     const kssim::Options& o) {
     const bool same = ro.same;
     const auto start = random_image(s, 94);
-    kssim::L1SsimOptions lo;
+    kssim::L1SSIMLossOptions lo;
     lo.ssim = o;
     lo.l1_weight = 0.25;
     std::vector<double> first1, first2, first_l1;

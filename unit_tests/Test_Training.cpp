@@ -131,7 +131,7 @@ TYPED_TEST(Training, OneCallMsSsimAndMaskedReuseTheirWorkspace) {
   const auto mask = to_view<C>("mask", Shape{1, 1, 1, 26, 29}, random_image(Shape{1, 1, 1, 26, 29}, 97));
   auto g = make_view<C>("g", s);
   Kokkos::View<double, typename C::memory_space> mean("mean");
-  kssim::MsSsimOptions ms;
+  kssim::MSSSIMOptions ms;
   ms.ssim.window_size = 5;
   ms.weights = {0.3, 0.3, 0.4};
   Exec exec;

@@ -4,7 +4,7 @@
 // kernels: the sum of |x - y| where the first forward kernel reads the images, its gradient added where the
 // last backward kernel stores (impl/stages/L1Term.hpp), so it costs no pass of its own over the images.
 //
-//   loss = a * mean|x - y| + (1 - a) * (1 - SSIM(x, y))        (a = L1SsimOptions::l1_weight, default 0.8)
+//   loss = a * mean|x - y| + (1 - a) * (1 - SSIM(x, y))        (a = L1SSIMLossOptions::l1_weight, default 0.8)
 //
 //   double l = kssim::l1_ssim_loss(exec, img1, img2);                 // synchronises
 //   kssim::l1_ssim_loss(exec, img1, img2, loss_view, opts);           // rank-0 View, no synchronisation
@@ -14,7 +14,7 @@
 // mean|x - y| is over every pixel of every (n, c) slice; SSIM is kssim::ssim with opts.ssim (Same padding by
 // default, as 3DGS). d|x - y|/dx = sign(x - y) with sign(0) = 0, as PyTorch's; NaN pixels give NaN.
 
-#include <kssim/L1SsimOptions.hpp>
+#include <kssim/L1SSIMLossOptions.hpp>
 #include <kssim/impl/core/OneCall.hpp>
 #include <kssim/impl/core/HostValue.hpp>
 #include <kssim/impl/ssim/Plan.hpp>
@@ -36,7 +36,7 @@ struct L1SsimCall {
   ImagePair<ExecutionSpace, View1, View2> p;
   std::shared_ptr<const Plan<ExecutionSpace, typename ImagePair<ExecutionSpace, View1, View2>::T>> plan;
 
-  L1SsimCall(const ExecutionSpace& exec, const View1& img1, const View2& img2, const L1SsimOptions& opts,
+  L1SsimCall(const ExecutionSpace& exec, const View1& img1, const View2& img2, const L1SSIMLossOptions& opts,
              PartialPlanes wanted = {})
       : p((validate(opts), img1), img2, opts.ssim),
         plan(cached_plan<ExecutionSpace, typename decltype(p)::T>(exec, p.g, opts.ssim, wanted, WithL1::Yes)) {
@@ -50,7 +50,7 @@ struct L1SsimCall {
 template <class ExecutionSpace, class View1, class View2, class LossView>
   requires Kokkos::is_view_v<LossView>
 void l1_ssim_loss(const ExecutionSpace& exec, const View1& img1, const View2& img2, const LossView& loss,
-                  const L1SsimOptions& opts = {}) {
+                  const L1SSIMLossOptions& opts = {}) {
   static_assert(check_result_view<ExecutionSpace, LossView, 0>());
   impl::write_mean(exec, impl::L1SsimCall<ExecutionSpace, View1, View2>(exec, img1, img2, opts).plan->loss(), 1.0,
                    loss);
@@ -58,7 +58,8 @@ void l1_ssim_loss(const ExecutionSpace& exec, const View1& img1, const View2& im
 
 // The loss, returned on the host (this synchronises `exec`).
 template <class ExecutionSpace, class View1, class View2>
-double l1_ssim_loss(const ExecutionSpace& exec, const View1& img1, const View2& img2, const L1SsimOptions& opts = {}) {
+double l1_ssim_loss(const ExecutionSpace& exec, const View1& img1, const View2& img2,
+                    const L1SSIMLossOptions& opts = {}) {
   impl::L1SsimCall<ExecutionSpace, View1, View2> c(exec, img1, img2, opts);
   return impl::host_value(exec, c.plan->loss(), "kssim::l1_ssim_loss: wait for the loss");
 }
@@ -68,7 +69,7 @@ double l1_ssim_loss(const ExecutionSpace& exec, const View1& img1, const View2& 
 template <class ExecutionSpace, class View1, class View2, class Grad1 = impl::writable_like_t<View1>,
           class Grad2 = Grad1>
 double l1_ssim_loss_grad(const ExecutionSpace& exec, const View1& img1, const View2& img2, const Grad1& grad1,
-                         const Grad2& grad2 = {}, const L1SsimOptions& opts = {}) {
+                         const Grad2& grad2 = {}, const L1SSIMLossOptions& opts = {}) {
   impl::GradientArgs<ExecutionSpace, View1, Grad1, Grad2> g(img1, grad1, grad2);
   impl::L1SsimCall<ExecutionSpace, View1, View2> c(exec, img1, img2, opts, g.wanted);
   // d loss = a d mean|x - y| - (1 - a) d SSIM.
@@ -97,7 +98,7 @@ class L1SSIMLoss
  public:
   using typename Shell::memory_space;
 
-  L1SSIMLoss(const ExecutionSpace& exec, const std::array<int, Rank>& extents, const L1SsimOptions& opts = {},
+  L1SSIMLoss(const ExecutionSpace& exec, const std::array<int, Rank>& extents, const L1SSIMLossOptions& opts = {},
              Gradients gradients = Gradients::Image1)
       : Shell("kssim::L1SSIMLoss", exec, extents),
         weight_((validate(opts), opts.l1_weight)),

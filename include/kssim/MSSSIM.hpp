@@ -20,7 +20,7 @@
 // opts.ssim.window = Window::Float32 every scale's map (cs and the last SSIM) is of that window's raw moments,
 // as pytorch-msssim computes it (impl/stages/RawWindow.hpp).
 
-#include <kssim/MsSsimOptions.hpp>
+#include <kssim/MSSSIMOptions.hpp>
 #include <kssim/impl/core/OneCall.hpp>
 #include <kssim/impl/ssim/PlanCache.hpp>
 #include <kssim/impl/msssim/MsSsimPlan.hpp>
@@ -38,7 +38,7 @@ namespace impl {
 // What makes two MS-SSIM problems the same plan (PlanCache.hpp).
 struct MsSsimPlanKey {
   Geometry g;
-  MsSsimOptions opts;
+  MSSSIMOptions opts;
   PartialPlanes wanted;
   friend bool operator==(const MsSsimPlanKey& a, const MsSsimPlanKey& b) {
     return same_problem(a.g, b.g) && same_options(a.opts.ssim, b.opts.ssim) && a.opts.weights == b.opts.weights &&
@@ -55,7 +55,7 @@ struct MsSsimCall {
   Images p;
   std::shared_ptr<const PlanT> plan;
 
-  MsSsimCall(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MsSsimOptions& opts,
+  MsSsimCall(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MSSSIMOptions& opts,
              PartialPlanes wanted = {})
       : p((validate(opts), img1), img2, opts.ssim),
         plan(PlanCache<ExecutionSpace, PlanT, MsSsimPlanKey>::get().plan(exec, MsSsimPlanKey{p.g, opts, wanted}, [&] {
@@ -71,7 +71,7 @@ struct MsSsimCall {
 template <class ExecutionSpace, class View1, class View2, class MeanView>
   requires Kokkos::is_view_v<MeanView>
 void ms_ssim(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MeanView& mean,
-             const MsSsimOptions& opts = {}) {
+             const MSSSIMOptions& opts = {}) {
   static_assert(check_result_view<ExecutionSpace, MeanView, 0>());
   impl::MsSsimCall<ExecutionSpace, View1, View2> c(exec, img1, img2, opts);
   impl::write_mean(exec, c.plan->mean(), 1.0, mean);
@@ -79,7 +79,7 @@ void ms_ssim(const ExecutionSpace& exec, const View1& img1, const View2& img2, c
 
 // Mean MS-SSIM over N and C, returned on the host (this synchronises `exec`).
 template <class ExecutionSpace, class View1, class View2>
-double ms_ssim(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MsSsimOptions& opts = {}) {
+double ms_ssim(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MSSSIMOptions& opts = {}) {
   Kokkos::View<double, typename ExecutionSpace::memory_space> mean("kssim::ms_ssim_mean");
   ms_ssim(exec, img1, img2, mean, opts);
   return impl::host_value(exec, mean, "kssim::ms_ssim: wait for the mean");
@@ -88,7 +88,7 @@ double ms_ssim(const ExecutionSpace& exec, const View1& img1, const View2& img2,
 // MS-SSIM of each image (the mean over its channels), into a View of extent (N).
 template <class ExecutionSpace, class View1, class View2, class PerImageView>
 void ms_ssim_per_image(const ExecutionSpace& exec, const View1& img1, const View2& img2, const PerImageView& per_image,
-                       const MsSsimOptions& opts = {}) {
+                       const MSSSIMOptions& opts = {}) {
   static_assert(check_result_view<ExecutionSpace, PerImageView, 1>());
   impl::require_extents("per_image", per_image, std::array<int, 1>{int(img1.extent(0))});
   impl::MsSsimCall<ExecutionSpace, View1, View2> c(exec, img1, img2, opts);
@@ -98,7 +98,7 @@ void ms_ssim_per_image(const ExecutionSpace& exec, const View1& img1, const View
 // MS-SSIM of each (image, channel), into a View of extent (N, C).
 template <class ExecutionSpace, class View1, class View2, class PerChannelView>
 void ms_ssim_per_channel(const ExecutionSpace& exec, const View1& img1, const View2& img2,
-                         const PerChannelView& per_channel, const MsSsimOptions& opts = {}) {
+                         const PerChannelView& per_channel, const MSSSIMOptions& opts = {}) {
   static_assert(check_result_view<ExecutionSpace, PerChannelView, 2>());
   impl::require_extents("per_channel", per_channel, std::array<int, 2>{int(img1.extent(0)), int(img1.extent(1))});
   impl::MsSsimCall<ExecutionSpace, View1, View2> c(exec, img1, img2, opts);
@@ -111,7 +111,7 @@ void ms_ssim_per_channel(const ExecutionSpace& exec, const View1& img1, const Vi
 template <class ExecutionSpace, class View1, class View2, class Grad1 = impl::writable_like_t<View1>,
           class Grad2 = Grad1>
 double ms_ssim_grad(const ExecutionSpace& exec, const View1& img1, const View2& img2, const Grad1& grad1,
-                    const Grad2& grad2 = {}, const MsSsimOptions& opts = {}) {
+                    const Grad2& grad2 = {}, const MSSSIMOptions& opts = {}) {
   impl::GradientArgs<ExecutionSpace, View1, Grad1, Grad2> g(img1, grad1, grad2);
   impl::MsSsimCall<ExecutionSpace, View1, View2> c(exec, img1, img2, opts, g.wanted);
   c.plan->backward(exec, c.p.x, c.p.y, {.grad1 = g.g1, .grad2 = g.g2});
@@ -133,7 +133,7 @@ class MSSSIM
  public:
   using typename Shell::memory_space;
 
-  MSSSIM(const ExecutionSpace& exec, const std::array<int, Rank>& extents, const MsSsimOptions& opts = {},
+  MSSSIM(const ExecutionSpace& exec, const std::array<int, Rank>& extents, const MSSSIMOptions& opts = {},
          Gradients gradients = Gradients::Image1)
       : Shell("kssim::MSSSIM", exec, extents),
         plan_(exec, impl::make_geometry<Rank>(extents, opts.ssim), opts, impl::planes_for(gradients)) {}

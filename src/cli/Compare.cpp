@@ -14,7 +14,7 @@
 #include "io/Load.hpp"
 #include "io/Npy.hpp"
 
-#include <kssim/MsSsimOptions.hpp>
+#include <kssim/MSSSIMOptions.hpp>
 #include <kssim/Options.hpp>
 
 #include <algorithm>
@@ -212,7 +212,7 @@ io::Array in_layout_of(io::Array array, const Input& like, int dims) {
 
 // MS-SSIM's scales: every spatial extent must exceed (window - 1) * 2^4 (pytorch-msssim's rule).
 void check_ms_ssim_size(const std::vector<int>& extents, const Input& a, const Options& opts) {
-  MsSsimOptions ms;
+  MSSSIMOptions ms;
   ms.ssim = opts;
   for (std::size_t i = 2; i < extents.size(); ++i)
     if (extents[i] < ms.min_extent())

@@ -57,8 +57,8 @@ std::vector<int> mask_extents(const ComputeRequest& r) {
 }
 
 // MS-SSIM with pytorch-msssim's five scales and the command line's SSIM options.
-kssim::MsSsimOptions ms_ssim_options(const Options& opts) {
-  kssim::MsSsimOptions o;
+kssim::MSSSIMOptions ms_ssim_options(const Options& opts) {
+  kssim::MSSSIMOptions o;
   o.ssim = opts;
   return o;
 }
@@ -130,7 +130,7 @@ struct Kernels {
     const Options& opts = s.options;
 
     const DeviceView& mask = c.mask_device;
-    const kssim::MsSsimOptions ms_opts = ms_ssim_options(opts);
+    const kssim::MSSSIMOptions ms_opts = ms_ssim_options(opts);
 
     // One forward pass gives the mean, and the map when one is wanted (the same kernels either way: the mean
     // does not depend on --map, which cli.e2e.values checks).

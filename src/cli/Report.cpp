@@ -3,7 +3,7 @@
 
 #include "cli/NumberText.hpp"
 
-#include <kssim/MsSsimOptions.hpp>
+#include <kssim/MSSSIMOptions.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -47,7 +47,7 @@ std::string json_report(const PairReport& p, const CompareOptions& o, const Opti
     j["mask"] = mask;
   }
   if (o.metric == "ms-ssim") {
-    const MsSsimOptions ms;
+    const MSSSIMOptions ms;
     j["scales"] = ms.scales();
     j["weights"] = ms.weights;
   }

@@ -98,7 +98,7 @@ void instantiate_ms_ssim_and_masked(const Exec& exec) {
   Kokkos::View<double**, Mem> per_channel;
   std::array<int, Rank> extents{};
 
-  kssim::MsSsimOptions mo;
+  kssim::MSSSIMOptions mo;
   sink = kssim::ms_ssim(exec, a, b);
   kssim::ms_ssim(exec, ca, cb, mean, mo);
   kssim::ms_ssim_per_image(exec, a, b, per_image);
@@ -123,7 +123,7 @@ void instantiate_ms_ssim_and_masked(const Exec& exec) {
   masked.backward(g1, g2, kssim::Accumulate::Yes, 0.5);
   masked.backward(masked.value(), g1);
 
-  kssim::L1SsimOptions lo;
+  kssim::L1SSIMLossOptions lo;
   sink = kssim::l1_ssim_loss(exec, a, b);
   kssim::l1_ssim_loss(exec, ca, cb, mean, lo);
   sink = kssim::l1_ssim_loss_grad(exec, ca, cb, g1, g2, lo);

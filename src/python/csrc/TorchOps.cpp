@@ -46,8 +46,8 @@
 #include "StreamOrder.hpp"
 #include "WorkspaceCache.hpp"
 
-#include <kssim/L1SsimOptions.hpp>
-#include <kssim/MsSsimOptions.hpp>
+#include <kssim/L1SSIMLossOptions.hpp>
+#include <kssim/MSSSIMOptions.hpp>
 
 #include <ATen/ATen.h>
 #include <torch/library.h>
@@ -350,9 +350,9 @@ void decode_options(Metric metric, c10::ArrayRef<double> options, ProblemKey& ke
 // another problem's workspace and compute with that one's options.
 void validate_options(const ProblemKey& key) {
   switch (key.metric) {
-    case Metric::L1Loss: validate(L1SsimOptions{key.options(), key.l1_weight}); break;
+    case Metric::L1Loss: validate(L1SSIMLossOptions{key.options(), key.l1_weight}); break;
     case Metric::MsSsim: {
-      MsSsimOptions o;
+      MSSSIMOptions o;
       o.ssim = key.options();
       o.weights = key.ms_weights;
       validate(o);

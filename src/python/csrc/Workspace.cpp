@@ -188,9 +188,9 @@ class SsimWorkspace final : public Workspace {
   }
   static Loss make_loss(const Exec& exec, const ProblemKey& key) {
     if constexpr (l1) {
-      return Loss(exec, extents(key), L1SsimOptions{key.options(), key.l1_weight}, gradients(key));
+      return Loss(exec, extents(key), L1SSIMLossOptions{key.options(), key.l1_weight}, gradients(key));
     } else if constexpr (ms) {
-      MsSsimOptions o;
+      MSSSIMOptions o;
       o.ssim = key.options();
       o.weights = key.ms_weights;
       return Loss(exec, extents(key), o, gradients(key));

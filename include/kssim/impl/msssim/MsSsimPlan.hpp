@@ -9,7 +9,7 @@
 // backward, scaled per slice by d MS-SSIM / d t_k, plus the adjoint pooling of scale k+1's gradient. The
 // finest scale writes into (or adds to) the caller's gradients; the coarser ones into workspace.
 
-#include <kssim/MsSsimOptions.hpp>
+#include <kssim/MSSSIMOptions.hpp>
 #include <kssim/impl/msssim/AveragePool.hpp>
 #include <kssim/impl/msssim/MsSsimProduct.hpp>
 #include <kssim/impl/ssim/Plan.hpp>
@@ -33,7 +33,7 @@ inline Geometry geometry_of(const std::array<int, 5>& e, bool volumetric, const 
 }
 
 // Throws std::invalid_argument when an image of geometry g is too small for MS-SSIM's scales.
-inline void require_ms_ssim_extents(const Geometry& g, const MsSsimOptions& o) {
+inline void require_ms_ssim_extents(const Geometry& g, const MSSSIMOptions& o) {
   const int smallest = std::min(std::min(g.h, g.w), g.volumetric ? g.d : g.h);
   if (smallest < o.min_extent())
     throw std::invalid_argument("kssim: ms_ssim with " + std::to_string(o.scales()) + " scales and window_size " +
@@ -49,7 +49,7 @@ class MsSsimPlan {
   using Buffer = Kokkos::View<T*****, Kokkos::LayoutRight, Mem>;
 
   // `g` is the finest scale's geometry (make_geometry of the images with o.ssim).
-  MsSsimPlan(const ExecSpace& exec, const Geometry& g, const MsSsimOptions& o, PartialPlanes wanted)
+  MsSsimPlan(const ExecSpace& exec, const Geometry& g, const MSSSIMOptions& o, PartialPlanes wanted)
       : g_(g), wanted_(wanted), scales_(o.scales()) {
     validate(o);
     require_ms_ssim_extents(g, o);

@@ -7,7 +7,7 @@
 // other factor's gradient) 0. NaN passes through both. One thread per slice; the mean over slices is summed
 // in a fixed order by sum_map (Reduction.hpp), so the result is bitwise reproducible.
 
-#include <kssim/MsSsimOptions.hpp>
+#include <kssim/MSSSIMOptions.hpp>
 #include <kssim/impl/core/Launch.hpp>
 #include <kssim/impl/stages/Reduction.hpp>
 

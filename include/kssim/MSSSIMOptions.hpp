@@ -15,7 +15,7 @@ namespace kssim {
 // Most scales MS-SSIM accepts (each halves the image; 8 scales need 1281 pixels for the 11-tap window).
 inline constexpr int max_ms_ssim_scales = 8;
 
-struct MsSsimOptions {
+struct MSSSIMOptions {
   // window_size, sigma, k1, k2, data_range, launch shape; padding must be Valid (as pytorch-msssim). window:
   // Exact, or Float32 for pytorch-msssim's own numbers (its float32 window and raw moments at every scale).
   Options ssim;
@@ -27,11 +27,11 @@ struct MsSsimOptions {
   // window fits the coarsest scale (pytorch-msssim's rule, there for H and W with 5 scales).
   int min_extent() const { return (ssim.window_size - 1) * (1 << (scales() - 1)) + 1; }
 
-  friend bool operator==(const MsSsimOptions&, const MsSsimOptions&) = default;
+  friend bool operator==(const MSSSIMOptions&, const MSSSIMOptions&) = default;
 };
 
 // Throws std::invalid_argument naming the offending option.
-inline void validate(const MsSsimOptions& o) {
+inline void validate(const MSSSIMOptions& o) {
   validate(o.ssim);
   auto fail = [](const std::string& what) { throw std::invalid_argument("kssim: ms_ssim: " + what); };
   if (o.ssim.padding != Padding::Valid) fail("padding must be Padding::Valid (every scale uses valid windows)");
@@ -45,8 +45,8 @@ inline void validate(const MsSsimOptions& o) {
 }  // namespace kssim
 
 template <>
-struct std::hash<kssim::MsSsimOptions> {
-  std::size_t operator()(const kssim::MsSsimOptions& o) const noexcept {
+struct std::hash<kssim::MSSSIMOptions> {
+  std::size_t operator()(const kssim::MSSSIMOptions& o) const noexcept {
     std::size_t seed = std::hash<kssim::Options>{}(o.ssim);
     for (double w : o.weights) kssim::impl::hash_combine(seed, std::hash<double>{}(w));
     return seed;
