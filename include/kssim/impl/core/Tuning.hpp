@@ -68,6 +68,13 @@
 #if !defined(KSSIM_TUNE_FUSED_WEIGHTS_EARLY)
 #define KSSIM_TUNE_FUSED_WEIGHTS_EARLY 1
 #endif
+// 1: the GPU fused forward with map weights stages each tile's weights and their sums in scratch with the images,
+// and the column pass reads them there (7- and 11-tap kernels: no spills instead of 28 / 76 bytes, ptxas -v;
+// StagedWeightScratch, FusedForward.hpp). 0: the column pass loads and sums them (KSSIM_TUNE_FUSED_WEIGHTS_EARLY).
+// Not yet timed on a GPU: for A/B runs.
+#if !defined(KSSIM_TUNE_FUSED_WEIGHTS_STAGED)
+#define KSSIM_TUNE_FUSED_WEIGHTS_STAGED 0
+#endif
 // Elements added to a GPU row-plane pitch of a multiple of 32 (0: none): 16, so that rows the fused backward stages
 // at the same columns are not a multiple of 128 bytes apart (same padding 2.0-2.6% faster: "Kernel variants").
 #if !defined(KSSIM_TUNE_ROW_PITCH_SKEW)

@@ -106,6 +106,11 @@ struct FusedForward {
   // of them (KSSIM_TUNE_FUSED_FORWARD_COL_ROWS, Tuning.hpp: float GPU tiles).
   static constexpr int col_rows = Tile::gpu && sizeof(T) == 4 ? KSSIM_TUNE_FUSED_FORWARD_COL_ROWS : Tile::col_rows;
   static_assert(Tile::max_rows % col_rows == 0);
+  // KSSIM_TUNE_FUSED_WEIGHTS_STAGED (Tuning.hpp): the weighted forward of GPUs stages each tile's map weights in
+  // scratch, with their sums, while it stages the images; the column pass then reads them from scratch and no
+  // longer sums them. StagedWeightScratch: where (below).
+  static constexpr bool staged_weights = Weighted && Tile::gpu && KSSIM_TUNE_FUSED_WEIGHTS_STAGED != 0;
+  struct StagedWeightScratch;
 
   // Only pointers, extents and PODs (KernelArrays.hpp).
   InputArray<S> x, y;
@@ -142,6 +147,9 @@ struct FusedForward {
 
   static std::size_t scratch_bytes(int rows, int window) {
     const int halo = rows + window - 1;
+    if constexpr (staged_weights)
+      return RowScratch<ExecSpace, T>::bytes(2, halo, cols + window - 1) +
+             RowScratch<ExecSpace, T>::bytes(moment_planes, halo, cols) + StagedWeightScratch::bytes();
     return RowScratch<ExecSpace, T>::bytes(2, halo, cols + window - 1) +
            RowScratch<ExecSpace, T>::bytes(moment_planes, halo, cols) +
            (Weighted ? 2 : 1) * TileItemSums::bytes(rows / col_rows * (cols / col_chunk));
@@ -176,9 +184,15 @@ struct FusedForward {
     // Each tile leaves its own map sum (and L1 sum) in tile_sums, so the mean does not depend on the chain;
     // a tile's sum is finished during the next tile's staging and row blur (TileItemSums).
     constexpr int col_lanes = cols / col_chunk;
-    const TileItemSums item_sums = TileItemSums::allocate(team, Tile::scratch_level, items_per_tile());
+    [[maybe_unused]] StagedWeightScratch staged{};
+    if constexpr (staged_weights)
+      staged = StagedWeightScratch::allocate(team, items_per_tile(), map_weights, nc / g.c, nc % g.c);
+    const TileItemSums item_sums =
+        staged_weights ? staged.item_sums : TileItemSums::allocate(team, Tile::scratch_level, items_per_tile());
     [[maybe_unused]] const TileItemSums weight_items =
-        Weighted ? TileItemSums::allocate(team, Tile::scratch_level, items_per_tile()) : TileItemSums{};
+        staged_weights ? staged.weight_items
+        : Weighted     ? TileItemSums::allocate(team, Tile::scratch_level, items_per_tile())
+                       : TileItemSums{};
     const std::size_t first_sum = std::size_t(nc) * tiles_x * tiles_y + std::size_t(first_tile) * tiles_x + tile_x;
     int k = 0;
     for (; k < chain; ++k) {
@@ -188,9 +202,16 @@ struct FusedForward {
       if (k > 0) carry_halo_rows<Taps>(team, moments);
       stage_images<Taps>(team, images, nc, oy0 - g.pad_h, ox0 - g.pad_w, s1, s2, fresh);
       if constexpr (Weighted && !Tile::gpu) prefetch_map_weights(team, nc, oy0, ox0);
+      if constexpr (staged_weights && !Statistics) {
+        if (k > 0)  // tile k - 1's weight sum (its group sums were taken in its row-blur step)
+          Kokkos::single(Kokkos::PerTeam(team), [&]() {
+            weight_sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = weight_items.total();
+          });
+        stage_map_weights(team, staged, oy0, ox0);
+      }
       if (!Statistics && k > 0) {  // of tile k - 1
         item_sums.sum_groups(team);
-        if constexpr (Weighted) weight_items.sum_groups(team);
+        if constexpr (Weighted && !staged_weights) weight_items.sum_groups(team);
       }
       if (sums.l1.tile_sums) {
         const double l1 = l1_sum_of_tile(team, nc, oy0, ox0);
@@ -213,10 +234,12 @@ struct FusedForward {
             store_chunk<row_chunk>(dst, m[p], row_chunk);
         }
       });
+      if constexpr (staged_weights && !Statistics) weight_items.sum_groups(team);  // of this tile: staged above
       if (!Statistics && k > 0)
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
           sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total();
-          if constexpr (Weighted) weight_sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = weight_items.total();
+          if constexpr (Weighted && !staged_weights)
+            weight_sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = weight_items.total();
         });
       team.team_barrier();
 
@@ -232,7 +255,9 @@ struct FusedForward {
         if (oy < g.oh && ox < g.ow) {
           const int nu = ox + col_chunk <= g.ow ? col_chunk : g.ow - ox;
           const auto weight = [&] {  // KSSIM_TUNE_FUSED_WEIGHTS_EARLY (Tuning.hpp): loaded before the blur
-            if constexpr (Weighted && !Statistics && KSSIM_TUNE_FUSED_WEIGHTS_EARLY != 0)
+            if constexpr (staged_weights)
+              return StagedWeights<T>{&staged.weights[j0 * cols + i0], cols};
+            else if constexpr (Weighted && !Statistics && KSSIM_TUNE_FUSED_WEIGHTS_EARLY != 0)
               return LoadedWeights<T, col_rows, col_chunk>(map_weight(nc, oy, ox), g.oh - oy, nu);
             else
               return map_weight(nc, oy, ox);
@@ -254,14 +279,14 @@ struct FusedForward {
           }
         }
         if constexpr (!Statistics) item_sums.items[e] = sum;
-        if constexpr (!Statistics && Weighted) weight_items.items[e] = weight_sum;
+        if constexpr (!Statistics && Weighted && !staged_weights) weight_items.items[e] = weight_sum;
       });
       team.team_barrier();  // the next tile overwrites the planes this one read; its item sums are complete
     }
     if constexpr (Statistics) return;
     // The last tile's sum; with `finish`, the team counts itself done (the sum is visible first).
     item_sums.sum_groups(team);
-    if constexpr (Weighted) weight_items.sum_groups(team);
+    if constexpr (Weighted && !staged_weights) weight_items.sum_groups(team);  // staged: already summed
     team.team_barrier();
     bool last = false;
     Kokkos::single(
@@ -319,6 +344,78 @@ struct FusedForward {
     const int h0 = oy0 + window.size / 2 - g.pad_h, w0 = ox0 + window.size / 2 - g.pad_w;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, Kokkos::min(rows, g.oh - oy0)), [&](int q) {
       prefetch_row_segment(&map_weights(nc / g.c, nc % g.c, 0, h0 + q, 0), w0, cols, g.w);
+    });
+  }
+
+  // KSSIM_TUNE_FUSED_WEIGHTS_STAGED: the weighted forward's scratch besides the images and moment planes. Without
+  // it the column pass loaded each block's weights from the mask and summed them, and the 7- and 11-tap kernels
+  // spilled 28 / 76 bytes (stores / loads) at their 64 registers (perf_tests/ptxas/spills.sh; SSIM's forward, 0):
+  // the mask's address for the team's (n, c) and the weights' scratch pointers lived through the whole tile loop,
+  // the weights and their sums through the column blur (bisected with ptxas -v: each of those alone still spilled).
+  // Here both item-sum sets lie one block apart (constant offsets from one pointer); on CUDA the tile's weights and
+  // the mask's address are static shared memory (immediate addresses, no register through the loop); the address
+  // is written once per team and read back from scratch where a tile's weights are staged.
+  struct StagedWeightScratch {
+    static constexpr int max_items = Tile::max_rows / col_rows * (cols / col_chunk);
+    static constexpr int item_block = max_items + (max_items + TileItemSums::group - 1) / TileItemSums::group;
+    static constexpr int tile_weights = Tile::max_rows * cols;
+#if defined(KOKKOS_ENABLE_CUDA)
+    static constexpr bool static_shared = std::is_same_v<ExecSpace, Kokkos::Cuda>;
+#else
+    static constexpr bool static_shared = false;
+#endif
+    TileItemSums item_sums, weight_items;  // the map's and the weights' item sums
+    T* weights = nullptr;                  // Tile::max_rows x cols, 0 outside the map
+    const T** mask = nullptr;              // &map_weights(n, c, 0, 0, 0) of the team's slice
+
+    static std::size_t bytes() {
+      return sizeof(double) * (2 * item_block + 1) +
+             (static_shared ? 0 : sizeof(T) * tile_weights + 16 + 2 * sizeof(const T*));
+    }
+    // With every thread of the team: ends with a barrier (mask is set).
+    KOKKOS_INLINE_FUNCTION static StagedWeightScratch allocate(const Team& team, int count,
+                                                               const InputArray<T>& map_weights, int n, int c) {
+      StagedWeightScratch s;
+      auto& space = team.team_scratch(int(Tile::scratch_level));
+      auto* p = static_cast<double*>(
+          space.get_shmem_aligned(sizeof(double) * 2 * item_block, std::ptrdiff_t(sizeof(double))));
+      s.item_sums = TileItemSums{p, p + max_items, count};
+      s.weight_items = TileItemSums{p + item_block, p + item_block + max_items, count};
+#if defined(__CUDA_ARCH__)
+      __shared__ T tile[tile_weights];
+      __shared__ const T* mask_base;
+      s.weights = tile;
+      s.mask = &mask_base;
+#else
+      s.weights = static_cast<T*>(space.get_shmem_aligned(sizeof(T) * tile_weights, std::ptrdiff_t(16)));
+      s.mask = static_cast<const T**>(space.get_shmem_aligned(sizeof(const T*), std::ptrdiff_t(sizeof(const T*))));
+#endif
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { *s.mask = &map_weights(n, c, 0, 0, 0); });
+      team.team_barrier();
+      return s;
+    }
+  };
+
+  // KSSIM_TUNE_FUSED_WEIGHTS_STAGED: the map weights of the tile at map row oy0, column ox0 into staged.weights,
+  // each column-pass block's sum into staged.weight_items (the same values, in the same order, as the column pass
+  // summed them), one block per work item as the column pass has them (coalesced loads, no bank conflicts).
+  KOKKOS_INLINE_FUNCTION void stage_map_weights(const Team& team, const StagedWeightScratch& staged, int oy0,
+                                                int ox0) const {
+    constexpr int col_lanes = cols / col_chunk;
+    const int h0 = oy0 + window.size / 2 - g.pad_h, w0 = ox0 + window.size / 2 - g.pad_w;
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, items_per_tile()), [&](int e) {
+      const int j0 = e / col_lanes * col_rows, i0 = e % col_lanes * col_chunk;
+      const T* const mask = *staged.mask;
+      const std::ptrdiff_t rs = map_weights.stride(3), cs = map_weights.stride(4);
+      double sum = 0;
+      for (int q = 0; q < col_rows; ++q)
+        for (int u = 0; u < col_chunk; ++u) {
+          const bool inside = oy0 + j0 + q < g.oh && ox0 + i0 + u < g.ow;
+          const T w = inside ? mask[(h0 + j0 + q) * rs + (w0 + i0 + u) * cs] : T(0);
+          staged.weights[(j0 + q) * cols + i0 + u] = w;
+          sum += double(w);
+        }
+      staged.weight_items.items[e] = sum;
     });
   }
 

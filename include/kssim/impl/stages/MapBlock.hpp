@@ -29,10 +29,11 @@ struct PartialPlanes {
 // The weight of each map pixel in the mean: Unweighted (SSIM, MS-SSIM: every pixel once), or a type with
 // `static constexpr bool weighted = true` whose load_row(q, nu, w) gives the weights of the block's row q,
 // columns 0 .. nu - 1 (masked SSIM's map weights: MaskAtCentre below). A weighted block multiplies its partial
-// derivatives by the weight (those of w * map), sums w * map, and adds its weights to weight_sum; a pixel of
-// weight 0 contributes exactly nothing (selects: its map value may be NaN where masked-out data is).
+// derivatives by the weight (those of w * map), sums w * map, and adds its weights to weight_sum unless the
+// type's sums_weights is false (their sums taken elsewhere); a pixel of weight 0 contributes exactly nothing
+// (selects: its map value may be NaN where masked-out data is).
 struct Unweighted {
-  static constexpr bool weighted = false;
+  static constexpr bool weighted = false, sums_weights = false;
   template <int Chunk, class T>
   KOKKOS_FORCEINLINE_FUNCTION void load_row(int, int, T (&)[Chunk]) const {}
 };
@@ -41,7 +42,7 @@ struct Unweighted {
 // at the window's centre of the block's output (q, u) (2D images).
 template <class T>
 struct MaskAtCentre {
-  static constexpr bool weighted = true;
+  static constexpr bool weighted = true, sums_weights = true;
   InputArray<T> mask;
   int n = 0, c = 0, h0 = 0, w0 = 0;
   // One row's address per row, then a strided run along it (the 5-D index arithmetic once per row, not per pixel).
@@ -56,7 +57,7 @@ struct MaskAtCentre {
 // Map weights loaded earlier (Weight::load_row into w), handed out row by row.
 template <class T, int Rows, int Chunk>
 struct LoadedWeights {
-  static constexpr bool weighted = true;
+  static constexpr bool weighted = true, sums_weights = true;
   T w[Rows][Chunk];
   template <class Weight>
   KOKKOS_FORCEINLINE_FUNCTION LoadedWeights(const Weight& weight, int rows_valid, int nu) {
@@ -64,6 +65,19 @@ struct LoadedWeights {
   }
   KOKKOS_FORCEINLINE_FUNCTION void load_row(int q, int, T (&out)[Chunk]) const {
     for (int u = 0; u < Chunk; ++u) out[u] = w[q][u];
+  }
+};
+
+// Map weights staged in scratch, 0 outside the map, whose sums were taken as they were staged: block row q,
+// column u at first[q * pitch + u] (the fused forward's KSSIM_TUNE_FUSED_WEIGHTS_STAGED, Tuning.hpp).
+template <class T>
+struct StagedWeights {
+  static constexpr bool weighted = true, sums_weights = false;
+  const T* first = nullptr;
+  int pitch = 0;
+  template <int Chunk>
+  KOKKOS_FORCEINLINE_FUNCTION void load_row(int q, int, T (&w)[Chunk]) const {
+    for (int u = 0; u < Chunk; ++u) w[u] = first[q * pitch + u];
   }
 };
 
@@ -135,7 +149,7 @@ KOKKOS_FORCEINLINE_FUNCTION double evaluate_map_block_as(const T (&m)[moment_pla
     if constexpr (Weight::weighted) {
       for (int u = 0; u < Chunk; ++u) {
         sum += w[u] > T(0) ? double(w[u]) * double(value[u]) : 0.0;
-        weight_sum += double(w[u]);
+        if constexpr (Weight::sums_weights) weight_sum += double(w[u]);
       }
     } else {
       for (int u = 0; u < Chunk; ++u) sum += row_valid && u < nu ? double(value[u]) : 0.0;  // + 0.0: exact
