@@ -26,23 +26,20 @@ for mode in fwd fwd+bwd; do
       --benchmark_min_time=6x > "$out/ncu_kssim_${mode/+/}_$padding.csv" 2> "$out/ncu_kssim_${mode/+/}_$padding.log"
   done
 done
+# Executed instructions per SASS instruction of one launch: sass KERNEL SKIP FILTER NAME writes OUT/NAME.csv.
+sass() {
+  timeout 120 ncu --section SourceCounters --page source --print-source sass --csv --kernel-name-base demangled \
+    --kernel-name "regex:FixedTaps<[(]int[)]11, kssim::impl::$1" --launch-skip "$2" --launch-count 1 \
+    "$bin/kssim_perf_tests" --benchmark_filter="$3" --benchmark_min_time=6x > "$out/$4.csv" 2> "$out/$4.log"
+}
 # The fused L1 + SSIM loss's forward (the same kernel with its L1 tile sums on): its counts and its SASS.
 timeout 120 ncu --clock-control none --kernel-name-base demangled --launch-skip 8 --launch-count 1 \
   --kernel-name 'regex:FixedTaps<[(]int[)]11, kssim::impl::FusedForward' --csv --metrics "$metrics" \
   "$bin/kssim_perf_tests" --benchmark_filter='^l1ssim2d@fused/fwd/float/same/1x3x1080x1920/Cuda/' \
   --benchmark_min_time=6x > "$out/ncu_kssim_l1_fwd_same.csv" 2> "$out/ncu_kssim_l1_fwd_same.log"
-timeout 120 ncu --section SourceCounters --page source --print-source sass --csv --kernel-name-base demangled \
-  --kernel-name 'regex:FixedTaps<[(]int[)]11, kssim::impl::FusedForward' --launch-skip 8 --launch-count 1 \
-  "$bin/kssim_perf_tests" --benchmark_filter='^l1ssim2d@fused/fwd/float/same/1x3x1080x1920/Cuda/' \
-  --benchmark_min_time=6x > "$out/ncu_sass_l1_forward.csv" 2> "$out/ncu_sass_l1_forward.log"
-timeout 120 ncu --section SourceCounters --page source --print-source sass --csv --kernel-name-base demangled \
-  --kernel-name 'regex:FixedTaps<[(]int[)]11, kssim::impl::FusedForward' --launch-skip 8 --launch-count 1 \
-  "$bin/kssim_perf_tests" --benchmark_filter='^ssim2d@fused/fwd/float/same/1x3x1080x1920/Cuda/' \
-  --benchmark_min_time=6x > "$out/ncu_sass_forward.csv" 2> "$out/ncu_sass_forward.log"
-timeout 120 ncu --section SourceCounters --page source --print-source sass --csv --kernel-name-base demangled \
-  --kernel-name 'regex:FixedTaps<[(]int[)]11, kssim::impl::FusedBackward' --launch-skip 4 --launch-count 1 \
-  "$bin/kssim_perf_tests" --benchmark_filter='^ssim2d@fused/fwd\+bwd/float/same/1x3x1080x1920/Cuda/' \
-  --benchmark_min_time=6x > "$out/ncu_sass_backward.csv" 2> "$out/ncu_sass_backward.log"
+sass FusedForward 8 '^l1ssim2d@fused/fwd/float/same/1x3x1080x1920/Cuda/' ncu_sass_l1_forward
+sass FusedForward 8 '^ssim2d@fused/fwd/float/same/1x3x1080x1920/Cuda/' ncu_sass_forward
+sass FusedBackward 4 '^ssim2d@fused/fwd\+bwd/float/same/1x3x1080x1920/Cuda/' ncu_sass_backward
 # The small-image forward (64x1x128x128 same), every kernel of a few forwards (shifts, fused forward, sum), for
 # where its time goes; fused-ssim's forward at the same shape below.
 timeout 120 ncu --clock-control none --kernel-name-base demangled --kernel-name regex:kssim --launch-skip 60 \
