@@ -119,9 +119,9 @@ class L1SSIMLoss
   // the kernel that computes it.
   template <class View1, class View2>
   void forward_into(const View1& img1, const View2& img2, float* value) {
-    if (value == nullptr) throw std::invalid_argument("kssim: L1SSIMLoss::forward_into: null value pointer");
+    float* const out = this->value_pointer(value);
     this->run_forward(img1, img2, [&](const ExecutionSpace& exec, const auto& x, const auto& y) {
-      plan_.forward(exec, x, y, {}, {.l1_weight = weight_, .value_float = value});
+      plan_.forward(exec, x, y, {}, {.l1_weight = weight_, .value_float = out});
     });
   }
 

@@ -150,9 +150,9 @@ class MSSSIM
   // framework's result tensor) from the kernel that computes it, instead of a copy of its own afterwards.
   template <class View1, class View2>
   void forward_into(const View1& img1, const View2& img2, float* value) {
-    if (value == nullptr) throw std::invalid_argument("kssim: MSSSIM::forward_into: null value pointer");
+    float* const out = this->value_pointer(value);
     this->run_forward(img1, img2, [&](const ExecutionSpace& exec, const auto& x, const auto& y) {
-      plan_.forward(exec, x, y, value);
+      plan_.forward(exec, x, y, out);
     });
   }
 

@@ -217,8 +217,7 @@ class MaskedSSIM
   // from the kernel that computes it.
   template <class View1, class View2, class MaskView>
   void forward_into(const View1& img1, const View2& img2, const MaskView& mask, float* value) {
-    if (value == nullptr) throw std::invalid_argument("kssim: MaskedSSIM::forward_into: null value pointer");
-    run(img1, img2, mask, View{}, value);
+    run(img1, img2, mask, View{}, this->value_pointer(value));
   }
 
   // Masked mean of the last forward(), on the device (value_on_host() copies it: impl/core/TrainingObject.hpp).

@@ -119,6 +119,11 @@ class TrainingObject {
     has_forward_ = true;
   }
 
+  // forward_into()'s destination, one float in memory_space; a null pointer is refused.
+  float* value_pointer(float* value) const {
+    if (value == nullptr) throw std::invalid_argument(std::string(name_) + "::forward_into: null value pointer");
+    return value;
+  }
   // An optional map of geometry g (an empty View gives a null array: no map written).
   template <class MapView>
   Outputs map_array(const MapView& map, const Geometry& g) const {

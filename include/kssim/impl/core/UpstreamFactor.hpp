@@ -22,7 +22,6 @@ struct UpstreamFactor {
   KOKKOS_INLINE_FUNCTION UpstreamFactor(std::nullptr_t) {}  // none
   KOKKOS_INLINE_FUNCTION UpstreamFactor(const double* p) : f64(p) {}
   KOKKOS_INLINE_FUNCTION UpstreamFactor(const float* p) : f32(p) {}
-  KOKKOS_INLINE_FUNCTION explicit operator bool() const { return f64 != nullptr || f32 != nullptr || times != nullptr; }
   // This factor times a second device factor.
   UpstreamFactor times_factor(const double* second) const {
     UpstreamFactor u = *this;
