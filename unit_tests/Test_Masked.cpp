@@ -175,7 +175,8 @@ TYPED_TEST(Masked, MatchesReferenceForVolumes) {
 
 // Map weights run on SSIM's plan (MapWeighting::Centre): every schedule the router can pick, forced in turn, on
 // images of several fused tiles and chains (host tiles are 64 x 128, GPU tiles 32 x 32), partial tiles at
-// the edges, both paddings, a broadcast and a per-channel mask, and volumes.
+// the edges, both paddings, a broadcast and a per-channel mask, and volumes; the fused forward's weighted mean
+// both from its last team and from sum_map.
 TYPED_TEST(Masked, WeightsMatchReferenceOnEverySchedule) {
   const Shape images[] = {{1, 2, 1, 150, 141}, {2, 1, 1, 45, 70}};
   unsigned seed = 460;
@@ -187,10 +188,14 @@ TYPED_TEST(Masked, WeightsMatchReferenceOnEverySchedule) {
       const auto x = random_image(s, seed++);
       const auto y = noisy_copy(x, seed++, 0.1);
       const auto m = region_mask(s, mask_channels, seed++);
-      for (kssim::Schedule schedule : schedules_for<TypeParam, 4>(to_options(ro))) {
-        SCOPED_TRACE(schedule == kssim::Schedule::Fused ? "fused" : "stages");
-        expect_masked_matches_reference<TypeParam, 4>(s, ro, MaskMode::Weights, x, y, m, mask_channels, schedule);
-      }
+      for (kssim::Schedule schedule : schedules_for<TypeParam, 4>(to_options(ro)))
+        for (const char* finish : {"0", "1"}) {
+          if (schedule != kssim::Schedule::Fused && finish[0] == '1') continue;
+          SCOPED_TRACE(std::string(schedule == kssim::Schedule::Fused ? "fused" : "stages") + " finish=" + finish);
+          const ScopedEnv env("KSSIM_TUNE_FUSED_FORWARD_FINISH", finish);
+          kssim::free_workspaces();  // the one-call functions' plans are made anew, under the switch
+          expect_masked_matches_reference<TypeParam, 4>(s, ro, MaskMode::Weights, x, y, m, mask_channels, schedule);
+        }
     }
   Shape v{1, 2, 14, 17, 15};
   v.volumetric = true;
@@ -371,13 +376,19 @@ TYPED_TEST(Masked, TrainingStepsAllocateNothingAndNeverSynchronise) {
 
 // The check reaches every mask value: one bad value at the first, the last, and at the edges of the chunks the
 // check splits the mask into (packed masks: runs of 8 or 64 values; other layouts: rows), broadcast and
-// per-channel masks, odd sizes.
+// per-channel masks, odd sizes; its flag read by sum_map or by the fused forward's last team, and reset for
+// the next call.
 TYPED_TEST(Masked, ChecksEveryMaskValue) {
   using C = TypeParam;
   const Shape s{2, 3, 1, 19, 23};
   const auto in = noisy_views<C>(s, 525, 0.1);
   typename C::execution_space exec;
+  for (const char* finish : {"0", "1"})
   for (const int channels : {1, 3}) {
+    SCOPED_TRACE(std::string("finish=") + finish);
+    const ScopedEnv env("KSSIM_TUNE_FUSED_FORWARD_FINISH", finish);
+    kssim::free_workspaces();
+    const auto good = to_view<C>("m", mask_shape(s, channels), std::vector<double>(mask_shape(s, channels).size(), 0.5));
     const std::size_t size = mask_shape(s, channels).size();
     for (const std::size_t at : {std::size_t(0), std::size_t(7), std::size_t(8), std::size_t(63), std::size_t(64),
                                  size / 2 + 1, size - 9, size - 8, size - 1}) {
@@ -385,6 +396,7 @@ TYPED_TEST(Masked, ChecksEveryMaskValue) {
       values[at] = 1.25;
       auto m = to_view<C>("m", mask_shape(s, channels), values);
       expect_invalid_argument([&] { kssim::masked_ssim(exec, in.a, in.b, m, MaskMode::Weights); }, "[0, 1]");
+      EXPECT_FALSE(std::isnan(kssim::masked_ssim(exec, in.a, in.b, good, MaskMode::Weights)));
     }
   }
 }

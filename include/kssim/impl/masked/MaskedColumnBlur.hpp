@@ -79,7 +79,7 @@ struct MaskedColumnBlur {
   OutputArray<T> map;          // Map: optional (null data to skip)
   PlaneArray<T> partials;      // Map: optional, see PartialPlanes
   PartialPlanes wanted;
-  MapSums sums, weights;       // Map: one partial sum of w * map, and of w, per team
+  MapSums sums;                // Map: one partial sum of w * map, and of w (sums.weights), per team
 
   KOKKOS_INLINE_FUNCTION int halo_len() const { return a.tile_len + window.size - 1; }
   std::size_t scratch_bytes() const { return AxisScratch<ExecSpace, T>::bytes(planes, halo_len()); }
@@ -169,7 +169,7 @@ struct MaskedColumnBlur {
   }
   KOKKOS_INLINE_FUNCTION void store_sums(int team, const WeightedSum& sum) const {
     store_tile_sum(sums, team, sum.value);
-    store_tile_sum(weights, team, sum.weight);
+    sums.weights.tile_sums[team] = sum.weight;
   }
 };
 

@@ -4,8 +4,9 @@
 //   masked SSIM = sum_p w_p map_p / sum_p w_p   (over every slice, or one image's, or one slice's),
 // with SSIM's own window statistics (MaskMode::Weights) or normalized ones (MaskMode::Normalized).
 //  - Weights: an SSIM Plan made MapWeighting::Centre (Plan.hpp), so every schedule the router picks runs it,
-//    the fused ones included: its map pass writes the partials of w * map and sums w * map and w; its
-//    backward is SSIM's with the device factor upstream / sum w.
+//    the fused ones included: its map pass writes the partials of w * map and sums w * map and w, and the
+//    mean's last team (Reduction.hpp, WeightSums) divides them; its backward is SSIM's with the device factor
+//    upstream / sum w.
 //  - Normalized: the stage schedule with a fifth plane (MaskedRowBlur, MaskedColumnBlur); the adjoint passes
 //    are Plan's kernels (AdjointRow's PixelWeights instance: the mask at each pixel, a compile-time weight),
 //    scaled by 1 / sum w.
@@ -60,34 +61,6 @@ void compute_masked_shifts(const ExecSpace& exec, const Geometry& g, const Input
          });
 }
 
-// *value = NaN, on the device.
-template <class ExecSpace>
-void set_nan(const ExecSpace& exec, double* value) {
-  launch("kssim::set_nan", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
-         KOKKOS_LAMBDA(int) { *value = Kokkos::Experimental::quiet_NaN_v<double>; });
-}
-
-// The mean and the backward factor from the two totals. Only pointers (KernelArrays.hpp).
-struct MaskedMean {
-  const double* value_total = nullptr;  // sum of w * map
-  const double* weight_total = nullptr;  // sum of w
-  unsigned* invalid = nullptr;           // MaskCheck's flag; read, reported, and reset
-  unsigned* invalid_seen = nullptr;
-  double* mean = nullptr;
-  double* inverse_weight = nullptr;      // 1 / sum w, or 0 when there is no weight
-  float* value_float = nullptr;          // optional: the mean rounded to float too (forward_into)
-
-  KOKKOS_FUNCTION void operator()(int) const {
-    const double w = *weight_total;
-    const double m = *invalid || !(w > 0) ? Kokkos::Experimental::quiet_NaN_v<double> : *value_total / w;
-    *mean = m;
-    if (value_float) *value_float = float(m);
-    *inverse_weight = w > 0 ? 1 / w : 0.0;
-    *invalid_seen = *invalid;
-    *invalid = 0;
-  }
-};
-
 template <class ExecSpace, class T>
 class MaskedPlan {
  public:
@@ -105,11 +78,6 @@ class MaskedPlan {
       throw std::invalid_argument(std::string("kssim: MaskMode::Normalized takes valid or same padding, got ") +
                                   to_string(opts.padding) +
                                   " (its windows already renormalise over the pixels inside the image)");
-    invalid_ = Kokkos::View<unsigned, Mem>(Kokkos::view_alloc(exec, "kssim::mask_invalid"));
-    invalid_seen_ = Kokkos::View<unsigned, Mem>(Kokkos::view_alloc(exec, "kssim::mask_invalid_seen"));
-    mean_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::masked_mean"));
-    inverse_weight_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::masked_inverse_weight"));
-    set_nan(exec, mean_.data());  // until a forward pass writes it (Reduction.hpp's rule)
     if (!normalized()) {
       weighted_ = std::make_shared<Plan<ExecSpace, T>>(exec, g, opts, wanted, true, WithL1::No, nullptr,
                                                        MapWeighting::Centre);
@@ -132,7 +100,7 @@ class MaskedPlan {
                                      wanted.count(), g.volumetric ? g.map_size() : g_.padded_map_size());
     const int tiles = last.tiles_per_outer() * last.outer_per_image;
     sums_ = MapSumStore<Mem>(exec, g.images(), tiles, 1.0);
-    weights_ = MapSumStore<Mem>(exec, g.images(), tiles, 1.0);
+    sums_.add_weights(exec);
   }
 
   const Geometry& geometry() const { return g_; }
@@ -140,14 +108,10 @@ class MaskedPlan {
   PartialPlanes wanted() const { return wanted_; }
   // From the last forward(): the masked mean; per (n, c) slice the sums of w * map and of w; and 1 when the
   // mask had a value outside [0, 1] or NaN.
-  Kokkos::View<const double, Mem> mean() const { return mean_; }
-  Kokkos::View<const double*, Mem> value_sums() const {
-    return weighted_ ? weighted_->image_sums() : Kokkos::View<const double*, Mem>(sums_.image_sums);
-  }
-  Kokkos::View<const double*, Mem> weight_sums() const {
-    return weighted_ ? weighted_->weight_image_sums() : Kokkos::View<const double*, Mem>(weights_.image_sums);
-  }
-  Kokkos::View<const unsigned, Mem> mask_invalid() const { return invalid_seen_; }
+  Kokkos::View<const double, Mem> mean() const { return sums().mean; }
+  Kokkos::View<const double*, Mem> value_sums() const { return sums().image_sums; }
+  Kokkos::View<const double*, Mem> weight_sums() const { return sums().weight_image_sums; }
+  Kokkos::View<const unsigned, Mem> mask_invalid() const { return sums().mask_invalid_seen; }
 
   // `mask` is (N, 1 or C, D, H, W) of the images' spatial extents (checked by the caller); `map` may be empty;
   // `value_float`, if not null, gets the mean rounded to float too.
@@ -161,6 +125,8 @@ class MaskedPlan {
 
  private:
   bool normalized() const { return mode_ == MaskMode::Normalized; }
+  // The sums of w * map and of w, the mean and the mask's flag: the weighted plan's or the stage pipeline's.
+  const MapSumStore<Mem>& sums() const { return weighted_ ? weighted_->map_sums() : sums_; }
 
   template <class Pass>
   Pass statistics_pass() const {
@@ -183,7 +149,6 @@ class MaskedPlan {
     k.partials = plane_array(partials_);
     k.wanted = wanted_;
     k.sums = sums_.arrays;
-    k.weights = weights_.arrays;
     k.mask = mask;
     k.shifts = shifts_.data();
     k.window = constants_.window;
@@ -231,9 +196,7 @@ class MaskedPlan {
   AxisPasses passes_;
   Kokkos::View<T* [2], Mem> shifts_;
   PlaneStore<T, Mem> row_stats_, column_stats_, partials_;
-  MapSumStore<Mem> sums_, weights_;       // sum of w * map, and of w
-  Kokkos::View<unsigned, Mem> invalid_, invalid_seen_;  // MaskCheck's flag, and its value at the last forward()
-  Kokkos::View<double, Mem> mean_, inverse_weight_;
+  MapSumStore<Mem> sums_;  // of w * map, with the weights' sums (WeightSums, Reduction.hpp)
 };
 
 // Defined outside the class so that kssim/Instantiate.hpp can compile them (and their kernels) once.
@@ -241,13 +204,10 @@ template <class ExecSpace, class T>
 void MaskedPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
                                        const InputArray<T>& mask, const OutputArray<T>& map,
                                        float* value_float) const {
-  check_mask_values(exec, MaskCheck<ExecSpace, T>{mask, invalid_.data()});
+  check_mask_values(exec, MaskCheck<ExecSpace, T>{mask, sums().arrays.weights.invalid});
   const InputArray<T> m = broadcast_channels(mask, g_.c);
   if (weighted_) {
-    weighted_->forward(exec, x, y, map, {.map_weights = m});
-    launch("kssim::masked_mean", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
-           MaskedMean{weighted_->total().data(), weighted_->weight_total().data(), invalid_.data(),
-                      invalid_seen_.data(), mean_.data(), inverse_weight_.data(), value_float});
+    weighted_->forward(exec, x, y, map, {.value_float = value_float, .map_weights = m});
     return;
   }
   compute_masked_shifts<ExecSpace>(exec, g_, x, y, m, shifts_.data());
@@ -269,11 +229,9 @@ void MaskedPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T
     map_input = plane_array(column_stats_);
   }
   masked_column_blur(exec, opts_, map_pass(map_input, m, map));
-  sum_map(exec, sums_.arrays);
-  sum_map(exec, weights_.arrays);
-  launch("kssim::masked_mean", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
-         MaskedMean{sums_.arrays.total, weights_.arrays.total, invalid_.data(), invalid_seen_.data(), mean_.data(),
-                    inverse_weight_.data(), value_float});
+  MapSums sums = sums_.arrays;
+  sums.value_float = value_float;
+  sum_map(exec, sums);
 }
 
 template <class ExecSpace, class T>
@@ -283,7 +241,7 @@ void MaskedPlan<ExecSpace, T>::backward(const ExecSpace& exec, const InputArray<
   if (!want1 && !want2) return;
   if ((want1 && !wanted_.image1) || (want2 && !wanted_.image2))
     throw std::invalid_argument("kssim: backward asked for a gradient this object was not set up to compute");
-  const UpstreamFactor factor = out.upstream.times_factor(inverse_weight_.data());  // upstream / sum w
+  const UpstreamFactor factor = out.upstream.times_factor(sums().arrays.weights.inverse);  // upstream / sum w
   if (weighted_) {  // the partials are of w * map: SSIM's backward, scaled by upstream / sum w
     weighted_->backward(exec, x, y, {out.grad1, out.grad2, out.scale, factor, out.accumulate},
                         {.map_count = 1});

@@ -95,7 +95,7 @@ template <class T, int Bytes = KSSIM_TUNE_FUSED_MIN_TEAMS>
 inline constexpr int fused_min_teams = Bytes / sizeof(T) > 1 ? int(Bytes / sizeof(T)) : 1;
 
 // Weighted: the map pixels weighted by map_weights at their window's centre (masked SSIM's MaskMode::Weights):
-// the partials are those of w * map, tile_sums get the sums of w * map and weight_sums.tile_sums those of w.
+// the partials are those of w * map, tile_sums get the sums of w * map and sums.weights.tile_sums those of w.
 template <class ExecSpace, class T, class Term = SsimTerm, class S = T, class O = T, bool Weighted = false>
 struct FusedForward {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
@@ -117,9 +117,10 @@ struct FusedForward {
   OutputArray<O> map;       // optional (null data to skip)
   PlaneArray<T> partials;   // optional: (K, NC * Ho * row_pitch), PartialPlanes order
   PartialPlanes wanted;
-  MapSums sums;             // tile_sums (and l1.tile_sums, if any) get one partial sum per tile, slice by slice
+  // tile_sums (and l1.tile_sums, or Weighted: weights.tile_sums, those of the map weights) get one partial sum per
+  // tile, slice by slice
+  MapSums sums;
   InputArray<T> map_weights;  // Weighted: (N, C, 1, H, W) of the images' extents, channels possibly broadcast
-  MapSums weight_sums;        // Weighted: tile_sums get the sum of the map weights per tile
   // (NC, 2), Recentring.hpp, from compute_shifts' kernel. Sampling in each team instead, to save that launch,
   // made every team wait at a barrier for the samples' global loads (23% of the kernel's warp-stall samples, the
   // forward 109 instead of ~90 us at 1x3x1080x1920, ncu), one-wave problems slower too (64x1x128x128 forward
@@ -205,7 +206,7 @@ struct FusedForward {
       if constexpr (staged_weights && !Statistics) {
         if (k > 0)  // tile k - 1's weight sum (its group sums were taken in its row-blur step)
           Kokkos::single(Kokkos::PerTeam(team), [&]() {
-            weight_sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = weight_items.total();
+            sums.weights.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = weight_items.total();
           });
         stage_map_weights(team, staged, oy0, ox0);
       }
@@ -239,7 +240,7 @@ struct FusedForward {
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
           sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total();
           if constexpr (Weighted && !staged_weights)
-            weight_sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = weight_items.total();
+            sums.weights.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = weight_items.total();
         });
       team.team_barrier();
 
@@ -294,10 +295,7 @@ struct FusedForward {
         [&](bool& last_team) {
           sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total();
           if (rank == 0) sums.invalidate_results();  // until sum_map (or finish_sums) writes them (Reduction.hpp)
-          if constexpr (Weighted) {  // never finishes (fused_forward): sum_map sums the weights too
-            weight_sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = weight_items.total();
-            if (rank == 0) weight_sums.invalidate_results();
-          }
+          if constexpr (Weighted) sums.weights.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = weight_items.total();
           last_team = finish && count_team_done(sums, team.league_size());
         },
         last);
@@ -765,7 +763,6 @@ template <class ExecSpace, class T, class Term, class S, class O, bool Weighted>
 void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<ExecSpace, T, Term, S, O, Weighted> k) {
   using K = FusedForward<ExecSpace, T, Term, S, O, Weighted>;
   set_fused_forward_shape(k);
-  if constexpr (Weighted) k.finish = false;  // finish_sums knows one set of sums: sum_map sums both
   // Registers: the map formula of several outputs at once, as in the stage schedule's map pass; min_teams is
   // the launch bound (fused_min_teams).
   const auto run = [&](const auto& kernel, auto min_teams) {

@@ -179,7 +179,7 @@ class Plan {
                                                                : g.d * g.h * ceil_div(g.ow, RowBlur<ExecSpace, T>::tile_cols);
     sums_ = MapSumStore<Mem>(exec, g.images(), map_sums_per_image, double(g.map_size()), l1_tiles_per_image,
                              double(g.input_size()));
-    if (weighted_) weight_sums_ = MapSumStore<Mem>(exec, g.images(), map_sums_per_image, 1.0);
+    if (weighted_) sums_.add_weights(exec);
     if constexpr (BoundaryFold<ExecSpace, T, S, O>::whole) {
       if (g_.extends() && wanted.any()) {
         BoundaryFold<ExecSpace, T, S, O> fold{};
@@ -217,12 +217,11 @@ class Plan {
   PartialPlanes wanted() const { return wanted_; }
   // Sum of the map over all slices, and per (n, c) slice, from the last forward().
   Kokkos::View<const double, Mem> total() const { return sums_.total; }
-  Kokkos::View<const double, Mem> mean() const { return sums_.mean; }  // total / map pixels
+  Kokkos::View<const double, Mem> mean() const { return sums_.mean; }  // total / map pixels (weighted: / sum w)
   Kokkos::View<const double*, Mem> image_sums() const { return sums_.image_sums; }
-  // Plans MapWeighting::Centre: the map weights' sum over all slices and per (n, c) slice (the sums above are
-  // then of w * map).
-  Kokkos::View<const double, Mem> weight_total() const { return weight_sums_.total; }
-  Kokkos::View<const double*, Mem> weight_image_sums() const { return weight_sums_.image_sums; }
+  // Plans MapWeighting::Centre: the sums above are of w * map, their mean the weighted one, and these are the
+  // weights' sums (WeightSums, Reduction.hpp).
+  const MapSumStore<Mem>& map_sums() const { return sums_; }
   // Plans WithL1::Yes: the loss of the last forward(), and its sum of |x - y| over every pixel.
   bool with_l1() const { return sums_.arrays.l1.tile_sums != nullptr; }
   Kokkos::View<const double, Mem> loss() const { return sums_.loss; }
@@ -281,7 +280,7 @@ class Plan {
   AxisPass column_, adjoint_column_, depth_, adjoint_depth_;
   Kokkos::View<T* [2], Mem> shifts_;  // (NC, 2): LayoutRight, so shifts_.data()[2 nc + k]
   PlaneStore<T, Mem> row_stats_, column_stats_, partials_;
-  MapSumStore<Mem> sums_, weight_sums_;  // weight_sums_: MapWeighting::Centre only
+  MapSumStore<Mem> sums_;  // MapWeighting::Centre: with the weights' sums
   Kokkos::View<O*, Mem> frame_saved_;     // 16-bit gradients, extending padding: BoundaryFold's saved values
 };
 
@@ -336,9 +335,7 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
       if (weighted_) {
         FusedForward<ExecSpace, T, SsimTerm, T, T, true> k{};
         k.map_weights = terms.map_weights;
-        k.weight_sums = weight_sums_.arrays;
         run_fused(k);
-        sum_map(exec, weight_sums_.arrays);
         return;
       }
     }
@@ -382,10 +379,8 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
       last.a = last_axis;
       set_map_outputs(last);
       last.mask = terms.map_weights;
-      last.weights = weight_sums_.arrays;
       masked_column_blur(exec, opts_, last);
       sum_map(exec, sums);
-      sum_map(exec, weight_sums_.arrays);
       return;
     }
   }

@@ -33,6 +33,18 @@ struct L1Sums {
   double weight = 0;  // of the L1 term (set per forward call)
 };
 
+// The weights' sums of masked SSIM (null tile_sums: none): one double per tile of the map pass, like the map's,
+// summed alongside them in the same order. The mean is then the weighted one, sum (w map) / sum w, and NaN when
+// the mask held a value outside [0, 1] (MaskCheck's flag, MaskCheck.hpp) or there is no weight.
+struct WeightSums {
+  double* tile_sums = nullptr;
+  double* image_sums = nullptr;      // per (n, c) slice
+  double* total = nullptr;
+  double* inverse = nullptr;         // 1 / total, or 0 without weight: the backward's factor
+  unsigned* invalid = nullptr;       // MaskCheck's flag: read and reset by the sum's last team
+  unsigned* invalid_seen = nullptr;  // the flag's value at the last forward
+};
+
 // The arrays of the mean, as kernels see them (plain pointers: KernelArrays.hpp's rule).
 // "Never a plausible number from work that did not happen": tile sums read NaN until a map pass writes
 // them (sum_map sets them back to NaN once summed), and the map pass sets the total, mean and slice sums to
@@ -48,6 +60,7 @@ struct MapSums {
   int tiles_per_image = 1;
   double map_size = 1;  // map pixels, for the mean
   L1Sums l1;
+  WeightSums weights;
   // Optional, per call: the value rounded to float here too (the training objects' forward_into): the mean, or
   // with L1 sums the fused loss.
   float* value_float = nullptr;
@@ -62,6 +75,11 @@ struct MapSums {
       *l1.total = nan;
       *l1.loss = nan;
       for (int i = 0; i < images; ++i) l1.image_sums[i] = nan;
+    }
+    if (weights.tile_sums) {
+      *weights.total = nan;
+      *weights.inverse = nan;
+      for (int i = 0; i < images; ++i) weights.image_sums[i] = nan;
     }
   }
 };
@@ -112,6 +130,8 @@ void invalidate_all(const ExecSpace& exec, const MapSums& s) {
   const int count = Kokkos::max(Kokkos::max(s.images * s.tiles_per_image, s.images), l1_tiles);
   launch("kssim::invalidate_sums", Kokkos::RangePolicy<ExecSpace>(exec, 0, count), KOKKOS_LAMBDA(const int i) {
     if (i < s.images * s.tiles_per_image) s.tile_sums[i] = Kokkos::Experimental::quiet_NaN_v<double>;
+    if (i < s.images * s.tiles_per_image && s.weights.tile_sums)
+      s.weights.tile_sums[i] = Kokkos::Experimental::quiet_NaN_v<double>;
     if (i < l1_tiles) s.l1.tile_sums[i] = Kokkos::Experimental::quiet_NaN_v<double>;
     if (i == 0) s.invalidate_results();
   });
@@ -150,6 +170,24 @@ struct MapSumStore {
     invalidate_all(exec, arrays);
   }
   MapSumStore() = default;
+
+  // Adds the weights' sums (masked SSIM): the mean becomes the weighted one. Before any forward.
+  template <class ExecSpace>
+  void add_weights(const ExecSpace& exec) {
+    weight_tile_sums = Kokkos::View<double*, Mem>(Kokkos::view_alloc(exec, "kssim::weight_tile_sums"), tile_sums.size());
+    weight_image_sums = Kokkos::View<double*, Mem>(Kokkos::view_alloc(exec, "kssim::weight_image_sums"),
+                                                   image_sums.size());
+    weight_total = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::weight_total"));
+    inverse_weight = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::inverse_weight"));
+    mask_invalid = Kokkos::View<unsigned, Mem>(Kokkos::view_alloc(exec, "kssim::mask_invalid"));
+    mask_invalid_seen = Kokkos::View<unsigned, Mem>(Kokkos::view_alloc(exec, "kssim::mask_invalid_seen"));
+    arrays.weights = WeightSums{weight_tile_sums.data(), weight_image_sums.data(), weight_total.data(),
+                                inverse_weight.data(), mask_invalid.data(), mask_invalid_seen.data()};
+    invalidate_all(exec, arrays);
+  }
+  Kokkos::View<double*, Mem> weight_tile_sums, weight_image_sums;
+  Kokkos::View<double, Mem> weight_total, inverse_weight;
+  Kokkos::View<unsigned, Mem> mask_invalid, mask_invalid_seen;
 };
 
 // v[0] + v[1] + ... + v[n - 1], added in that order, from memory other teams wrote (volatile: past this
@@ -238,8 +276,18 @@ template <class Team>
 KOKKOS_INLINE_FUNCTION void finish_mean(const Team& team, const MapSums& s, double* scratch, int cap) {
   const double sum = team_sum_in_order(team, s.image_sums, s.images, scratch, cap);
   const double l1 = s.l1.tile_sums ? team_sum_in_order(team, s.l1.image_sums, s.images, scratch, cap) : 0.0;
+  const double weight =
+      s.weights.tile_sums ? team_sum_in_order(team, s.weights.image_sums, s.images, scratch, cap) : 0.0;
   Kokkos::single(Kokkos::PerTeam(team), [&]() {
-    const double mean = sum / s.map_size;
+    double mean = sum / s.map_size;
+    if (s.weights.tile_sums) {
+      const unsigned invalid = *s.weights.invalid;
+      mean = invalid || !(weight > 0) ? Kokkos::Experimental::quiet_NaN_v<double> : sum / weight;
+      *s.weights.total = weight;
+      *s.weights.inverse = weight > 0 ? 1 / weight : 0.0;
+      *s.weights.invalid_seen = invalid;
+      *s.weights.invalid = 0;
+    }
     *s.total = sum;
     *s.mean = mean;
     double value = mean;
@@ -268,6 +316,11 @@ KOKKOS_INLINE_FUNCTION void sum_slices(const Team& team, const MapSums& s, int f
     team.team_barrier();  // scratch is reused
     sum_slices_in_order(team, s.l1.tile_sums + std::size_t(first) * s.l1.tiles_per_image, s.l1.tiles_per_image,
                         count, scratch, s.l1.image_sums + first);
+  }
+  if (s.weights.tile_sums) {
+    team.team_barrier();
+    sum_slices_in_order(team, s.weights.tile_sums + std::size_t(first) * s.tiles_per_image, s.tiles_per_image, count,
+                        scratch, s.weights.image_sums + first);
   }
 }
 
