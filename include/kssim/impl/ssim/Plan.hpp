@@ -145,7 +145,9 @@ class Plan {
         schedule_.fused_forward_rows = fits ? rows : 0;
         if (fits) schedule_.fused_forward_chain = fused_forward_chain<ExecSpace, T>(exec, g_, rows);
       }
-      schedule_.fused_forward_finishes = false;
+      schedule_.fused_forward_finishes =
+          schedule_.fused_forward() && fused_forward_finishes<ExecSpace, T>(exec, g_, schedule_.fused_forward_rows,
+                                                                            schedule_.fused_forward_chain);
     }
     constants_ = StageConstants<T>::of(opts, g.volumetric);
     const AxisPasses passes = make_axis_passes<ExecSpace, T>(exec, g_, moment_planes);
