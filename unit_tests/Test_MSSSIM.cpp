@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // MS-SSIM: values, per-image and per-channel results and gradients against the independent float64
-// reference (ReferenceMsSsim.hpp), with both windows (kssim::Window::Float32: pytorch-msssim's float32 window
+// reference (ReferenceMSSSIM.hpp), with both windows (kssim::Window::Float32: pytorch-msssim's float32 window
 // and raw moments at every scale), central differences, the clamp's zero gradient, the training object, and
 // the errors of bad input.
 #include "ErrorRecord.hpp"
-#include "ReferenceMsSsim.hpp"
+#include "ReferenceMSSSIM.hpp"
 #include "TrainingChecks.hpp"
 #include "TestingUtilities.hpp"
 

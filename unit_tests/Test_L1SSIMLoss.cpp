@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The fused L1 + SSIM loss (kssim/L1SSIMLoss.hpp): the loss and both gradients against the independent float64
-// reference (ReferenceL1Ssim.hpp) on both schedules, odd sizes, both paddings, images and volumes; central
+// reference (ReferenceL1SSIMLoss.hpp) on both schedules, odd sizes, both paddings, images and volumes; central
 // differences; sign(0) = 0 at equal pixels; the training object (matches the one-call functions,
 // accumulates, no allocation and no host synchronisation per step); bitwise repeatability; bad input.
 #include "ErrorRecord.hpp"
-#include "ReferenceL1Ssim.hpp"
+#include "ReferenceL1SSIMLoss.hpp"
 #include "TrainingChecks.hpp"
 #include "TestingUtilities.hpp"
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Masked SSIM, both modes: value, map, per-image and per-channel results and gradients against the
-// independent float64 reference (ReferenceMasked.hpp), central differences, the defined edge cases (NaN in
+// independent float64 reference (ReferenceMaskedSSIM.hpp), central differences, the defined edge cases (NaN in
 // masked-out data, windows without valid pixels, an empty mask), the training object, and bad input.
 #include "ErrorRecord.hpp"
-#include "ReferenceMasked.hpp"
+#include "ReferenceMaskedSSIM.hpp"
 #include "TrainingChecks.hpp"
 #include "TestingUtilities.hpp"
 
