@@ -4,6 +4,7 @@
 // masked-out data, windows without valid pixels, an empty mask), the training object, and bad input.
 #include "ErrorRecord.hpp"
 #include "ReferenceMaskedSSIM.hpp"
+#include "SlabBudgets.hpp"
 #include "TrainingChecks.hpp"
 #include "TestingUtilities.hpp"
 
@@ -53,7 +54,7 @@ template <class C, int Rank>
 void expect_masked_matches_reference(const Shape& s, const ReferenceOptions& ro, MaskMode mode,
                                      const std::vector<double>& x, const std::vector<double>& y,
                                      const std::vector<double>& mask, int mask_channels,
-                                     kssim::Schedule schedule = kssim::Schedule::Auto) {
+                                     kssim::Schedule schedule = kssim::Schedule::Auto, std::size_t budget = 0) {
   using T = typename C::value_type;
   using Exec = typename C::execution_space;
   using Mem = typename C::memory_space;
@@ -63,6 +64,7 @@ void expect_masked_matches_reference(const Shape& s, const ReferenceOptions& ro,
   const MaskedReference ref = reference_masked_ssim(s, xr, yr, mr, mask_channels, ro, normalized, true);
   kssim::Options opts = to_options(ro);
   opts.schedule = schedule;
+  opts.max_workspace_bytes = budget;
   Exec exec;
   auto a = to_view<C, Rank>("a", s, xr), b = to_view<C, Rank>("b", s, yr);
   auto m = to_view<C, Rank>("m", mask_shape(s, mask_channels), mr);
@@ -103,6 +105,46 @@ void expect_masked_matches_reference(const Shape& s, const ReferenceOptions& ro,
   auto h2 = make_view<C, Rank>("h2", s);
   kssim::masked_ssim_grad(exec, a, b, m, mode, decltype(h2){}, h2, opts);
   EXPECT_LE(relative_l2_error(from_view(h2, s), ref.grad2), gradient_tolerance<T>());
+}
+
+// Map weights within workspace budgets that split the problem into groups of images, of channels and slabs
+// (Slabs.hpp), with every schedule: the one-call functions against the reference, and the training object's
+// value and recomputed backward too.
+template <class C, int Rank>
+void expect_weights_split_match_reference(const Shape& s, int rows, unsigned seed) {
+  using T = typename C::value_type;
+  using Exec = typename C::execution_space;
+  Exec exec;
+  for (bool same : {false, true}) {
+    ReferenceOptions ro;
+    ro.same = same;
+    const int mask_channels = same ? 1 : s.c;
+    const auto x = random_image(s, seed++), y = noisy_copy(x, seed++, 0.1);
+    const auto m = region_mask(s, mask_channels, seed++);
+    const auto xr = rounded<T>(x), yr = rounded<T>(y), mr = rounded<T>(m);
+    const MaskedReference ref = reference_masked_ssim(s, xr, yr, mr, mask_channels, ro, false, true);
+    auto a = to_view<C, Rank>("a", s, xr), b = to_view<C, Rank>("b", s, yr);
+    auto mask = to_view<C, Rank>("m", mask_shape(s, mask_channels), mr);
+    for (const kssim::Schedule schedule : schedules_for<C, Rank>(to_options(ro))) {
+      kssim::Options o = to_options(ro);
+      o.schedule = schedule;
+      for (const auto& [level, budget] : budgets<C, Rank>(s, o, rows, {true, true})) {
+        SCOPED_TRACE(describe(s, ro) + ", schedule " + kssim::to_string(schedule) + ", split into " + level);
+        kssim::Options split = o;
+        split.max_workspace_bytes = budget;
+        kssim::MaskedSSIM<Exec, T, Rank> loss(exec, object_extents<Rank>(s), MaskMode::Weights, split,
+                                              kssim::Gradients::Both);
+        ASSERT_GT(loss.pieces(), 1);  // the split happens
+        expect_masked_matches_reference<C, Rank>(s, ro, MaskMode::Weights, x, y, m, mask_channels, schedule, budget);
+        loss.forward(a, b, mask);
+        EXPECT_NEAR(loss.value_on_host(), ref.mean, value_tolerance<T>());
+        auto t1 = make_view<C, Rank>("t1", s), t2 = make_view<C, Rank>("t2", s);
+        loss.backward(t1, t2);
+        EXPECT_LE(relative_l2_error(from_view(t1, s), ref.grad1), gradient_tolerance<T>());
+        EXPECT_LE(relative_l2_error(from_view(t2, s), ref.grad2), gradient_tolerance<T>());
+      }
+    }
+  }
 }
 
 template <class Call>
@@ -206,6 +248,13 @@ TYPED_TEST(Masked, WeightsMatchReferenceOnEverySchedule) {
     SCOPED_TRACE(schedule == kssim::Schedule::Fused ? "volume, fused" : "volume, stages");
     expect_masked_matches_reference<TypeParam, 5>(v, ReferenceOptions{}, MaskMode::Weights, x, y, m, 1, schedule);
   }
+}
+
+TYPED_TEST(Masked, WeightsSplitIntoGroupsChannelsAndSlabs) {
+  expect_weights_split_match_reference<TypeParam, 4>({2, 3, 1, 40, 37}, 7, 560);
+  Shape v{1, 2, 13, 12, 11};
+  v.volumetric = true;
+  expect_weights_split_match_reference<TypeParam, 5>(v, 2, 570);
 }
 
 // A mask of ones: map weights give SSIM itself, to rounding.

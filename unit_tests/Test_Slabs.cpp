@@ -6,6 +6,7 @@
 // object with its recomputed backward, Accumulate::Yes and a device upstream factor; and budgets too small
 // for one row.
 #include "SSIMChecks.hpp"
+#include "SlabBudgets.hpp"
 
 #include <kssim/impl/ssim/Slabs.hpp>
 
@@ -16,36 +17,6 @@ class Slabs : public ::testing::Test {};
 TYPED_TEST_SUITE(Slabs, AllConfigs, ConfigNames);
 
 namespace {
-
-// The workspace a plan of this (sub-)problem takes with o's schedule (forced: schedules take different
-// workspaces, so each gets its own budgets), optionally as an interior slab of `slab_rows` map rows along the
-// slab axis (the whole window's halo inside the field, as Slabs.hpp sizes slabs).
-template <class C, int Rank>
-std::size_t workspace_for(const Shape& s, kssim::Options o, kssim::impl::PartialPlanes wanted, int slab_rows = 0) {
-  using Exec = typename C::execution_space;
-  using T = typename C::value_type;
-  auto g = kssim::impl::make_geometry<Rank>(object_extents<Rank>(s), o);
-  if (slab_rows > 0) {
-    (Rank == 5 ? g.d : g.h) = slab_rows + o.window_size - 1;
-    (Rank == 5 ? g.od : g.oh) = slab_rows;
-    (Rank == 5 ? g.pad_d : g.pad_h) = 0;
-  }
-  return kssim::impl::Plan<Exec, T>::workspace_bytes(Exec(), g, o, wanted);
-}
-
-// Budgets that split `s` into groups of one image, groups of one channel, and slabs of `rows` map rows.
-template <class C, int Rank>
-std::vector<std::pair<std::string, std::size_t>> budgets(const Shape& s, const kssim::Options& o, int rows,
-                                                         kssim::impl::PartialPlanes wanted) {
-  Shape image = s, slice = s;
-  image.n = 1;
-  slice.n = slice.c = 1;
-  std::vector<std::pair<std::string, std::size_t>> b;
-  if (s.n > 1) b.push_back({"images", workspace_for<C, Rank>(image, o, wanted)});
-  if (s.c > 1) b.push_back({"channels", workspace_for<C, Rank>(slice, o, wanted)});
-  b.push_back({"slabs", workspace_for<C, Rank>(slice, o, wanted, rows)});
-  return b;
-}
 
 // Every schedule the router can pick, each with budgets from its own workspace.
 template <class C, int Rank>

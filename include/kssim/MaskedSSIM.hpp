@@ -84,7 +84,8 @@ struct MaskedPlanKey {
   }
 };
 
-// A masked plan of an image pair with its arrays, kept between calls like SSIM's (PlanCache.hpp).
+// A masked plan of an image pair with its arrays, kept between calls like SSIM's (PlanCache.hpp); problems that
+// run in slabs (Slabs.hpp) get a plan of their own, as SSIM's do (one_call_plan).
 template <class ExecutionSpace, class View1, class View2, class MaskView>
 struct MaskedCall {
   using Images = ImagePair<ExecutionSpace, View1, View2>;
@@ -95,11 +96,13 @@ struct MaskedCall {
 
   MaskedCall(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MaskView& mask, MaskMode mode,
              const Options& opts, PartialPlanes wanted = {})
-      : p(img1, img2, opts),
-        m(mask_array<ExecutionSpace, View1>(mask, extents_of(img1))),
-        plan(PlanCache<ExecutionSpace, PlanT, MaskedPlanKey>::get().plan(
-            exec, MaskedPlanKey{p.g, opts, mode, wanted},
-            [&] { return std::make_shared<const PlanT>(exec, p.g, opts, mode, wanted); })) {}
+      : p(img1, img2, opts), m(mask_array<ExecutionSpace, View1>(mask, extents_of(img1))) {
+    const auto make = [&] { return std::make_shared<const PlanT>(exec, p.g, opts, mode, wanted); };
+    const bool sliced = mode == MaskMode::Weights &&
+                        SlabPlan<ExecutionSpace, typename Images::T>::needs_slabs(exec, p.g, opts, wanted);
+    plan = sliced ? make() : PlanCache<ExecutionSpace, PlanT, MaskedPlanKey>::get().plan(
+                                 exec, MaskedPlanKey{p.g, opts, mode, wanted}, make);
+  }
 };
 
 }  // namespace impl
@@ -202,6 +205,9 @@ class MaskedSSIM
              Gradients gradients = Gradients::Image1)
       : Shell("kssim::MaskedSSIM", exec, extents),
         plan_(exec, impl::make_geometry<Rank>(extents, opts), opts, mode, impl::planes_for(gradients)) {}
+
+  // How many pieces each pass runs in (1 unless MaskMode::Weights splits the problem, as SSIM does).
+  int pieces() const { return plan_.pieces(); }
 
   // Computes the masked mean into value(); optionally writes the map. No host synchronisation.
   template <class View1, class View2, class MaskView>

@@ -3,8 +3,8 @@
 // Masked SSIM: the weighted mean of the SSIM map, each map pixel weighted by the mask at its window's centre,
 //   masked SSIM = sum_p w_p map_p / sum_p w_p   (over every slice, or one image's, or one slice's),
 // with SSIM's own window statistics (MaskMode::Weights) or normalized ones (MaskMode::Normalized).
-//  - Weights: an SSIM Plan made MapWeighting::Centre (Plan.hpp), so every schedule the router picks runs it,
-//    the fused ones included: its map pass writes the partials of w * map and sums w * map and w, and the
+//  - Weights: SSIM's plan made MapWeighting::Centre (Plan.hpp), so every schedule the router picks runs it,
+//    the fused ones included, and problems past 2^30 elements or the workspace budget run in slabs (Slabs.hpp): its map pass writes the partials of w * map and sums w * map and w, and the
 //    mean's last team (Reduction.hpp, WeightSums) divides them; its backward is SSIM's with the device factor
 //    upstream / sum w.
 //  - Normalized: the stage schedule with a fifth plane (MaskedRowBlur, MaskedColumnBlur); the adjoint passes
@@ -21,6 +21,7 @@
 #include <kssim/impl/masked/MaskedColumnBlur.hpp>
 #include <kssim/impl/masked/MaskedRowBlur.hpp>
 #include <kssim/impl/ssim/Plan.hpp>
+#include <kssim/impl/ssim/Slabs.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <memory>
@@ -71,16 +72,15 @@ class MaskedPlan {
     if (opts.window != Window::Exact)
       throw std::invalid_argument("kssim: masked SSIM takes Window::Exact only (a mask's weights renormalise the "
                                   "window; Window::Float32 defines SSIM by the raw window's moments)");
-    if (!fits_one_call(g_))
-      throw std::invalid_argument("kssim: masked SSIM takes at most 2^30 elements per call (only SSIM splits larger "
-                                  "problems into slabs)");
+    if (!fits_one_call(g_) && normalized())
+      throw std::invalid_argument("kssim: MaskMode::Normalized takes at most 2^30 elements per call (MaskMode::Weights "
+                                  "splits larger problems into slabs)");
     if (g_.extends() && mode == MaskMode::Normalized)
       throw std::invalid_argument(std::string("kssim: MaskMode::Normalized takes valid or same padding, got ") +
                                   to_string(opts.padding) +
                                   " (its windows already renormalise over the pixels inside the image)");
     if (!normalized()) {
-      weighted_ = std::make_shared<Plan<ExecSpace, T>>(exec, g, opts, wanted, true, WithL1::No, nullptr,
-                                                       MapWeighting::Centre);
+      weighted_ = std::make_shared<SlabPlan<ExecSpace, T>>(exec, g, opts, wanted, MapWeighting::Centre);
       return;
     }
     ensure_self_checked<ExecSpace, T>(exec);
@@ -105,6 +105,7 @@ class MaskedPlan {
 
   const Geometry& geometry() const { return g_; }
   MaskMode mode() const { return mode_; }
+  int pieces() const { return weighted_ ? weighted_->pieces() : 1; }  // Slabs.hpp
   PartialPlanes wanted() const { return wanted_; }
   // From the last forward(): the masked mean; per (n, c) slice the sums of w * map and of w; and 1 when the
   // mask had a value outside [0, 1] or NaN.
@@ -190,7 +191,7 @@ class MaskedPlan {
   Options opts_;
   MaskMode mode_;
   PartialPlanes wanted_;
-  std::shared_ptr<const Plan<ExecSpace, T>> weighted_;  // MaskMode::Weights: the plan that runs everything
+  std::shared_ptr<const SlabPlan<ExecSpace, T>> weighted_;  // MaskMode::Weights: the plan that runs everything
   // MaskMode::Normalized: its stage pipeline's workspace
   StageConstants<T> constants_;
   AxisPasses passes_;
@@ -207,7 +208,7 @@ void MaskedPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T
   check_mask_values(exec, MaskCheck<ExecSpace, T>{mask, sums().arrays.weights.invalid});
   const InputArray<T> m = broadcast_channels(mask, g_.c);
   if (weighted_) {
-    weighted_->forward(exec, x, y, map, {.value_float = value_float, .map_weights = m});
+    weighted_->forward(exec, x, y, map, value_float, m);
     return;
   }
   compute_masked_shifts<ExecSpace>(exec, g_, x, y, m, shifts_.data());
@@ -244,7 +245,7 @@ void MaskedPlan<ExecSpace, T>::backward(const ExecSpace& exec, const InputArray<
   const UpstreamFactor factor = out.upstream.times_factor(sums().arrays.weights.inverse);  // upstream / sum w
   if (weighted_) {  // the partials are of w * map: SSIM's backward, scaled by upstream / sum w
     weighted_->backward(exec, x, y, {out.grad1, out.grad2, out.scale, factor, out.accumulate},
-                        {.map_count = 1});
+                        broadcast_channels(mask, g_.c));
     return;
   }
   if (wanted_.count() == 4)

@@ -125,8 +125,8 @@ class Plan {
       throw std::invalid_argument("kssim: map weights (masked SSIM) take Window::Exact only");
     if (!fits_one_call(g_))
       throw std::invalid_argument(
-          "kssim: more than 2^30 elements in one call: only SSIM (kssim::ssim*, kssim::SSIM) splits larger "
-          "problems into slabs");
+          "kssim: more than 2^30 elements in one call: only SSIM (kssim::ssim*, kssim::SSIM) and masked SSIM's "
+          "MaskMode::Weights split larger problems into slabs");
     if (self_check) {
       ensure_self_checked<ExecSpace, T>(exec);
       if constexpr (!std::is_same_v<S, T> || !std::is_same_v<O, T>) ensure_storage_self_checked<ExecSpace, T, S, O>(exec);

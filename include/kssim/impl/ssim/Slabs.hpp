@@ -11,8 +11,10 @@
 // The 32-bit arithmetic stays inside the pieces; only the pieces' offsets into the user's arrays are
 // 64-bit (pointer arithmetic on the host). A problem that fits runs as one piece: the Plan as it was.
 //
+// Map weights (masked SSIM's MaskMode::Weights, MaskedPlan.hpp) slab like the images: each piece reads its rows
+// of the mask, and its slices' sums of w are accumulated beside those of w * map.
 // Results: the slices' map sums are accumulated per slice in piece order and the total summed over the
-// slices in order, as sum_map does (Reduction.hpp). Groups of slices therefore give the unsliced result
+// slices in order, by sum_map (Reduction.hpp) over one "tile" per slice. Groups of slices therefore give the unsliced result
 // bitwise (each slice's tiles are the same); slabs of a slice add their sums, and their gradients where
 // their input rows overlap (the halo rows), so they agree with it to rounding. Every piece uses its slices'
 // recentring shifts (the whole slice's, Recentring.hpp), so the map is the unsliced one to rounding too.
@@ -132,21 +134,6 @@ void zero_array(const ExecSpace& exec, const OutputArray<O>& a) {
   });
 }
 
-// total = the slices' sums in order, as sum_map adds them (Reduction.hpp); mean = total / count (and, if
-// value_float is not null, rounded to float there too).
-template <class ExecSpace>
-void sum_slices(const ExecSpace& exec, const double* sums, int images, double count, double* total, double* mean,
-                float* value_float = nullptr) {
-  launch("kssim::slab_total", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1), KOKKOS_LAMBDA(int) {
-    double sum = 0;
-    for (int i = 0; i < images; ++i) sum += sums[i];
-    const double m = sum / count;
-    *total = sum;
-    *mean = m;
-    if (value_float) *value_float = float(m);
-  });
-}
-
 template <class ExecSpace, class T, class S = T, class O = S>
 class SlabPlan {
  public:
@@ -156,10 +143,13 @@ class SlabPlan {
   // The problem as one piece, with a plan made elsewhere (the one-call functions' cache).
   SlabPlan(std::shared_ptr<const PlanT> whole, const Geometry& g) : g_(g) { single(std::move(whole)); }
 
-  // Plans the pieces of problem g within opts' workspace budget (one piece when it fits).
-  SlabPlan(const ExecSpace& exec, const Geometry& g, const Options& opts, PartialPlanes wanted) : g_(g) {
+  // Plans the pieces of problem g within opts' workspace budget (one piece when it fits); MapWeighting::Centre:
+  // every forward and backward call takes the map weights (Plan.hpp).
+  SlabPlan(const ExecSpace& exec, const Geometry& g, const Options& opts, PartialPlanes wanted,
+           MapWeighting weighting = MapWeighting::None)
+      : g_(g), weighting_(weighting) {
     if (!needs_slabs(exec, g, opts, wanted)) {
-      single(std::make_shared<const PlanT>(exec, g, opts, wanted));
+      single(std::make_shared<const PlanT>(exec, g, opts, wanted, true, WithL1::No, nullptr, weighting));
       return;
     }
     plan_pieces(exec, opts, wanted, budget(exec, opts));
@@ -188,28 +178,29 @@ class SlabPlan {
   const Geometry& geometry() const { return g_; }
   const std::vector<SlabPiece>& piece_list() const { return pieces_; }
 
-  // Sum of the map, mean and per-slice sums of the last forward (device).
-  Kokkos::View<const double, Mem> total() const { return sliced() ? Kokkos::View<const double, Mem>(total_) : plans_[0]->total(); }
-  Kokkos::View<const double, Mem> mean() const { return sliced() ? Kokkos::View<const double, Mem>(mean_) : plans_[0]->mean(); }
-  Kokkos::View<const double*, Mem> image_sums() const {
-    return sliced() ? Kokkos::View<const double*, Mem>(image_sums_) : plans_[0]->image_sums();
-  }
+  // Sum of the map, mean and per-slice sums of the last forward (device); with map weights, the sums of
+  // w * map, the weighted mean, and the weights' sums (map_sums(), WeightSums).
+  const MapSumStore<Mem>& map_sums() const { return sliced() ? sums_ : plans_[0]->map_sums(); }
+  Kokkos::View<const double, Mem> total() const { return map_sums().total; }
+  Kokkos::View<const double, Mem> mean() const { return map_sums().mean; }
+  Kokkos::View<const double*, Mem> image_sums() const { return map_sums().image_sums; }
 
+  // `map_weights`: MapWeighting::Centre only, (N, C, D, H, W) of the images' extents (Plan.hpp).
   void forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map,
-               float* value_float = nullptr) const {
-    if (!sliced()) return plans_[0]->forward(exec, x, y, map, {.value_float = value_float});
+               float* value_float = nullptr, const InputArray<T>& map_weights = {}) const {
+    if (!sliced()) return plans_[0]->forward(exec, x, y, map, {.value_float = value_float, .map_weights = map_weights});
     compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
-    for (const SlabPiece& p : pieces_) forward_piece(exec, p, x, y, map);
+    for (const SlabPiece& p : pieces_) forward_piece(exec, p, x, y, map, map_weights);
     finish_sums(exec, value_float);
   }
 
   // The gradients of the mean (GradientTargets, PassArguments.hpp) with respect to the images of the last
   // forward(); sliced problems recompute each piece's forward first.
   void backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
-                const GradientTargets<O>& out) const {
-    if (!sliced()) return plans_[0]->backward(exec, x, y, out);
+                const GradientTargets<O>& out, const InputArray<T>& map_weights = {}) const {
+    if (!sliced()) return plans_[0]->backward(exec, x, y, out, {.map_count = map_count()});
     for (const SlabPiece& p : pieces_) {
-      forward_piece(exec, p, x, y, {}, false);
+      forward_piece(exec, p, x, y, {}, map_weights, false);
       backward_piece(exec, p, x, y, out);
     }
   }
@@ -223,7 +214,7 @@ class SlabPlan {
     }
     compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
     for (const SlabPiece& p : pieces_) {
-      forward_piece(exec, p, x, y, {});
+      forward_piece(exec, p, x, y, {}, {});
       backward_piece(exec, p, x, y, out);
     }
     finish_sums(exec);
@@ -347,15 +338,15 @@ class SlabPlan {
         found = int(shapes.size());
         shapes.push_back(p.g);
         plans_.push_back(std::make_shared<const PlanT>(exec, p.g, opts, wanted, true, WithL1::No,
-                                                       plans_.empty() ? nullptr : &shared));
+                                                       plans_.empty() ? nullptr : &shared, weighting_));
         if (plans_.size() == 1) shared = plans_[0]->buffers();
       }
       p.plan = found;
     }
     shifts_ = Kokkos::View<T*, Mem>(Kokkos::view_alloc(exec, "kssim::slab_shifts"), 2 * std::size_t(g_.images()));
-    image_sums_ = Kokkos::View<double*, Mem>(Kokkos::view_alloc(exec, "kssim::slab_image_sums"), g_.images());
-    total_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::slab_total"));
-    mean_ = Kokkos::View<double, Mem>(Kokkos::view_alloc(exec, "kssim::slab_mean"));
+    // One "tile" per slice: the pieces add their slice sums into the tile sums, and sum_map finishes.
+    sums_ = MapSumStore<Mem>(exec, g_.images(), 1, double(g_.map_size()));
+    if (weighting_ == MapWeighting::Centre) sums_.add_weights(exec);
     // The one-call functions return before their kernels end (GPUs): the workspace outlives them.
     fence_before_free_ = std::shared_ptr<void>(nullptr, [exec](void*) { exec.fence("kssim: slab workspace freed"); });
   }
@@ -363,16 +354,25 @@ class SlabPlan {
   int first_slice(const SlabPiece& p) const { return p.n0 * g_.c + p.c0; }
 
 
-  // The piece's forward, with its slices' shifts; `sums`: add its map sums to the slices'.
+  // The piece's forward, with its slices' shifts; `sums`: add its map sums (and weight sums) to the slices'.
   void forward_piece(const ExecSpace& exec, const SlabPiece& p, const InputArray<S>& x, const InputArray<S>& y,
-                     const OutputArray<O>& map, bool sums = true) const {
+                     const OutputArray<O>& map, const InputArray<T>& map_weights, bool sums = true) const {
     const int axis = slab_axis(g_);
     const PlanT& plan = *plans_[p.plan];
     plan.forward(exec, piece_array(x, p, axis, false), piece_array(y, p, axis, false), piece_array(map, p, axis, true),
-                 {.shifts = shifts_.data() + 2 * std::size_t(first_slice(p))});
+                 {.shifts = shifts_.data() + 2 * std::size_t(first_slice(p)),
+                  .map_weights = piece_array(map_weights, p, axis, false)});
     if (!sums) return;
-    add_slice_sums(exec, plan.image_sums().data(), image_sums_.data() + first_slice(p), p.nn * p.cn, p.map0 > 0);
+    const MapSums& piece = plan.map_sums().arrays;
+    add_slice_sums(exec, piece.image_sums, sums_.arrays.tile_sums + first_slice(p), p.nn * p.cn, p.map0 > 0);
+    if (piece.weights.image_sums)
+      add_slice_sums(exec, piece.weights.image_sums, sums_.arrays.weights.tile_sums + first_slice(p), p.nn * p.cn,
+                     p.map0 > 0);
   }
+
+  // The map pixels the mean is over: the whole problem's (a slab's plan knows only its own), or 1 for the
+  // weighted mean, whose division by sum w is the caller's upstream factor (MaskedPlan.hpp).
+  double map_count() const { return weighting_ == MapWeighting::Centre ? 1.0 : double(g_.map_size()); }
 
   void backward_piece(const ExecSpace& exec, const SlabPiece& p, const InputArray<S>& x, const InputArray<S>& y,
                       const GradientTargets<O>& out) const {
@@ -391,20 +391,22 @@ class SlabPlan {
                               .scale = out.scale,
                               .upstream = out.upstream,
                               .accumulate = out.accumulate || later_slab},
-                             {.map_count = double(g_.map_size())});
+                             {.map_count = map_count()});
   }
 
   void finish_sums(const ExecSpace& exec, float* value_float = nullptr) const {
-    sum_slices(exec, image_sums_.data(), g_.images(), double(g_.map_size()), total_.data(), mean_.data(), value_float);
+    MapSums sums = sums_.arrays;
+    sums.value_float = value_float;
+    sum_map(exec, sums);
   }
 
  private:
   Geometry g_;
+  MapWeighting weighting_ = MapWeighting::None;
   std::vector<SlabPiece> pieces_;
   std::vector<std::shared_ptr<const PlanT>> plans_;
   Kokkos::View<T*, Mem> shifts_;
-  Kokkos::View<double*, Mem> image_sums_;
-  Kokkos::View<double, Mem> total_, mean_;
+  MapSumStore<Mem> sums_;  // sliced problems: per slice, one "tile" sum
   std::shared_ptr<void> fence_before_free_;  // last member: the first destroyed, before the workspace
 };
 
