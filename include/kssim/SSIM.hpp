@@ -228,7 +228,7 @@ class SSIM : public impl::TrainingObject<SSIM<ExecutionSpace, ValueType, Rank, O
   void forward_into(const View1& img1, const View2& img2, float* value) {
     float* const out = this->value_pointer(value);
     this->run_forward(img1, img2, [&](const ExecutionSpace& exec, const auto& x, const auto& y) {
-      plan_.forward(exec, x, y, {}, out);
+      plan_.forward(exec, x, y, {}, {.value_float = out});
     });
   }
 

@@ -208,7 +208,7 @@ void MaskedPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T
   check_mask_values(exec, MaskCheck<ExecSpace, T>{mask, sums().arrays.weights.invalid});
   const InputArray<T> m = broadcast_channels(mask, g_.c);
   if (weighted_) {
-    weighted_->forward(exec, x, y, map, value_float, m);
+    weighted_->forward(exec, x, y, map, {.value_float = value_float, .map_weights = m});
     return;
   }
   compute_masked_shifts<ExecSpace>(exec, g_, x, y, m, shifts_.data());

@@ -185,13 +185,14 @@ class SlabPlan {
   Kokkos::View<const double, Mem> mean() const { return map_sums().mean; }
   Kokkos::View<const double*, Mem> image_sums() const { return map_sums().image_sums; }
 
-  // `map_weights`: MapWeighting::Centre only, (N, C, D, H, W) of the images' extents (Plan.hpp).
+  // Plan's forward terms (PassArguments.hpp): value_float, and the map weights of MapWeighting::Centre,
+  // (N, C, D, H, W) of the images' extents; the recentring shifts are the whole problem's.
   void forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map,
-               float* value_float = nullptr, const InputArray<T>& map_weights = {}) const {
-    if (!sliced()) return plans_[0]->forward(exec, x, y, map, {.value_float = value_float, .map_weights = map_weights});
+               const ForwardTerms<T>& terms = {}) const {
+    if (!sliced()) return plans_[0]->forward(exec, x, y, map, terms);
     compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
-    for (const SlabPiece& p : pieces_) forward_piece(exec, p, x, y, map, map_weights);
-    finish_sums(exec, value_float);
+    for (const SlabPiece& p : pieces_) forward_piece(exec, p, x, y, map, terms.map_weights);
+    finish_sums(exec, terms.value_float);
   }
 
   // The gradients of the mean (GradientTargets, PassArguments.hpp) with respect to the images of the last
