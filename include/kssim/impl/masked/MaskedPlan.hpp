@@ -4,9 +4,10 @@
 //   masked SSIM = sum_p w_p map_p / sum_p w_p   (over every slice, or one image's, or one slice's),
 // with SSIM's own window statistics (MaskMode::Weights) or normalized ones (MaskMode::Normalized).
 //  - Weights: SSIM's plan made MapWeighting::Centre (Plan.hpp), so every schedule the router picks runs it,
-//    the fused ones included, and problems past 2^30 elements or the workspace budget run in slabs (Slabs.hpp): its map pass writes the partials of w * map and sums w * map and w, and the
-//    mean's last team (Reduction.hpp, WeightSums) divides them; its backward is SSIM's with the device factor
-//    upstream / sum w.
+//    the fused ones included, and problems past 2^30 elements or the workspace budget run in slabs
+//    (Slabs.hpp): its map pass writes the partials of w * map and sums w * map and w, and the mean's last
+//    team (Reduction.hpp, WeightSums) divides them; its backward is SSIM's with the device factor upstream /
+//    sum w.
 //  - Normalized: the stage schedule with a fifth plane (MaskedRowBlur, MaskedColumnBlur); the adjoint passes
 //    are Plan's kernels (AdjointRow's PixelWeights instance: the mask at each pixel, a compile-time weight),
 //    scaled by 1 / sum w.

@@ -217,9 +217,8 @@ class Plan {
   const Geometry& geometry() const { return g_; }
   const ScheduleChoice& schedule() const { return schedule_; }
   PartialPlanes wanted() const { return wanted_; }
-  // Sum of the map over all slices, and per (n, c) slice, from the last forward().
-  Kokkos::View<const double, Mem> total() const { return sums_.total; }
-  Kokkos::View<const double, Mem> mean() const { return sums_.mean; }  // total / map pixels (weighted: / sum w)
+  // The mean of the map (weighted: sum w * map / sum w) and its sum per (n, c) slice, from the last forward().
+  Kokkos::View<const double, Mem> mean() const { return sums_.mean; }
   Kokkos::View<const double*, Mem> image_sums() const { return sums_.image_sums; }
   // Plans MapWeighting::Centre: the sums above are of w * map, their mean the weighted one, and these are the
   // weights' sums (WeightSums, Reduction.hpp).

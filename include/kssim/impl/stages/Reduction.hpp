@@ -130,9 +130,10 @@ void invalidate_all(const ExecSpace& exec, const MapSums& s) {
   const int l1_tiles = s.l1.tile_sums ? s.images * s.l1.tiles_per_image : 0;
   const int count = Kokkos::max(Kokkos::max(s.images * s.tiles_per_image, s.images), l1_tiles);
   launch("kssim::invalidate_sums", Kokkos::RangePolicy<ExecSpace>(exec, 0, count), KOKKOS_LAMBDA(const int i) {
-    if (i < s.images * s.tiles_per_image) s.tile_sums[i] = Kokkos::Experimental::quiet_NaN_v<double>;
-    if (i < s.images * s.tiles_per_image && s.weights.tile_sums)
-      s.weights.tile_sums[i] = Kokkos::Experimental::quiet_NaN_v<double>;
+    if (i < s.images * s.tiles_per_image) {
+      s.tile_sums[i] = Kokkos::Experimental::quiet_NaN_v<double>;
+      if (s.weights.tile_sums) s.weights.tile_sums[i] = Kokkos::Experimental::quiet_NaN_v<double>;
+    }
     if (i < l1_tiles) s.l1.tile_sums[i] = Kokkos::Experimental::quiet_NaN_v<double>;
     if (i == 0) s.invalidate_results();
   });
