@@ -8,7 +8,8 @@
 // (-DKSSIM_TUNE_FUSED_MIN_TEAMS=<n> to try other launch bounds of the fused kernels). Prints the SSIM and
 // the L1 norm of the gradient of each run, to compare schedules at a glance. Arguments: `fused` times the
 // fused schedule only; `volumes` the three perf_tests volume shapes too, after the images; `masked` masked SSIM
-// (kssim::MaskedSSIM, both mask modes, a mask (N, 1, H, W) of values in [0, 1)) after SSIM, images only;
+// (kssim::MaskedSSIM, both mask modes, a mask (N, 1, H, W) of values in [0, 1)) after SSIM, images only; `l1` the
+// fused L1 + SSIM loss (kssim::L1SSIMLoss, its default weight; the loss printed as ssim) after those;
 // `shape=NxCxHxW` that image shape only (hosts: the 1080p shape alone takes a minute); `paddings=all` Reflect and
 // Replicate after Valid and Same (their cost over zero padding: the edge loads and BoundaryFold.hpp); `flushed` times
 // each step after a kernel that writes 256 MB (the L2 cache flushed), as kssim_perf_tests' us_flushed
@@ -24,12 +25,14 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 using Exec = Kokkos::DefaultExecutionSpace;
 using T = float;
 
 // Times every schedule (or the fused one) of one shape, both paddings, fwd and fwd+bwd, and prints a line each.
 template <int Rank>
-void sweep_shape(const std::array<int, Rank>& e, bool fused_only, bool flushed, bool masked, bool all_paddings) {
+void sweep_shape(const std::array<int, Rank>& e, bool fused_only, bool flushed, bool masked, bool l1,
+                 bool all_paddings) {
   using Layout = Kokkos::LayoutRight;
   using Image = std::conditional_t<Rank == 4, Kokkos::View<T****, Layout, Exec::memory_space>,
                                    Kokkos::View<T*****, Layout, Exec::memory_space>>;
@@ -58,9 +61,11 @@ void sweep_shape(const std::array<int, Rank>& e, bool fused_only, bool flushed, 
     pa[i] = float(h & 0xffffff) / 16777216.0f; unsigned k = h * 0x9e3779b1u; k ^= k >> 16; pb[i] = 0.6f * pa[i] + 0.4f * float(k & 0xffff) / 65536.0f; });
   std::string shape;
   for (int v : e) shape += (shape.empty() ? "" : "x") + std::to_string(v);
-  // metric 0: SSIM; 1, 2: masked SSIM with map weights, normalized statistics.
-  const int metrics = Rank == 4 && masked ? 3 : 1;
-  for (int metric = 0; metric < metrics; ++metric)
+  // metric 0: SSIM; 1, 2: masked SSIM with map weights, normalized statistics; 3: the fused L1 + SSIM loss.
+  std::vector<int> metrics{0};
+  if (Rank == 4 && masked) metrics.insert(metrics.end(), {1, 2});
+  if (l1) metrics.push_back(3);
+  for (int metric : metrics)
   for (auto padding : {kssim::Padding::Valid, kssim::Padding::Same, kssim::Padding::Reflect, kssim::Padding::Replicate})
     for (auto sch : {kssim::Schedule::Stages, kssim::Schedule::Fused})
       for (int mode = 0; mode < 2; ++mode) {
@@ -74,10 +79,16 @@ void sweep_shape(const std::array<int, Rank>& e, bool fused_only, bool flushed, 
         const kssim::MaskMode mask_mode = metric == 1 ? kssim::MaskMode::Weights : kssim::MaskMode::Normalized;
         std::optional<kssim::SSIM<Exec, T, Rank>> plain;
         std::optional<kssim::MaskedSSIM<Exec, T, Rank>> weighed;
-        if (metric == 0) plain.emplace(exec, e, o, wanted); else weighed.emplace(exec, e, mask_mode, o, wanted);
-        const auto value = [&] { return plain ? plain->value_on_host() : weighed->value_on_host(); };
+        std::optional<kssim::L1SSIMLoss<Exec, T, Rank>> loss;
+        if (metric == 0) plain.emplace(exec, e, o, wanted);
+        else if (metric == 3) loss.emplace(exec, e, kssim::L1SSIMLossOptions{.ssim = o}, wanted);
+        else weighed.emplace(exec, e, mask_mode, o, wanted);
+        const auto value = [&] {
+          return plain ? plain->value_on_host() : loss ? loss->value_on_host() : weighed->value_on_host();
+        };
         auto step = [&] {
           if (plain) { plain->forward(a, b); if (mode) plain->backward(g); }
+          else if (loss) { loss->forward(a, b); if (mode) loss->backward(g); }
           else { weighed->forward(a, b, m); if (mode) weighed->backward(g); }
         };
         for (int i = 0; i < 5; ++i) step();
@@ -85,7 +96,10 @@ void sweep_shape(const std::array<int, Rank>& e, bool fused_only, bool flushed, 
                                          : kssim_perf::back_to_back_seconds(exec, step, 50));
         double gsum = 0;
         if (mode) { const T* gp = g.data(); Kokkos::parallel_reduce(Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(std::size_t i, double& s) { s += Kokkos::fabs(gp[i]); }, gsum); }
-        const char* metric_name = metric == 0 ? "" : metric == 1 ? " masked-weights" : " masked-normalized";
+        const char* metric_name = metric == 0   ? ""
+                                  : metric == 1 ? " masked-weights"
+                                  : metric == 2 ? " masked-normalized"
+                                                : " l1-ssim";
         std::printf("%s%s %-9s %-6s %-7s %8.1f us  ssim %.6f |g| %.6e\n", shape.c_str(), metric_name,
                     kssim::to_string(padding), kssim::to_string(sch), mode ? "fwd+bwd" : "fwd", us, value(), gsum);
         T* pg = g.data();  // zero it with a pointer-only kernel (Kokkos' own fill misbehaves under nvcc + mdspan)
@@ -96,13 +110,14 @@ void sweep_shape(const std::array<int, Rank>& e, bool fused_only, bool flushed, 
 
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard guard(argc, argv);
-  bool fused_only = false, flushed = false, volumes = false, masked = false, all_paddings = false;
+  bool fused_only = false, flushed = false, volumes = false, masked = false, l1 = false, all_paddings = false;
   std::string only;
   for (int i = 1; i < argc; ++i) {
     fused_only = fused_only || std::string(argv[i]) == "fused";
     flushed = flushed || std::string(argv[i]) == "flushed";
     volumes = volumes || std::string(argv[i]) == "volumes";
     masked = masked || std::string(argv[i]) == "masked";
+    l1 = l1 || std::string(argv[i]) == "l1";
     all_paddings = all_paddings || std::string(argv[i]) == "paddings=all";
     if (std::string(argv[i]).rfind("shape=", 0) == 0) only = std::string(argv[i]).substr(6);
   }
@@ -110,9 +125,9 @@ int main(int argc, char** argv) {
   for (auto e : shapes) {
     const std::string name = std::to_string(e[0]) + "x" + std::to_string(e[1]) + "x" + std::to_string(e[2]) + "x" +
                              std::to_string(e[3]);
-    if (only.empty() || only == name) sweep_shape<4>(e, fused_only, flushed, masked, all_paddings);
+    if (only.empty() || only == name) sweep_shape<4>(e, fused_only, flushed, masked, l1, all_paddings);
   }
   if (volumes)
     for (const std::array<int, 5> e : {std::array<int, 5>{1, 1, 128, 128, 128}, {2, 3, 96, 96, 96}, {1, 1, 256, 256, 256}})
-      sweep_shape<5>(e, fused_only, flushed, false, all_paddings);
+      sweep_shape<5>(e, fused_only, flushed, false, l1, all_paddings);
 }
