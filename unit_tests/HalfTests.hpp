@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // SSIM of 16-bit images (include/kssim/impl/core/Storage.hpp): inputs stored in 16 bits, statistics in float,
 // maps and gradients rounded to 16 bits or kept in float. Every result against the float64 reference
-// (ReferenceSSIM.hpp) evaluated on the very 16-bit values the library reads:
+// (ReferenceSSIM.hpp; masked SSIM: ReferenceMaskedSSIM.hpp) evaluated on the very 16-bit values the library
+// reads:
 //  - means, per-image and per-channel means, and float maps and gradients at the float bars (1e-6 for
 //    values, 2e-5 for map pixels, 1e-5 relative L2 for gradients): only the statistics' float rounding
 //    separates them from the reference;
@@ -17,6 +18,7 @@
 #pragma once
 
 #include "ErrorRecord.hpp"
+#include "ReferenceMaskedSSIM.hpp"
 #include "TestingUtilities.hpp"
 
 #include <algorithm>
@@ -135,6 +137,27 @@ double worst_against_bound(const std::vector<double>& got, const std::vector<dou
   return worst;
 }
 
+// Both gradients against the reference: float ones at the relative L2 bar; 16-bit ones pixel by pixel, within
+// the float gradient's error (its relative L2 bar times the largest gradient) plus the rounding to S.
+template <class C>
+void expect_gradients_match(const std::vector<double>& got1, const std::vector<double>& got2,
+                            const std::vector<double>& want1, const std::vector<double>& want2) {
+  record_error("grad_rel_l2", std::max(relative_l2_error(got1, want1), relative_l2_error(got2, want2)));
+  if constexpr (std::is_same_v<typename C::output, float>) {
+    EXPECT_LE(relative_l2_error(got1, want1), gradient_tolerance<float>());
+    EXPECT_LE(relative_l2_error(got2, want2), gradient_tolerance<float>());
+  } else {
+    double largest = 0;
+    for (double v : want1) largest = std::max(largest, std::abs(v));
+    for (double v : want2) largest = std::max(largest, std::abs(v));
+    const double float_bar = gradient_tolerance<float>() * largest;
+    const double worst =
+        std::max(worst_against_bound<C>(got1, want1, float_bar), worst_against_bound<C>(got2, want2, float_bar));
+    EXPECT_LE(worst, 1.0) << "largest gradient error in units of its bound";
+    record_error("grad_in_bounds", worst);
+  }
+}
+
 template <class C>
 std::vector<kssim::Schedule> schedules(int rank) {
   using Exec = typename C::execution_space;
@@ -180,24 +203,70 @@ void check_problem(const Shape& s, const ReferenceOptions& ro, unsigned seed) {
     auto g1 = make<O, C, Rank>("g1", s), g2 = make<O, C, Rank>("g2", s);
     const double with_grad = kssim::ssim_grad(exec, a, b, g1, g2, o);
     EXPECT_NEAR(with_grad, ref.mean, value_tolerance<float>());
-    const std::vector<double> got1 = download(g1), got2 = download(g2);
-    if constexpr (std::is_same_v<O, float>) {
-      EXPECT_LE(relative_l2_error(got1, ref.grad1), gradient_tolerance<float>());
-      EXPECT_LE(relative_l2_error(got2, ref.grad2), gradient_tolerance<float>());
-      record_error("grad_rel_l2", std::max(relative_l2_error(got1, ref.grad1), relative_l2_error(got2, ref.grad2)));
-    } else {
-      // Pixel by pixel: the float gradient's error (its relative L2 bar times the largest gradient),
-      // plus the rounding to S.
-      double largest = 0;
-      for (double v : ref.grad1) largest = std::max(largest, std::abs(v));
-      for (double v : ref.grad2) largest = std::max(largest, std::abs(v));
-      const double float_bar = gradient_tolerance<float>() * largest;
-      const double worst =
-          std::max(worst_against_bound<C>(got1, ref.grad1, float_bar), worst_against_bound<C>(got2, ref.grad2, float_bar));
-      EXPECT_LE(worst, 1.0) << "largest gradient error in units of its bound";
-      record_error("grad_in_bounds", worst);
-      record_error("grad_rel_l2", std::max(relative_l2_error(got1, ref.grad1), relative_l2_error(got2, ref.grad2)));
-    }
+    expect_gradients_match<C>(download(g1), download(g2), ref.grad1, ref.grad2);
+  }
+}
+
+// Masked SSIM of 16-bit images and a 16-bit mask (values 0, 1 and between; one per channel or one broadcast over
+// the channels) in one mode: the one-call functions (mean, per image, per channel, map, gradients) and the
+// training object with every schedule of map weights (normalized statistics: the stage schedule) against the
+// masked reference on the rounded values.
+template <class C, int Rank>
+void check_masked_problem(const Shape& s, const ReferenceOptions& ro, kssim::MaskMode mode, int mask_channels,
+                          unsigned seed) {
+  using Exec = typename C::execution_space;
+  using Mem = typename C::memory_space;
+  using S = typename C::storage;
+  using O = typename C::output;
+  Exec exec;
+  auto x = random_image(s, seed), y = noisy_copy(x, seed + 1, 0.1);
+  Shape ms = s;
+  ms.c = mask_channels;
+  std::vector<double> m = random_image(ms, seed + 2);
+  for (double& v : m) v = v < 0.2 ? 0.0 : v > 0.8 ? 1.0 : v;
+  auto a = upload<S, C, Rank>("a", s, x);
+  auto b = upload<S, C, Rank>("b", s, y);
+  auto mask = upload<S, C, Rank>("mask", ms, m);
+  const bool normalized = mode == kssim::MaskMode::Normalized;
+  const MaskedReference ref = reference_masked_ssim(s, x, y, m, mask_channels, ro, normalized, true);
+  std::array<int, Rank> extents;
+  if constexpr (Rank == 4)
+    extents = {s.n, s.c, s.h, s.w};
+  else
+    extents = {s.n, s.c, s.d, s.h, s.w};
+  const std::vector<kssim::Schedule> every =
+      normalized ? std::vector<kssim::Schedule>{kssim::Schedule::Stages} : schedules<C>(Rank);
+  for (kssim::Schedule schedule : every) {
+    kssim::Options o = to_options(ro);
+    o.schedule = schedule;
+    SCOPED_TRACE(describe(s, ro) + (normalized ? " normalized" : " weights") + ", mask channels " +
+                 std::to_string(mask_channels) + ", " + kssim::to_string(schedule));
+    const double mean = kssim::masked_ssim(exec, a, b, mask, mode, o);
+    EXPECT_NEAR(mean, ref.mean, value_tolerance<float>());
+    record_error("masked_mean_error", std::abs(mean - ref.mean));
+    Kokkos::View<double*, Mem> per_image("per_image", s.n);
+    Kokkos::View<double**, Kokkos::LayoutRight, Mem> per_channel("per_channel", s.n, s.c);
+    kssim::masked_ssim_per_image(exec, a, b, mask, mode, per_image, o);
+    kssim::masked_ssim_per_channel(exec, a, b, mask, mode, per_channel, o);
+    EXPECT_LE(max_abs_error(download(per_image), ref.per_image), value_tolerance<float>());
+    EXPECT_LE(max_abs_error(download(per_channel), ref.per_channel), value_tolerance<float>());
+
+    auto map = make<O, C, Rank>("map", ref.map_shape);
+    kssim::masked_ssim_map(exec, a, b, mask, mode, map, o);
+    const double map_worst = worst_against_bound<C>(download(map), ref.map, map_tolerance<float>());
+    EXPECT_LE(map_worst, 1.0) << "largest map error in units of its bound";
+    record_error("masked_map_in_bounds", map_worst);
+
+    auto g1 = make<O, C, Rank>("g1", s), g2 = make<O, C, Rank>("g2", s);
+    EXPECT_NEAR(kssim::masked_ssim_grad(exec, a, b, mask, mode, g1, g2, o), ref.mean, value_tolerance<float>());
+    expect_gradients_match<C>(download(g1), download(g2), ref.grad1, ref.grad2);
+
+    kssim::MaskedSSIM<Exec, S, Rank, O> loss(exec, extents, mode, o, kssim::Gradients::Both);
+    loss.forward(a, b, mask);
+    EXPECT_NEAR(loss.value_on_host(), ref.mean, value_tolerance<float>());
+    auto t1 = make<O, C, Rank>("t1", s), t2 = make<O, C, Rank>("t2", s);
+    loss.backward(t1, t2);
+    expect_gradients_match<C>(download(t1), download(t2), ref.grad1, ref.grad2);
   }
 }
 
@@ -393,4 +462,34 @@ TYPED_TEST_P(Half, EveryRowAlignmentGivesTheSameBits) {
     }
 }
 
-REGISTER_TYPED_TEST_SUITE_P(Half, ImagesMatchReferenceOnRoundedInputs, VolumesMatchReferenceOnRoundedInputs, IdenticalImagesGiveExactlyOne, TrainingObjectAccumulatesThenRounds, EveryRowAlignmentGivesTheSameBits);
+
+// Masked SSIM (MaskedSSIM.hpp) of 16-bit images and masks, both modes, a mask per channel and one for every
+// channel, both paddings; 2 x 2 x 41 x 150 as above.
+TYPED_TEST_P(Half, MaskedImagesMatchReferenceOnRoundedInputs) {
+  const Shape s{2, 2, 1, 41, 150};
+  unsigned seed = 1000;
+  for (kssim::MaskMode mode : {kssim::MaskMode::Weights, kssim::MaskMode::Normalized})
+    for_both_paddings([&](const ReferenceOptions& ro) {
+      check_masked_problem<TypeParam, 4>(s, ro, mode, ro.same ? 1 : 2, seed);
+      seed += 3;
+    });
+}
+
+TYPED_TEST_P(Half, MaskedVolumesMatchReferenceOnRoundedInputs) {
+  Shape s{1, 2, 11, 12, 13};
+  s.volumetric = true;
+  ReferenceOptions ro;
+  ro.window = 5;
+  unsigned seed = 1050;
+  for (kssim::MaskMode mode : {kssim::MaskMode::Weights, kssim::MaskMode::Normalized})
+    for (bool same : {false, true}) {
+      ro.same = same;
+      check_masked_problem<TypeParam, 5>(s, ro, mode, 1, seed);
+      seed += 3;
+    }
+}
+
+REGISTER_TYPED_TEST_SUITE_P(Half, ImagesMatchReferenceOnRoundedInputs, VolumesMatchReferenceOnRoundedInputs,
+                            IdenticalImagesGiveExactlyOne, TrainingObjectAccumulatesThenRounds,
+                            EveryRowAlignmentGivesTheSameBits, MaskedImagesMatchReferenceOnRoundedInputs,
+                            MaskedVolumesMatchReferenceOnRoundedInputs);

@@ -10,7 +10,9 @@
 //   kssim::MaskedSSIM<Exec, float> loss(exec, {N, C, H, W}, mode);  // training loops, like kssim::SSIM
 //
 // The mask is a View like the images, (N, C, H, W) or (N, 1, H, W) (one weight per pixel for every channel;
-// volumes (N, C or 1, D, H, W)), of the images' value type, with values in [0, 1]. Each map pixel p weighs
+// volumes (N, C or 1, D, H, W)), of the images' value type, with values in [0, 1]. Images and mask may be
+// 16-bit, as SSIM's (kssim/SSIM.hpp, impl/core/Storage.hpp): computed in float, maps and gradients of the
+// images' type or float (kssim::MaskedSSIM<Exec, half_t, 4, float>: float outputs). Each map pixel p weighs
 // w_p, the mask at the centre of its window (valid padding: mask pixel (h + w/2, w + w/2) for map pixel
 // (h, w); same padding: the same pixel), and
 //   masked SSIM = sum_p w_p map_p / sum_p w_p
@@ -48,7 +50,7 @@ namespace impl {
 // or volume (rank 2 or 3) the image's own.
 template <class ExecutionSpace, class ImageView, class MaskView>
 InputArray<value_type_of<ImageView>> mask_array(const MaskView& mask, const std::array<int, ImageView::rank()>& image) {
-  static_assert(check_image_view<ExecutionSpace, MaskView>());
+  static_assert(check_ssim_image_view<ExecutionSpace, MaskView>());
   static_assert(check_same_kind<ImageView, MaskView>());
   constexpr bool batch = ImageView::rank() >= 4;
   bool ok = !batch || mask.extent(1) == 1 || int(mask.extent(1)) == image[1];
@@ -64,8 +66,8 @@ InputArray<value_type_of<ImageView>> mask_array(const MaskView& mask, const std:
 }
 
 // The mask-value check of a finished forward pass (synchronises).
-template <class ExecutionSpace, class T>
-void require_valid_mask(const ExecutionSpace& exec, const MaskedPlan<ExecutionSpace, T>& plan) {
+template <class ExecutionSpace, class Plan>
+void require_valid_mask(const ExecutionSpace& exec, const Plan& plan) {
   unsigned invalid = 0;
   Kokkos::deep_copy(exec, invalid, plan.mask_invalid());
   exec.fence("kssim: mask check");
@@ -85,13 +87,14 @@ struct MaskedPlanKey {
 };
 
 // A masked plan of an image pair with its arrays, kept between calls like SSIM's (PlanCache.hpp); problems that
-// run in slabs (Slabs.hpp) get a plan of their own, as SSIM's do (one_call_plan).
-template <class ExecutionSpace, class View1, class View2, class MaskView>
+// run in slabs (Slabs.hpp) get a plan of their own, as SSIM's do (one_call_plan). O: the map's and gradients'
+// type (the images', or float for 16-bit images).
+template <class ExecutionSpace, class View1, class View2, class MaskView, class O = value_type_of<View1>>
 struct MaskedCall {
-  using Images = ImagePair<ExecutionSpace, View1, View2>;
-  using PlanT = MaskedPlan<ExecutionSpace, typename Images::T>;
+  using Images = SsimImages<ExecutionSpace, View1, View2>;
+  using PlanT = MaskedPlan<ExecutionSpace, typename Images::T, typename Images::S, O>;
   Images p;
-  InputArray<typename Images::T> m;
+  InputArray<typename Images::S> m;
   std::shared_ptr<const PlanT> plan;
 
   MaskedCall(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MaskView& mask, MaskMode mode,
@@ -99,7 +102,8 @@ struct MaskedCall {
       : p(img1, img2, opts), m(mask_array<ExecutionSpace, View1>(mask, extents_of(img1))) {
     const auto make = [&] { return std::make_shared<const PlanT>(exec, p.g, opts, mode, wanted); };
     const bool sliced = mode == MaskMode::Weights &&
-                        SlabPlan<ExecutionSpace, typename Images::T>::needs_slabs(exec, p.g, opts, wanted);
+                        SlabPlan<ExecutionSpace, typename Images::T, typename Images::S, O>::needs_slabs(exec, p.g,
+                                                                                                       opts, wanted);
     plan = sliced ? make() : PlanCache<ExecutionSpace, PlanT, MaskedPlanKey>::get().plan(
                                  exec, MaskedPlanKey{p.g, opts, mode, wanted}, make);
   }
@@ -133,11 +137,12 @@ double masked_ssim(const ExecutionSpace& exec, const View1& img1, const View2& i
 template <class ExecutionSpace, class View1, class View2, class MaskView, class MapView>
 void masked_ssim_map(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MaskView& mask,
                      MaskMode mode, const MapView& map, const Options& opts = {}) {
-  static_assert(check_output_view<ExecutionSpace, MapView>());
-  static_assert(check_same_kind<View1, MapView>());
-  impl::MaskedCall<ExecutionSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts);
+  static_assert(check_ssim_output_view<ExecutionSpace, MapView, impl::value_type_of<View1>>());
+  static_assert(MapView::rank() == View1::rank(), "kssim: both Views must have the same rank");
+  using O = typename MapView::value_type;
+  impl::MaskedCall<ExecutionSpace, View1, View2, MaskView, O> c(exec, img1, img2, mask, mode, opts);
   impl::require_extents("map", map, impl::map_extents<View1::rank()>(c.p.g));
-  c.plan->forward(exec, c.p.x, c.p.y, c.m, impl::as_rank5<impl::OutputArray<impl::value_type_of<View1>>>(map));
+  c.plan->forward(exec, c.p.x, c.p.y, c.m, impl::as_rank5<impl::OutputArray<O>>(map));
   impl::require_valid_mask(exec, *c.plan);
 }
 
@@ -176,7 +181,8 @@ template <class ExecutionSpace, class View1, class View2, class MaskView, class 
 double masked_ssim_grad(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MaskView& mask,
                         MaskMode mode, const Grad1& grad1, const Grad2& grad2 = {}, const Options& opts = {}) {
   impl::GradientArgs<ExecutionSpace, View1, Grad1, Grad2> g(img1, grad1, grad2);
-  impl::MaskedCall<ExecutionSpace, View1, View2, MaskView> c(exec, img1, img2, mask, mode, opts, g.wanted);
+  impl::MaskedCall<ExecutionSpace, View1, View2, MaskView, typename decltype(g)::O> c(exec, img1, img2, mask, mode,
+                                                                                      opts, g.wanted);
   c.plan->forward(exec, c.p.x, c.p.y, c.m, {});
   c.plan->backward(exec, c.p.x, c.p.y, c.m, {.grad1 = g.g1, .grad2 = g.g2});
   impl::require_valid_mask(exec, *c.plan);
@@ -187,10 +193,11 @@ double masked_ssim_grad(const ExecutionSpace& exec, const View1& img1, const Vie
 // workspace; forward() and backward() then allocate nothing and never synchronise the host (so a mask value
 // outside [0, 1] or NaN is not thrown: the mean reads NaN). The mask may change at every forward();
 // backward() uses the images and mask of the last forward(): keep them alive and unchanged in between.
-template <class ExecutionSpace, class ValueType, int Rank = 4>
-class MaskedSSIM
-    : public impl::TrainingObject<MaskedSSIM<ExecutionSpace, ValueType, Rank>, ExecutionSpace, ValueType, Rank> {
-  using Shell = impl::TrainingObject<MaskedSSIM, ExecutionSpace, ValueType, Rank>;
+// 16-bit images and mask: as kssim::SSIM (OutputType: the map's and gradients' type, ValueType or float).
+template <class ExecutionSpace, class ValueType, int Rank = 4, class OutputType = ValueType>
+class MaskedSSIM : public impl::TrainingObject<MaskedSSIM<ExecutionSpace, ValueType, Rank, OutputType>, ExecutionSpace,
+                                               ValueType, Rank, true, OutputType> {
+  using Shell = impl::TrainingObject<MaskedSSIM, ExecutionSpace, ValueType, Rank, true, OutputType>;
   friend Shell;
   using typename Shell::Images;
   using typename Shell::Outputs;
@@ -198,7 +205,8 @@ class MaskedSSIM
 
  public:
   using typename Shell::memory_space;
-  using View = Kokkos::View<std::conditional_t<Rank == 4, ValueType****, ValueType*****>, Kokkos::LayoutStride,
+  using output_type = OutputType;
+  using View = Kokkos::View<std::conditional_t<Rank == 4, OutputType****, OutputType*****>, Kokkos::LayoutStride,
                             memory_space>;
 
   MaskedSSIM(const ExecutionSpace& exec, const std::array<int, Rank>& extents, MaskMode mode, const Options& opts = {},
@@ -247,7 +255,7 @@ class MaskedSSIM
     plan_.backward(exec, x, y, m_, out);
   }
 
-  impl::MaskedPlan<ExecutionSpace, ValueType> plan_;
+  impl::MaskedPlan<ExecutionSpace, compute_type_t<ValueType>, ValueType, OutputType> plan_;
   Images m_;
 };
 

@@ -147,22 +147,11 @@ double ssim_grad(const ExecutionSpace& exec, const View1& img1, const View2& img
                  const Grad2& grad2 = {}, const Options& opts = {}) {
   impl::SsimImages<ExecutionSpace, View1, View2> p(img1, img2, opts);
   using P = decltype(p);
-  static_assert(check_ssim_output_view<ExecutionSpace, Grad1, typename P::S>());
-  static_assert(check_ssim_output_view<ExecutionSpace, Grad2, typename P::S>());
-  using T = typename P::T;
-  using O = typename Grad1::value_type;
-  static_assert(std::is_same_v<O, typename Grad2::value_type>, "kssim: both gradients must hold the same type");
-  static_assert(Grad1::rank() == View1::rank() && Grad2::rank() == View1::rank(),
-                "kssim: both Views must have the same rank");
-  using Out = impl::OutputArray<O>;
-  const auto extents = impl::extents_of(img1);
-  impl::PartialPlanes wanted{!impl::is_empty_view(grad1), !impl::is_empty_view(grad2)};
-  if (wanted.image1) impl::require_extents("grad1", grad1, extents);
-  if (wanted.image2) impl::require_extents("grad2", grad2, extents);
-  const auto plan = impl::one_call_plan<ExecutionSpace, T, typename P::S, O>(exec, p.g, opts, wanted);
-  plan.forward_backward(exec, p.x, p.y,
-                        {.grad1 = wanted.image1 ? impl::as_rank5<Out>(grad1) : Out{},
-                         .grad2 = wanted.image2 ? impl::as_rank5<Out>(grad2) : Out{}});
+  impl::GradientArgs<ExecutionSpace, View1, Grad1, Grad2> g(img1, grad1, grad2);
+  const auto plan =
+      impl::one_call_plan<ExecutionSpace, typename P::T, typename P::S, typename decltype(g)::O>(exec, p.g, opts,
+                                                                                                g.wanted);
+  plan.forward_backward(exec, p.x, p.y, {.grad1 = g.g1, .grad2 = g.g2});
   double total = 0;
   Kokkos::deep_copy(exec, total, plan.total());
   exec.fence("kssim::ssim_grad: wait for the mean");

@@ -8,8 +8,8 @@
 // ssim_map, ssim_per_image, ssim_per_channel, ssim_grad, and kssim::SSIM<...>::forward / backward;
 // kssim::ssimulacra2 and kssim::Ssimulacra2Reference<...>::compare; MS-SSIM (kssim::ms_ssim*, MSSSIM) and
 // masked SSIM (kssim::masked_ssim*, MaskedSSIM, both mask modes) and the fused L1 + SSIM loss
-// (kssim::l1_ssim_loss*, L1SSIMLoss) for both value types and ranks; SSIM of 16-bit images (half and
-// bfloat16, rank 4 and 5, 16-bit and float outputs) where the backend has them.
+// (kssim::l1_ssim_loss*, L1SSIMLoss) for both value types and ranks; SSIM and masked SSIM of 16-bit images
+// (half and bfloat16, rank 4 and 5, 16-bit and float outputs) where the backend has them.
 
 // Value types: KSSIM_CHECK_FLOAT, KSSIM_CHECK_DOUBLE and KSSIM_CHECK_16BIT select which ones this compile
 // instantiates (none defined: all three). cmake/compile-check splits them between its targets so that every
@@ -145,7 +145,8 @@ void instantiate_strided(const Exec& exec) {
   sink = kssim::ssim_grad(exec, a, a, g, g);
 }
 
-// 16-bit images (kssim/impl/core/Storage.hpp): every SSIM entry point with 16-bit and float maps and gradients, for
+// 16-bit images (kssim/impl/core/Storage.hpp): every SSIM and masked SSIM entry point with 16-bit and float maps
+// and gradients, for
 // the 16-bit types the default execution space takes (Kokkos' half_t / bhalf_t on GPUs; on host spaces
 // those where Kokkos has them, else the host compiler's _Float16 / __bf16); nothing where there is none.
 template <class S>
@@ -187,6 +188,24 @@ void instantiate_16bit(const Exec& exec) {
     kssim::SSIM<Exec, S, Rank, float> to_float(exec, extents, {}, kssim::Gradients::Image1);
     to_float.forward(ca, cb, fmap);
     to_float.backward(f1);
+
+    V mask;
+    for (kssim::MaskMode mode : {kssim::MaskMode::Weights, kssim::MaskMode::Normalized}) {
+      sink = kssim::masked_ssim(exec, a, b, mask, mode);
+      kssim::masked_ssim(exec, a, b, mask, mode, mean, opts);
+      kssim::masked_ssim_map(exec, a, b, mask, mode, map);
+      kssim::masked_ssim_map(exec, a, b, mask, mode, fmap, opts);
+      kssim::masked_ssim_per_image(exec, a, b, mask, mode, per_image);
+      kssim::masked_ssim_per_channel(exec, a, b, mask, mode, per_channel);
+      sink = kssim::masked_ssim_grad(exec, a, b, mask, mode, g1, g2);
+      sink = kssim::masked_ssim_grad(exec, a, b, mask, mode, f1, f2, opts);
+      kssim::MaskedSSIM<Exec, S, Rank> masked(exec, extents, mode, opts, kssim::Gradients::Both);
+      masked.forward(a, b, mask, map);
+      masked.backward(g1, g2, kssim::Accumulate::Yes, -0.2);
+      kssim::MaskedSSIM<Exec, S, Rank, float> masked_to_float(exec, extents, mode, {}, kssim::Gradients::Image1);
+      masked_to_float.forward(a, b, mask);
+      masked_to_float.backward(masked_to_float.value(), f1);
+    }
   }
 }
 

@@ -48,25 +48,30 @@ struct ImagePair {
 template <class ExecSpace, class View1, class View2>
 using SsimImages = ImagePair<ExecSpace, View1, View2, true>;
 
-// The checked gradient arguments of a one-call *_grad function of float or double images: which are wanted
-// ({} or an empty View skips one) and their rank-5 arrays (null where skipped).
+// The checked gradient arguments of a one-call *_grad function: which are wanted ({} or an empty View skips
+// one) and their rank-5 arrays (null where skipped). O: the gradients' type, the images' or, for 16-bit images
+// (which the entry point's ImagePair admits or refuses), float.
 template <class ExecSpace, class View1, class Grad1, class Grad2>
 struct GradientArgs {
-  static_assert(check_output_view<ExecSpace, Grad1>() && check_output_view<ExecSpace, Grad2>() &&
-                check_same_kind<View1, Grad1>() && check_same_kind<View1, Grad2>());
+  static_assert(check_ssim_output_view<ExecSpace, Grad1, value_type_of<View1>>() &&
+                check_ssim_output_view<ExecSpace, Grad2, value_type_of<View1>>());
+  using O = typename Grad1::value_type;
+  static_assert(std::is_same_v<O, typename Grad2::value_type>, "kssim: both gradients must hold the same type");
+  static_assert(Grad1::rank() == View1::rank() && Grad2::rank() == View1::rank(),
+                "kssim: both Views must have the same rank");
   PartialPlanes wanted;
-  OutputArray<value_type_of<View1>> g1, g2;
+  OutputArray<O> g1, g2;
 
   GradientArgs(const View1& img1, const Grad1& grad1, const Grad2& grad2)
       : wanted{!is_empty_view(grad1), !is_empty_view(grad2)} {
     const auto extents = extents_of(img1);
     if (wanted.image1) {
       require_extents("grad1", grad1, extents);
-      g1 = as_rank5<OutputArray<value_type_of<View1>>>(grad1);
+      g1 = as_rank5<OutputArray<O>>(grad1);
     }
     if (wanted.image2) {
       require_extents("grad2", grad2, extents);
-      g2 = as_rank5<OutputArray<value_type_of<View1>>>(grad2);
+      g2 = as_rank5<OutputArray<O>>(grad2);
     }
   }
 };

@@ -26,13 +26,13 @@ struct GradientTargets {
 // slices' (Slabs.hpp), null for this problem's own (Recentring.hpp); where the value (the mean, or the
 // fused loss), rounded to float, goes too (written by the kernel that computes it).
 // Plans made MapWeighting::Centre (Plan.hpp) take the map weights: the mask, (N, C, D, H, W) of the images'
-// extents with its channels possibly broadcast (stride 0).
-template <class T>
+// extents and storage type S with its channels possibly broadcast (stride 0).
+template <class T, class S = T>
 struct ForwardTerms {
   double l1_weight = 0;
   const T* shifts = nullptr;
   float* value_float = nullptr;
-  InputArray<T> map_weights{};
+  InputArray<S> map_weights{};
 };
 
 // The optional terms of an SSIM plan's backward pass: device factors per (n, c) slice (MS-SSIM's chain rule

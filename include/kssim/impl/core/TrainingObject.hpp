@@ -32,21 +32,22 @@ inline PartialPlanes planes_for(Gradients g) {
   return {g == Gradients::Image1 || g == Gradients::Both, g == Gradients::Image2 || g == Gradients::Both};
 }
 
-// Sixteen: the object takes 16-bit storage types (only SSIM's kernels convert them, README "16-bit images");
+// Sixteen: the object takes 16-bit storage types (SSIM's and masked SSIM's kernels convert them, README
+// "16-bit images");
 // OutputType is then ValueType or float. Without it, float and double only.
 template <class Derived, class ExecutionSpace, class ValueType, int Rank, bool Sixteen = false,
           class OutputType = ValueType>
 class TrainingObject {
   static_assert(Kokkos::is_execution_space_v<ExecutionSpace>, "kssim: ExecutionSpace must be an execution space");
   static_assert(Sixteen || std::is_same_v<ValueType, float> || std::is_same_v<ValueType, double>,
-                "kssim: ValueType must be float or double (MS-SSIM, masked SSIM and the fused loss)");
+                "kssim: ValueType must be float or double (MS-SSIM and the fused loss)");
   static_assert(!Sixteen || is_storage_type_v<ValueType>,
-                "kssim::SSIM: ValueType must be float, double or a 16-bit float type (impl/core/Storage.hpp)");
+                "kssim: ValueType must be float, double or a 16-bit float type (impl/core/Storage.hpp)");
   static_assert(!Sixteen || !is_host_16bit_v<ValueType> || !is_gpu_space_v<ExecutionSpace>,
-                "kssim::SSIM: _Float16 / __bf16 images need a host execution space; on GPUs use "
+                "kssim: _Float16 / __bf16 images need a host execution space; on GPUs use "
                 "Kokkos::Experimental::half_t / bhalf_t");
   static_assert(std::is_same_v<OutputType, ValueType> || std::is_same_v<OutputType, compute_type_t<ValueType>>,
-                "kssim::SSIM: OutputType is ValueType, or float for 16-bit images");
+                "kssim: OutputType is ValueType, or float for 16-bit images");
   static_assert(Rank == 4 || Rank == 5, "kssim: Rank is 4 (N, C, H, W) or 5 (N, C, D, H, W)");
 
  public:

@@ -7,6 +7,7 @@
 
 #include <kssim/impl/core/KernelArrays.hpp>
 #include <kssim/impl/core/Launch.hpp>
+#include <kssim/impl/core/Storage.hpp>
 #include <kssim/impl/core/Tiles.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -20,17 +21,18 @@ namespace kssim::impl {
 // consecutive values, coalesced), on hosts a run of `chunk` consecutive values (vectorised). Other masks go row
 // by row, each work item a run of `row_chunk` values of one row. (A value per thread with the row index
 // divided out of it made this check 19.6 us of a 1x3x1080x1920 masked forward on an H100, 8 MB of mask.)
-template <class ExecSpace, class T>
+// S: the mask's storage type (Storage.hpp); 16-bit values are compared as floats.
+template <class ExecSpace, class S>
 struct MaskCheck {
   static constexpr int chunk = gpu_code_paths_v<ExecSpace> ? 8 : 64;
   static constexpr int row_chunk = gpu_code_paths_v<ExecSpace> ? 1 : 64;
-  InputArray<T> mask;  // as given: (N, 1 or C, D, H, W)
+  InputArray<S> mask;  // as given: (N, 1 or C, D, H, W)
   unsigned* invalid = nullptr;
   std::size_t values = 0;  // packed: how many
   std::size_t items = 0;   // packed: work items (values / chunk, rounded up); 0: not packed, row by row
 
   MaskCheck() = default;
-  MaskCheck(const InputArray<T>& m, unsigned* flag) : mask(m), invalid(flag) {
+  MaskCheck(const InputArray<S>& m, unsigned* flag) : mask(m), invalid(flag) {
     std::ptrdiff_t stride = 1;
     bool packed = true;
     for (int i = 4; i >= 0; --i) {
@@ -43,7 +45,11 @@ struct MaskCheck {
     }
   }
 
-  KOKKOS_INLINE_FUNCTION static bool valid(T m) { return m >= T(0) && m <= T(1); }  // false for NaN
+  KOKKOS_INLINE_FUNCTION static bool valid(const S& m) {  // false for NaN
+    using T = compute_type_t<S>;
+    const T v = to_compute<T>(m);
+    return v >= T(0) && v <= T(1);
+  }
   KOKKOS_INLINE_FUNCTION int runs_per_row() const { return (mask.extent(4) + row_chunk - 1) / row_chunk; }
   // Work items of the launch.
   std::size_t count() const {
@@ -54,7 +60,7 @@ struct MaskCheck {
   KOKKOS_FUNCTION void operator()(std::size_t e) const {
     bool ok = true;
     if (items != 0) {
-      const T* v = mask.data();
+      const S* v = mask.data();
       if constexpr (gpu_code_paths_v<ExecSpace>) {
         for (int j = 0; j < chunk; ++j) {
           const std::size_t i = e + j * items;
@@ -71,7 +77,7 @@ struct MaskCheck {
       const int d = int(r % mask.extent(2));
       r /= mask.extent(2);
       const int c = int(r % mask.extent(1)), n = int(r / mask.extent(1));
-      const T* row = &mask(n, c, d, h, 0);
+      const S* row = &mask(n, c, d, h, 0);
       const int w0 = int(e % runs_per_row()) * row_chunk, w1 = Kokkos::min(w0 + row_chunk, mask.extent(4));
       for (int w = w0; w < w1; ++w) ok = ok && valid(row[w * mask.stride(4)]);
     }
@@ -79,8 +85,8 @@ struct MaskCheck {
   }
 };
 
-template <class ExecSpace, class T>
-void check_mask_values(const ExecSpace& exec, const MaskCheck<ExecSpace, T>& k) {
+template <class ExecSpace, class S>
+void check_mask_values(const ExecSpace& exec, const MaskCheck<ExecSpace, S>& k) {
   launch("kssim::check_mask", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::size_t>>(exec, 0, k.count()), k);
 }
 

@@ -55,7 +55,8 @@ struct reduction_identity<kssim::impl::WeightedSum> {
 
 namespace kssim::impl {
 
-template <class ExecSpace, class T, MaskMode Mode, ColumnOutput Output>
+// S: the mask's storage type, O: the map's (Storage.hpp; the images' and the map's of a 16-bit problem).
+template <class ExecSpace, class T, MaskMode Mode, ColumnOutput Output, class S = T, class O = T>
 struct MaskedColumnBlur {
   static_assert(Mode == MaskMode::Normalized || Output == ColumnOutput::Map,
                 "with map weights the statistics are SSIM's own: ColumnBlur<Statistics>");
@@ -73,10 +74,10 @@ struct MaskedColumnBlur {
   AxisPass a;
   Geometry g;
   T c1 = 0, c2 = 0;
-  InputArray<T> mask;          // Map: (N, C, D, H, W), channels possibly broadcast
+  InputArray<S> mask;          // Map: (N, C, D, H, W), channels possibly broadcast
   // The outputs:
   PlaneArray<T> out_stats;     // Statistics: five planes
-  OutputArray<T> map;          // Map: optional (null data to skip)
+  OutputArray<O> map;          // Map: optional (null data to skip)
   PlaneArray<T> partials;      // Map: optional, see PartialPlanes
   PartialPlanes wanted;
   MapSums sums;                // Map: one partial sum of w * map, and of w (sums.weights), per team
@@ -91,8 +92,9 @@ struct MaskedColumnBlur {
   KOKKOS_INLINE_FUNCTION T centre_weight(int outer, int l, int i) const {
     // map pixel -> input pixel at its window's centre, along each axis
     const int off_d = window.size / 2 - g.pad_d, off_h = window.size / 2 - g.pad_h, off_w = window.size / 2 - g.pad_w;
-    if (g.volumetric) return mask(outer / g.c, outer % g.c, l + off_d, i / g.ow + off_h, i % g.ow + off_w);
-    return mask(outer / g.c, outer % g.c, 0, l + off_h, i + off_w);  // 2D: outer = n C + c (D = 1)
+    if (g.volumetric)
+      return to_compute<T>(mask(outer / g.c, outer % g.c, l + off_d, i / g.ow + off_h, i % g.ow + off_w));
+    return to_compute<T>(mask(outer / g.c, outer % g.c, 0, l + off_h, i + off_w));  // 2D: outer = n C + c (D = 1)
   }
 
   template <int Taps>
@@ -157,7 +159,7 @@ struct MaskedColumnBlur {
     for (int u = 0; u < chunk; ++u) {
       if (u >= n) continue;
       const int ow = int((pos + u) % g.ow), rest = int((pos + u) / g.ow);
-      map(nc / g.c, nc % g.c, rest / g.oh, rest % g.oh, ow) = value[u];
+      map(nc / g.c, nc % g.c, rest / g.oh, rest % g.oh, ow) = to_storage<O>(value[u]);
     }
   }
 
@@ -173,8 +175,9 @@ struct MaskedColumnBlur {
   }
 };
 
-template <class ExecSpace, class T, MaskMode Mode, ColumnOutput Output>
-void masked_column_blur(const ExecSpace& exec, const Options& opts, const MaskedColumnBlur<ExecSpace, T, Mode, Output>& k) {
+template <class ExecSpace, class T, MaskMode Mode, ColumnOutput Output, class S, class O>
+void masked_column_blur(const ExecSpace& exec, const Options& opts,
+                        const MaskedColumnBlur<ExecSpace, T, Mode, Output, S, O>& k) {
   constexpr int min_teams = Output == ColumnOutput::Map ? int(16 / sizeof(T)) : 1;  // as column_blur
   const char* name = Output == ColumnOutput::Map ? "kssim::masked_column_blur_map" : "kssim::masked_column_blur_stats";
   launch_stage<min_teams>(name, exec, opts, k, k.a.league_size(), k.a.tile_len, k.tile_inner);

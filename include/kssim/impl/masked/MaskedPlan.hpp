@@ -11,7 +11,8 @@
 //  - Normalized: the stage schedule with a fifth plane (MaskedRowBlur, MaskedColumnBlur); the adjoint passes
 //    are Plan's kernels (AdjointRow's PixelWeights instance: the mask at each pixel, a compile-time weight),
 //    scaled by 1 / sum w.
-// Allocates only in its constructor.
+// Images and mask of a 16-bit storage type S are computed in T = float, the map and gradients stored as O
+// (Storage.hpp), as SSIM's. Allocates only in its constructor.
 //
 // Definitions where the mean has nothing to average: a total weight of 0 gives the mean NaN and gradients
 // 0; a mask value outside [0, 1] or NaN gives the mean NaN (MaskCheck.hpp).
@@ -40,22 +41,23 @@ InputArray<T> broadcast_channels(InputArray<T> mask, int channels) {
   return mask;
 }
 
-// Samples of the image where the mask is > 0, NaN elsewhere: the recentring shift (Recentring.hpp) then
-// comes from valid data only.
-template <class T>
+// Samples of the image where the mask is > 0, NaN elsewhere, in the compute type T: the recentring shift
+// (Recentring.hpp) then comes from valid data only.
+template <class T, class S>
 struct MaskedSamples {
   using non_const_value_type = T;
-  InputArray<T> image, mask;
+  InputArray<S> image, mask;
   KOKKOS_INLINE_FUNCTION T operator()(int n, int c, int d, int h, int w) const {
-    return mask(n, c, d, h, w) > T(0) ? image(n, c, d, h, w) : Kokkos::Experimental::quiet_NaN_v<T>;
+    return to_compute<T>(mask(n, c, d, h, w)) > T(0) ? to_compute<T>(image(n, c, d, h, w))
+                                                     : Kokkos::Experimental::quiet_NaN_v<T>;
   }
 };
 
 // compute_shifts (Recentring.hpp) of the pixels where the mask is > 0.
-template <class ExecSpace, class T>
-void compute_masked_shifts(const ExecSpace& exec, const Geometry& g, const InputArray<T>& x, const InputArray<T>& y,
-                           const InputArray<T>& mask, T* shifts) {
-  const MaskedSamples<T> xs{x, mask}, ys{y, mask};
+template <class ExecSpace, class T, class S>
+void compute_masked_shifts(const ExecSpace& exec, const Geometry& g, const InputArray<S>& x, const InputArray<S>& y,
+                           const InputArray<S>& mask, T* shifts) {
+  const MaskedSamples<T, S> xs{x, mask}, ys{y, mask};
   launch("kssim::masked_recentring_shifts", Kokkos::RangePolicy<ExecSpace>(exec, 0, 2 * g.images()),
          KOKKOS_LAMBDA(int k) {
            const int nc = k / 2;
@@ -63,7 +65,7 @@ void compute_masked_shifts(const ExecSpace& exec, const Geometry& g, const Input
          });
 }
 
-template <class ExecSpace, class T>
+template <class ExecSpace, class T, class S = T, class O = S>
 class MaskedPlan {
  public:
   using Mem = typename ExecSpace::memory_space;
@@ -81,7 +83,7 @@ class MaskedPlan {
                                   to_string(opts.padding) +
                                   " (its windows already renormalise over the pixels inside the image)");
     if (!normalized()) {
-      weighted_ = std::make_shared<SlabPlan<ExecSpace, T>>(exec, g, opts, wanted, MapWeighting::Centre);
+      weighted_ = std::make_shared<SlabPlan<ExecSpace, T, S, O>>(exec, g, opts, wanted, MapWeighting::Centre);
       return;
     }
     ensure_self_checked<ExecSpace, T>(exec);
@@ -117,13 +119,13 @@ class MaskedPlan {
 
   // `mask` is (N, 1 or C, D, H, W) of the images' spatial extents (checked by the caller); `map` may be empty;
   // `value_float`, if not null, gets the mean rounded to float too.
-  void forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const InputArray<T>& mask,
-               const OutputArray<T>& map, float* value_float = nullptr) const;
+  void forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const InputArray<S>& mask,
+               const OutputArray<O>& map, float* value_float = nullptr) const;
 
   // The gradients of the masked mean (GradientTargets, PassArguments.hpp) from the partials of the last
   // forward().
-  void backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const InputArray<T>& mask,
-                const GradientTargets<T>& out) const;
+  void backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const InputArray<S>& mask,
+                const GradientTargets<O>& out) const;
 
  private:
   bool normalized() const { return mode_ == MaskMode::Normalized; }
@@ -142,10 +144,9 @@ class MaskedPlan {
     return k;
   }
 
-  MaskedColumnBlur<ExecSpace, T, MaskMode::Normalized, ColumnOutput::Map> map_pass(const PlaneArray<T>& in,
-                                                                                   const InputArray<T>& mask,
-                                                                                   const OutputArray<T>& map) const {
-    MaskedColumnBlur<ExecSpace, T, MaskMode::Normalized, ColumnOutput::Map> k{};
+  using MapPass = MaskedColumnBlur<ExecSpace, T, MaskMode::Normalized, ColumnOutput::Map, S, O>;
+  MapPass map_pass(const PlaneArray<T>& in, const InputArray<S>& mask, const OutputArray<O>& map) const {
+    MapPass k{};
     k.in = in;
     k.map = map;
     k.partials = plane_array(partials_);
@@ -163,8 +164,8 @@ class MaskedPlan {
 
   template <int K>
   // `factor`: the device factor 1 / sum w, times the upstream factor where there is one.
-  void backward_planes(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y, const InputArray<T>& m,
-                       const GradientTargets<T>& out, const UpstreamFactor& factor) const {
+  void backward_planes(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const InputArray<S>& m,
+                       const GradientTargets<O>& out, const UpstreamFactor& factor) const {
     PlaneArray<T> column_side = plane_array(partials_);
     if (g_.volumetric) {
       adjoint_column(exec, opts_,
@@ -179,9 +180,9 @@ class MaskedPlan {
   }
 
   template <int K>
-  AdjointRow<ExecSpace, T, K, true> adjoint_row_pass(const InputArray<T>& x, const InputArray<T>& y,
-                                                     const InputArray<T>& m, const GradientTargets<T>& out,
-                                                     const UpstreamFactor& factor) const {
+  AdjointRow<ExecSpace, T, K, true, false, S, O> adjoint_row_pass(const InputArray<S>& x, const InputArray<S>& y,
+                                                                  const InputArray<S>& m, const GradientTargets<O>& out,
+                                                                  const UpstreamFactor& factor) const {
     // The pixel weights are the mask (normalized statistics: d B(m x) / dx = m B^T).
     return {.in = plane_array(row_stats_), .wanted = wanted_, .x = x, .y = y, .grad1 = out.grad1,
             .grad2 = out.grad2, .shifts = shifts_.data(), .upstream = factor, .pixel_weights = m,
@@ -192,7 +193,7 @@ class MaskedPlan {
   Options opts_;
   MaskMode mode_;
   PartialPlanes wanted_;
-  std::shared_ptr<const SlabPlan<ExecSpace, T>> weighted_;  // MaskMode::Weights: the plan that runs everything
+  std::shared_ptr<const SlabPlan<ExecSpace, T, S, O>> weighted_;  // MaskMode::Weights: the plan that runs everything
   // MaskMode::Normalized: its stage pipeline's workspace
   StageConstants<T> constants_;
   AxisPasses passes_;
@@ -202,19 +203,19 @@ class MaskedPlan {
 };
 
 // Defined outside the class so that kssim/Instantiate.hpp can compile them (and their kernels) once.
-template <class ExecSpace, class T>
-void MaskedPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
-                                       const InputArray<T>& mask, const OutputArray<T>& map,
-                                       float* value_float) const {
-  check_mask_values(exec, MaskCheck<ExecSpace, T>{mask, sums().arrays.weights.invalid});
-  const InputArray<T> m = broadcast_channels(mask, g_.c);
+template <class ExecSpace, class T, class S, class O>
+void MaskedPlan<ExecSpace, T, S, O>::forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
+                                             const InputArray<S>& mask, const OutputArray<O>& map,
+                                             float* value_float) const {
+  check_mask_values(exec, MaskCheck<ExecSpace, S>{mask, sums().arrays.weights.invalid});
+  const InputArray<S> m = broadcast_channels(mask, g_.c);
   if (weighted_) {
     weighted_->forward(exec, x, y, map, {.value_float = value_float, .map_weights = m});
     return;
   }
   compute_masked_shifts<ExecSpace>(exec, g_, x, y, m, shifts_.data());
   {
-    MaskedRowBlur<ExecSpace, T> k{};
+    MaskedRowBlur<ExecSpace, T, S> k{};
     k.x = x;
     k.y = y;
     k.mask = m;
@@ -236,9 +237,9 @@ void MaskedPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T
   sum_map(exec, sums);
 }
 
-template <class ExecSpace, class T>
-void MaskedPlan<ExecSpace, T>::backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
-                                        const InputArray<T>& mask, const GradientTargets<T>& out) const {
+template <class ExecSpace, class T, class S, class O>
+void MaskedPlan<ExecSpace, T, S, O>::backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
+                                              const InputArray<S>& mask, const GradientTargets<O>& out) const {
   const bool want1 = out.grad1.data() != nullptr, want2 = out.grad2.data() != nullptr;
   if (!want1 && !want2) return;
   if ((want1 && !wanted_.image1) || (want2 && !wanted_.image2))

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // Not RowBlur with a weight: every staged sample and tap carries the mask (three staged planes, five outputs,
-// moments around each window's weighted means), and RowBlur's 16-bit and L1 paths do not apply to masks. The
-// row loop and the launch are RowBlur.hpp's (for_each_image_row, launch_row_pass).
+// moments around each window's weighted means), and RowBlur's vector loads and L1 path do not apply to masks.
+// The row loop and the launch are RowBlur.hpp's (for_each_image_row, launch_row_pass).
 // Forward stage 1 of masked SSIM with normalized statistics (MaskMode::Normalized): RowBlur.hpp's row pass
 // with the mask's weight on every sample, writing the five planes of MaskedMoments.hpp. Each team stages a
 // tile of rows plus the window's halo: the recentred pixels of both images (0 where the mask is 0: missing
-// data may be NaN) and the mask (0 outside the image).
+// data may be NaN) and the mask (0 outside the image), images and mask of 16-bit storage S converted as they
+// are staged (Storage.hpp).
 
 #include <kssim/impl/stages/AxisTile.hpp>
 #include <kssim/impl/core/FixedTaps.hpp>
@@ -23,13 +24,13 @@
 
 namespace kssim::impl {
 
-template <class ExecSpace, class T>
+template <class ExecSpace, class T, class S = T>
 struct MaskedRowBlur {
   KSSIM_ROW_STAGE_TILES(ExecSpace, T);
 
   // Only pointers, extents and PODs (KernelArrays.hpp).
-  InputArray<T> x, y;
-  InputArray<T> mask;          // (N, C, D, H, W), channels possibly broadcast (stride 0)
+  InputArray<S> x, y;
+  InputArray<S> mask;          // (N, C, D, H, W), channels possibly broadcast (stride 0)
   const T* shifts = nullptr;   // (NC, 2), Recentring.hpp
   PlaneArray<T> stats;         // (5, NC*D*H*Wo), MaskedMoments.hpp
   GaussianWindow<T> window;
@@ -49,15 +50,15 @@ struct MaskedRowBlur {
     const int nrows = rows();
     const Scratch tile = RowScratch<ExecSpace, T>::allocate(team, 3, tile_rows, halo_cols());
 
-    for_each_image_row(*this, team, row0, [&](int i, int r, const T s1, const T s2, const T* xrow, const T* yrow) {
-      const T* mrow = row_pointer(mask, mask_rows, r);
+    for_each_image_row(*this, team, row0, [&](int i, int r, const T s1, const T s2, const S* xrow, const S* yrow) {
+      const S* mrow = row_pointer(mask, mask_rows, r);
       const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4), ms = mask.stride(4);
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, int(tile.extent(2))), [&](int j) {
         const int col = col0 - g.pad_w + j;
-        const T m = col >= 0 && col < g.w ? mrow[col * ms] : T(0);
+        const T m = col >= 0 && col < g.w ? to_compute<T>(mrow[col * ms]) : T(0);
         const bool valid = m > T(0);
-        tile(0, i, j) = valid ? xrow[col * xs] - s1 : T(0);
-        tile(1, i, j) = valid ? yrow[col * ys] - s2 : T(0);
+        tile(0, i, j) = valid ? to_compute<T>(xrow[col * xs]) - s1 : T(0);
+        tile(1, i, j) = valid ? to_compute<T>(yrow[col * ys]) - s2 : T(0);
         tile(2, i, j) = m;
       });
     });
@@ -75,8 +76,8 @@ struct MaskedRowBlur {
   }
 };
 
-template <class ExecSpace, class T>
-void masked_row_blur(const ExecSpace& exec, const Options& opts, MaskedRowBlur<ExecSpace, T> k) {
+template <class ExecSpace, class T, class S>
+void masked_row_blur(const ExecSpace& exec, const Options& opts, MaskedRowBlur<ExecSpace, T, S> k) {
   k.mask_rows = nested_row_stride(k.mask);
   launch_row_pass("kssim::masked_row_blur", exec, opts, k, k.g.ow);
 }

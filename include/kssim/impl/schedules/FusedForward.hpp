@@ -120,7 +120,8 @@ struct FusedForward {
   // tile_sums (and l1.tile_sums, or Weighted: weights.tile_sums, those of the map weights) get one partial sum per
   // tile, slice by slice
   MapSums sums;
-  InputArray<T> map_weights;  // Weighted: (N, C, 1, H, W) of the images' extents, channels possibly broadcast
+  // Weighted: (N, C, 1, H, W) of the images' extents and type, channels possibly broadcast
+  InputArray<S> map_weights;
   // (NC, 2), Recentring.hpp, from compute_shifts' kernel. Sampling in each team instead, to save that launch,
   // made every team wait at a barrier for the samples' global loads (23% of the kernel's warp-stall samples, the
   // forward 109 instead of ~90 us at 1x3x1080x1920, ncu), one-wave problems slower too (64x1x128x128 forward
@@ -327,7 +328,7 @@ struct FusedForward {
   // at each output's window centre, which is input pixel (oy + window / 2 - pad_h, ox + window / 2 - pad_w).
   KOKKOS_INLINE_FUNCTION auto map_weight(int nc, int oy, int ox) const {
     if constexpr (Weighted) {
-      return MaskAtCentre<T>{map_weights, nc / g.c, nc % g.c, oy + window.size / 2 - g.pad_h,
+      return MaskAtCentre<T, S>{map_weights, nc / g.c, nc % g.c, oy + window.size / 2 - g.pad_h,
                              ox + window.size / 2 - g.pad_w};
     } else {
       return Unweighted{};
@@ -364,15 +365,15 @@ struct FusedForward {
 #endif
     TileItemSums item_sums, weight_items;  // the map's and the weights' item sums
     T* weights = nullptr;                  // Tile::max_rows x cols, 0 outside the map
-    const T** mask = nullptr;              // &map_weights(n, c, 0, 0, 0) of the team's slice
+    const S** mask = nullptr;              // &map_weights(n, c, 0, 0, 0) of the team's slice
 
     static std::size_t bytes() {
       return sizeof(double) * (2 * item_block + 1) +
-             (static_shared ? 0 : sizeof(T) * tile_weights + 16 + 2 * sizeof(const T*));
+             (static_shared ? 0 : sizeof(T) * tile_weights + 16 + 2 * sizeof(const S*));
     }
     // With every thread of the team: ends with a barrier (mask is set).
     KOKKOS_INLINE_FUNCTION static StagedWeightScratch allocate(const Team& team, int count,
-                                                               const InputArray<T>& map_weights, int n, int c) {
+                                                               const InputArray<S>& map_weights, int n, int c) {
       StagedWeightScratch s;
       auto& space = team.team_scratch(int(Tile::scratch_level));
       auto* p = static_cast<double*>(
@@ -381,12 +382,12 @@ struct FusedForward {
       s.weight_items = TileItemSums{p + item_block, p + item_block + max_items, count};
 #if defined(__CUDA_ARCH__)
       __shared__ T tile[tile_weights];
-      __shared__ const T* mask_base;
+      __shared__ const S* mask_base;
       s.weights = tile;
       s.mask = &mask_base;
 #else
       s.weights = static_cast<T*>(space.get_shmem_aligned(sizeof(T) * tile_weights, std::ptrdiff_t(16)));
-      s.mask = static_cast<const T**>(space.get_shmem_aligned(sizeof(const T*), std::ptrdiff_t(sizeof(const T*))));
+      s.mask = static_cast<const S**>(space.get_shmem_aligned(sizeof(const S*), std::ptrdiff_t(sizeof(const S*))));
 #endif
       Kokkos::single(Kokkos::PerTeam(team), [&]() { *s.mask = &map_weights(n, c, 0, 0, 0); });
       team.team_barrier();
@@ -403,13 +404,13 @@ struct FusedForward {
     const int h0 = oy0 + window.size / 2 - g.pad_h, w0 = ox0 + window.size / 2 - g.pad_w;
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, items_per_tile()), [&](int e) {
       const int j0 = e / col_lanes * col_rows, i0 = e % col_lanes * col_chunk;
-      const T* const mask = *staged.mask;
+      const S* const mask = *staged.mask;
       const std::ptrdiff_t rs = map_weights.stride(3), cs = map_weights.stride(4);
       double sum = 0;
       for (int q = 0; q < col_rows; ++q)
         for (int u = 0; u < col_chunk; ++u) {
           const bool inside = oy0 + j0 + q < g.oh && ox0 + i0 + u < g.ow;
-          const T w = inside ? mask[(h0 + j0 + q) * rs + (w0 + i0 + u) * cs] : T(0);
+          const T w = inside ? to_compute<T>(mask[(h0 + j0 + q) * rs + (w0 + i0 + u) * cs]) : T(0);
           staged.weights[(j0 + q) * cols + i0 + u] = w;
           sum += double(w);
         }

@@ -85,7 +85,7 @@ void ensure_self_checked(const ExecSpace& exec);
 enum class WithL1 { No, Yes };
 
 // How a plan's map pixels count in its mean: once each, or weighted by the mask at their window's centre
-// (ForwardTerms::map_weights; SSIM's plans of images of the compute type only).
+// (ForwardTerms::map_weights, of the images' storage type; SSIM's plans only).
 enum class MapWeighting { None, Centre };
 
 // The large workspace arrays of a plan. Plans that run one after the other on one execution space instance
@@ -119,7 +119,7 @@ class Plan {
        WithL1 l1 = WithL1::No, const PlanBuffers<T, Mem>* reuse = nullptr,
        MapWeighting weighting = MapWeighting::None)
       : g_(row_pitched<ExecSpace, T>(g)), opts_(opts), wanted_(wanted), weighted_(weighting == MapWeighting::Centre) {
-    if (weighted_ && !weightable) throw std::logic_error("kssim: map weights need an SSIM plan of the compute type");
+    if (weighted_ && !weightable) throw std::logic_error("kssim: map weights need an SSIM plan");
     // Window::Float32's map kernels (RawWindowTerm) have no weighted form: refused here rather than run unweighted.
     if (weighted_ && opts.window != Window::Exact)
       throw std::invalid_argument("kssim: map weights (masked SSIM) take Window::Exact only");
@@ -230,7 +230,7 @@ class Plan {
 
   // Forward stages. `map` may be empty. Partial derivatives are written when the plan wants gradients.
   void forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map,
-               const ForwardTerms<T>& terms = {}) const;
+               const ForwardTerms<T, S>& terms = {}) const;
 
   // Whether the map is of the raw window's moments (Window::Float32, RawWindow.hpp).
   bool raw_window() const { return constants_.window.raw_deficit != T(0); }
@@ -244,10 +244,10 @@ class Plan {
   // forward() with the map's term MapTerm: Term, or RawWindowTerm<Term> for Window::Float32.
   template <class MapTerm>
   void forward_with(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map,
-                    const ForwardTerms<T>& terms) const;
+                    const ForwardTerms<T, S>& terms) const;
 
-  // Whether this plan type can weigh its map (MapWeighting): SSIM's map of images of the compute type.
-  static constexpr bool weightable = std::is_same_v<Term, SsimTerm> && std::is_same_v<S, T> && std::is_same_v<O, T>;
+  // Whether this plan type can weigh its map (MapWeighting): SSIM's map.
+  static constexpr bool weightable = std::is_same_v<Term, SsimTerm>;
 
   template <int K, bool L1>
   void backward_planes(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
@@ -289,7 +289,7 @@ class Plan {
 // kernel) once per (execution space, value type) in a program with many translation units.
 template <class ExecSpace, class T, class Term, class S, class O>
 void Plan<ExecSpace, T, Term, S, O>::forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
-                                             const OutputArray<O>& map, const ForwardTerms<T>& terms) const {
+                                             const OutputArray<O>& map, const ForwardTerms<T, S>& terms) const {
   // Window::Float32: every term of the raw window's moments (pytorch-msssim's cs too), in kernels of its own.
   if (raw_window()) return forward_with<RawWindowTerm<Term>>(exec, x, y, map, terms);
   forward_with<Term>(exec, x, y, map, terms);
@@ -299,7 +299,7 @@ template <class ExecSpace, class T, class Term, class S, class O>
 template <class MapTerm>
 void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const InputArray<S>& x,
                                                   const InputArray<S>& y, const OutputArray<O>& map,
-                                                  const ForwardTerms<T>& terms) const {
+                                                  const ForwardTerms<T, S>& terms) const {
   if (terms.shifts)
     copy_shifts(exec, terms.shifts, shifts_.data(), 2 * g_.images());
   else
@@ -334,7 +334,7 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
     };
     if constexpr (weightable && std::is_same_v<MapTerm, SsimTerm>) {
       if (weighted_) {
-        FusedForward<ExecSpace, T, SsimTerm, T, T, true> k{};
+        FusedForward<ExecSpace, T, SsimTerm, S, O, true> k{};
         k.map_weights = terms.map_weights;
         run_fused(k);
         return;
@@ -375,7 +375,7 @@ void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const I
   const AxisPass& last_axis = g_.volumetric ? depth_ : column_;
   if constexpr (weightable && std::is_same_v<MapTerm, SsimTerm>) {
     if (weighted_) {  // the map pass that weighs its pixels and sums the weights alongside
-      MaskedColumnBlur<ExecSpace, T, MaskMode::Weights, ColumnOutput::Map> last{};
+      MaskedColumnBlur<ExecSpace, T, MaskMode::Weights, ColumnOutput::Map, S, O> last{};
       last.in = last_in;
       last.a = last_axis;
       set_map_outputs(last);

@@ -188,7 +188,7 @@ class SlabPlan {
   // Plan's forward terms (PassArguments.hpp): value_float, and the map weights of MapWeighting::Centre,
   // (N, C, D, H, W) of the images' extents; the recentring shifts are the whole problem's.
   void forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map,
-               const ForwardTerms<T>& terms = {}) const {
+               const ForwardTerms<T, S>& terms = {}) const {
     if (!sliced()) return plans_[0]->forward(exec, x, y, map, terms);
     compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
     for (const SlabPiece& p : pieces_) forward_piece(exec, p, x, y, map, terms.map_weights);
@@ -198,7 +198,7 @@ class SlabPlan {
   // The gradients of the mean (GradientTargets, PassArguments.hpp) with respect to the images of the last
   // forward(); sliced problems recompute each piece's forward first.
   void backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
-                const GradientTargets<O>& out, const InputArray<T>& map_weights = {}) const {
+                const GradientTargets<O>& out, const InputArray<S>& map_weights = {}) const {
     if (!sliced()) return plans_[0]->backward(exec, x, y, out, {.map_count = map_count()});
     for (const SlabPiece& p : pieces_) {
       forward_piece(exec, p, x, y, {}, map_weights, false);
@@ -357,7 +357,7 @@ class SlabPlan {
 
   // The piece's forward, with its slices' shifts; `sums`: add its map sums (and weight sums) to the slices'.
   void forward_piece(const ExecSpace& exec, const SlabPiece& p, const InputArray<S>& x, const InputArray<S>& y,
-                     const OutputArray<O>& map, const InputArray<T>& map_weights, bool sums = true) const {
+                     const OutputArray<O>& map, const InputArray<S>& map_weights, bool sums = true) const {
     const int axis = slab_axis(g_);
     const PlanT& plan = *plans_[p.plan];
     plan.forward(exec, piece_array(x, p, axis, false), piece_array(y, p, axis, false), piece_array(map, p, axis, true),

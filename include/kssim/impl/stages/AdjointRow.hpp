@@ -40,7 +40,7 @@ struct AdjointRow {
   const T* shifts = nullptr;            // (NC, 2), Recentring.hpp
   UpstreamFactor upstream;  // optional device factor (none: 1)
   const double* slice_factors = nullptr;  // optional device factor per (n, c) slice (null: 1)
-  InputArray<T> pixel_weights;            // PixelWeights: the weight per pixel, channels may be broadcast
+  InputArray<S> pixel_weights;            // PixelWeights: the weight per pixel, channels may be broadcast
   double scale = 1;                          // host factor, already divided by the map size
   double l1_scale = 0;  // L1: the L1 term's host factor, already divided by the pixels
   bool accumulate = false;
@@ -115,7 +115,7 @@ struct AdjointRow {
     const double team_factor = scale * upstream.value();
     for_each_tile_row<tile_rows>(team, row0, nrows, [&](int i, int r) {
       const T factor = T(slice_factors ? team_factor * slice_factors[r / slice_rows] : team_factor);
-      const T* const weights_row = PixelWeights ? row_pointer(pixel_weights, weights_rows, r) : nullptr;
+      const S* const weights_row = PixelWeights ? row_pointer(pixel_weights, weights_rows, r) : nullptr;
       O* const g1row = grad1.data() ? row_pointer(grad1, grad1_rows, r) : nullptr;
       O* const g2row = grad2.data() ? row_pointer(grad2, grad2_rows, r) : nullptr;
       for_each_output_chunk<tile_cols, chunk>(team, col0, g.w, [&](int j0) {
@@ -173,8 +173,8 @@ struct AdjointRow {
   KOKKOS_INLINE_FUNCTION T l1_factor() const { return T(l1_scale * upstream.value()); }
 
   // The pixel weights of a chunk (0 past the image edge).
-  KOKKOS_FORCEINLINE_FUNCTION void load_weights(const T* src, T (&w)[chunk], int n_valid) const {
-    for (int u = 0; u < chunk; ++u) w[u] = u < n_valid ? src[u * pixel_weights.stride(4)] : T(0);
+  KOKKOS_FORCEINLINE_FUNCTION void load_weights(const S* src, T (&w)[chunk], int n_valid) const {
+    for (int u = 0; u < chunk; ++u) w[u] = u < n_valid ? to_compute<T>(src[u * pixel_weights.stride(4)]) : T(0);
   }
   // Pixels of weight 0 get exactly 0: a select, for their values may be NaN (missing data).
   KOKKOS_FORCEINLINE_FUNCTION static void apply_weights(const T (&w)[chunk], T (&v)[chunk]) {

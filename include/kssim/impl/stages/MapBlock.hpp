@@ -7,6 +7,7 @@
 #include <kssim/impl/stages/AxisTile.hpp>
 #include <kssim/impl/core/GaussianWindow.hpp>
 #include <kssim/impl/core/KernelArrays.hpp>
+#include <kssim/impl/core/Storage.hpp>
 #include <kssim/impl/stages/LocalMoments.hpp>
 #include <kssim/impl/stages/MapTerms.hpp>
 #include <kssim/impl/stages/RawWindow.hpp>
@@ -39,18 +40,19 @@ struct Unweighted {
 };
 
 // Map weights read from a mask: block row q, column u weighs mask(n, c, 0, h0 + q, w0 + u), the input pixel
-// at the window's centre of the block's output (q, u) (2D images).
-template <class T>
+// at the window's centre of the block's output (q, u) (2D images); a mask of 16-bit storage S (Storage.hpp) is
+// converted where it is loaded.
+template <class T, class S = T>
 struct MaskAtCentre {
   static constexpr bool weighted = true, sums_weights = true;
-  InputArray<T> mask;
+  InputArray<S> mask;
   int n = 0, c = 0, h0 = 0, w0 = 0;
   // One row's address per row, then a strided run along it (the 5-D index arithmetic once per row, not per pixel).
   template <int Chunk>
   KOKKOS_FORCEINLINE_FUNCTION void load_row(int q, int nu, T (&w)[Chunk]) const {
-    const T* row = &mask(n, c, 0, h0 + q, w0);
+    const S* row = &mask(n, c, 0, h0 + q, w0);
     const std::ptrdiff_t stride = mask.stride(4);
-    for (int u = 0; u < Chunk; ++u) w[u] = u < nu ? row[u * stride] : T(0);
+    for (int u = 0; u < Chunk; ++u) w[u] = u < nu ? to_compute<T>(row[u * stride]) : T(0);
   }
 };
 
