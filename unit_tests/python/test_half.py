@@ -11,6 +11,7 @@ import torch
 
 import kssim
 from conftest import random_pair
+import reference_ssim
 from reference_ssim import ssim_and_gradients
 
 DTYPES = [torch.float16, torch.bfloat16]
@@ -66,3 +67,30 @@ def test_16bit_per_image_values(device, dtype):
     assert per_image.dtype == dtype and per_image.shape == (3,)
     assert within_rounding(per_image.cpu(), expected, dtype, 1e-6) <= 1
     assert math.isclose(kssim.ssim(a, b).item(), float(expected.mean()), abs_tol=1e-6 + 2 ** -9)
+
+
+@pytest.mark.parametrize("mode", ["weights", "normalized"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["float16", "bfloat16"])
+def test_16bit_masked_ssim_matches_the_reference_on_rounded_inputs(device, dtype, mode):
+    """kssim.masked_ssim of 16-bit images and a mask given in float32 (converted to the images' dtype, as its
+    values are rounded to it), both reductions, against reference_ssim.masked_ssim on the rounded values."""
+    a, b = random_pair((2, 3, 19, 22), dtype, device, seed=21)
+    gen = torch.Generator().manual_seed(22)
+    mask = torch.rand((2, 1, 19, 22), generator=gen)
+    mask = torch.where(mask < 0.25, torch.zeros_like(mask), mask).to(device)
+    rounded_mask = mask.to(dtype).cpu().double()
+    for reduction in ("mean", "none"):
+        x = a.detach().clone().requires_grad_(True)
+        y = b.detach().clone().requires_grad_(True)
+        value = kssim.masked_ssim(x, y, mask, mode=mode, reduction=reduction, padding="same")
+        assert value.dtype == dtype
+        (256.0 * value.sum()).backward()
+        rx = a.detach().cpu().double().requires_grad_(True)
+        ry = b.detach().cpu().double().requires_grad_(True)
+        expected = reference_ssim.masked_ssim(rx, ry, rounded_mask, mode=mode, reduction=reduction, padding="same")
+        g1, g2 = torch.autograd.grad(256.0 * expected.sum(), (rx, ry))
+        assert within_rounding(value.detach().cpu(), expected.detach(), dtype, 1e-6) <= 1
+        largest = float(torch.cat([g1.flatten(), g2.flatten()]).abs().max())
+        assert x.grad.dtype == dtype
+        assert within_rounding(x.grad.cpu(), g1, dtype, 1e-5 * largest) <= 1
+        assert within_rounding(y.grad.cpu(), g2, dtype, 1e-5 * largest) <= 1

@@ -191,8 +191,6 @@ void check_mask(const at::Tensor& mask, const at::Tensor& img1) {
                     " and ", img1.device());
   TORCH_CHECK_TYPE(mask.scalar_type() == img1.scalar_type(), "kssim: mask must have the images' dtype ",
                    img1.scalar_type(), ", got ", mask.scalar_type());
-  TORCH_CHECK_TYPE(img1.scalar_type() == at::kFloat || img1.scalar_type() == at::kDouble,
-                   "kssim: masked SSIM takes float32 or float64 images, got ", img1.scalar_type());
   bool ok = mask.dim() == img1.dim() && (mask.size(1) == 1 || mask.size(1) == img1.size(1));
   for (std::int64_t i = 0; ok && i < img1.dim(); ++i) ok = i == 1 || mask.size(i) == img1.size(i);
   TORCH_CHECK_VALUE(ok, "kssim: mask must have the images' shape with 1 or C channels, got ", describe(mask),

@@ -23,7 +23,7 @@ _MASK_MODES = ("weights", "normalized")
 # MS-SSIM's default exponents per scale, finest first (Wang, Simoncelli and Bovik 2003; pytorch-msssim's).
 MS_SSIM_WEIGHTS = (0.0448, 0.2856, 0.3001, 0.2363, 0.1333)
 _ALL_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
-_WIDE_DTYPES = (torch.float32, torch.float64)  # MS-SSIM, masked SSIM and the fused loss: no 16-bit kernels
+_WIDE_DTYPES = (torch.float32, torch.float64)  # MS-SSIM and the fused loss: no 16-bit kernels
 _DTYPE_NAMES = {torch.float32: "float32", torch.float64: "float64", torch.float16: "float16",
                 torch.bfloat16: "bfloat16"}
 _RANK_NAMES = {4: "4-D (N, C, H, W)", 5: "5-D (N, C, D, H, W)"}
@@ -265,8 +265,9 @@ def _checked_mask(mask, img1):
 
 def masked_ssim(img1, img2, mask, *, mode="weights", window_size=11, sigma=1.5, k1=0.01, k2=0.03, data_range=1.0,
                 padding="valid", reduction="mean"):
-    """Masked SSIM of two batches of images (N, C, H, W) or volumes (N, C, D, H, W), float32 or float64, on CPU
-    or CUDA, differentiable with respect to both images (not the mask).
+    """Masked SSIM of two batches of images (N, C, H, W) or volumes (N, C, D, H, W), float32, float64, float16 or
+    bfloat16 (computed in float32 as kssim.ssim's), on CPU or CUDA, differentiable with respect to both images
+    (not the mask).
 
     mask: (N, C, [D,] H, W) or (N, 1, [D,] H, W) (one weight per pixel for every channel), values in [0, 1],
     any floating-point dtype or bool (converted to the images' dtype). Each map pixel p weighs w_p, the mask
@@ -275,14 +276,14 @@ def masked_ssim(img1, img2, mask, *, mode="weights", window_size=11, sigma=1.5, 
     their neighbours' windows); mode="normalized": normalized convolution (mu = B(m x) / B(m), E[x^2] =
     B(m x^2) / B(m), E[xy] = B(m x y) / B(m), B the Gaussian window), so pixels of weight 0 never enter any
     window. A total weight of 0 gives NaN (with gradients 0). The other options are kssim.ssim's (the exact
-    window only; mode="normalized" takes "valid" or "same" padding, kssim's ValueError for the others). The
-    mask's values are checked (one reduction and, on CUDA, a synchronisation; skipped under torch.compile, where
-    a value outside [0, 1] gives NaN).
+    window only; mode="normalized" takes "valid" or "same" padding, kssim's ValueError for the others). A mask
+    value outside [0, 1] is a ValueError on CPU tensors; on CUDA tensors and under torch.compile it gives NaN
+    (a check would make the host wait for the device).
     """
     _check_reduction(reduction)
     if mode not in _MASK_MODES:
         raise ValueError(f"kssim: mode must be 'weights' or 'normalized', got {mode!r}")
-    _check_images(img1, img2, (4, 5), _WIDE_DTYPES)
+    _check_images(img1, img2, (4, 5), _ALL_DTYPES)
     options = _options(window_size, sigma, k1, k2, data_range, padding, "exact", ("exact",))
     options["normalized"] = mode == "normalized"
     operand = _operand("masked_ssim", options)
