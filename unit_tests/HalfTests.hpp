@@ -268,6 +268,11 @@ void check_masked_problem(const Shape& s, const ReferenceOptions& ro, kssim::Mas
     loss.backward(t1, t2);
     expect_gradients_match<C>(download(t1), download(t2), ref.grad1, ref.grad2);
   }
+  // The mask check reads 16-bit values too: one value of 1.5 (exact in both 16-bit types) is refused.
+  std::vector<double> bad = m;
+  bad[bad.size() / 2] = 1.5;
+  auto bad_mask = upload<S, C, Rank>("bad_mask", ms, bad);
+  EXPECT_THROW(kssim::masked_ssim(exec, a, b, bad_mask, mode), std::invalid_argument);
 }
 
 }  // namespace
