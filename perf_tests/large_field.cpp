@@ -4,6 +4,12 @@
 // check of sample boxes.
 //
 //   kssim_large_field --dims 1024,1024,1024 [--budget BYTES] [--padding valid|same] [--samples K] [--map]
+//                     [--masked]
+//
+// --masked: masked SSIM with map weights (MaskMode::Weights) of a generated mask (a fifth of it 0, the rest
+// uniform in (0.2, 1)) instead, checked against the masked float64 reference (unit_tests/
+// ReferenceMaskedSSIM.hpp), and then plain SSIM's ssim_grad of the same images timed as well, for the cost of
+// the weights in pieces (masked_over_ssim).
 //
 // The images are generated on the device from a counter-based hash of each voxel's index (no host copy of
 // the field), so the check regenerates any box on the host. The check: boxes of 3 (w - 1) voxels a side,
@@ -12,6 +18,7 @@
 // (w - 1)^3 voxels (every map pixel whose window covers them lies in the box), scaled by the ratio of the
 // map sizes, and with --map (a second pass: map instead of gradients) the full field's map at the box's map
 // pixels. Prints one JSON line and a short table.
+#include "../unit_tests/ReferenceMaskedSSIM.hpp"
 #include "../unit_tests/ReferenceSSIM.hpp"
 
 #include <kssim/kssim.hpp>
@@ -54,11 +61,35 @@ KOKKOS_INLINE_FUNCTION float voxel(std::uint64_t seed, std::uint64_t i, int whic
   return which == 0 ? x : x + 0.2f * (u(mix(seed * 0x9e3779b97f4a7c15ull + 2 * i + 1)) - 0.5f);
 }
 
+// The mask of --masked: 0 for a fifth of the voxels, else uniform in (0.2, 1).
+KOKKOS_INLINE_FUNCTION float mask_voxel(std::uint64_t seed, std::uint64_t i) {
+  const float u = float(double(mix(~seed * 0x9e3779b97f4a7c15ull + i) >> 11) * 0x1p-53);
+  return u < 0.2f ? 0.0f : u;
+}
+
+// which: 0 and 1 the images, 2 the mask.
 void fill(const Field& f, std::uint64_t seed, int which) {
   float* p = f.data();
   const std::int64_t n = std::int64_t(f.size());
   Kokkos::parallel_for("fill", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, n),
-                       KOKKOS_LAMBDA(std::int64_t i) { p[i] = voxel(seed, std::uint64_t(i), which); });
+                       KOKKOS_LAMBDA(std::int64_t i) {
+                         p[i] = which == 2 ? mask_voxel(seed, std::uint64_t(i)) : voxel(seed, std::uint64_t(i), which);
+                       });
+}
+
+// The sum of the map weights over the whole map: the mask at each map voxel's window centre (`shift` voxels in
+// along each axis), in double.
+double weight_total(std::uint64_t seed, int od, int oh, int ow, int H, int W, int shift) {
+  double total = 0;
+  const std::int64_t n = std::int64_t(od) * oh * ow;
+  Kokkos::parallel_reduce(
+      "weight_total", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, n),
+      KOKKOS_LAMBDA(std::int64_t i, double& sum) {
+        const std::int64_t d = i / (std::int64_t(oh) * ow) + shift, h = i / ow % oh + shift, w = i % ow + shift;
+        sum += double(mask_voxel(seed, std::uint64_t((d * H + h) * W + w)));
+      },
+      total);
+  return total;
 }
 
 // A box of a device field, copied to the host (a gather kernel on raw pointers, then a contiguous copy).
@@ -98,7 +129,7 @@ int main(int argc, char** argv) {
   Kokkos::ScopeGuard guard(argc, argv);
   std::vector<int> dims{256, 256, 256};
   std::size_t budget = 0;
-  bool same = false, check_map = false;
+  bool same = false, check_map = false, masked = false;
   int samples = 6, repeat = 1;
   std::uint64_t seed = 19;
   for (int i = 1; i < argc; ++i) {
@@ -110,10 +141,11 @@ int main(int argc, char** argv) {
     else if (a == "--samples") samples = std::atoi(next());
     else if (a == "--seed") seed = std::strtoull(next(), nullptr, 10);
     else if (a == "--map") check_map = true;
+    else if (a == "--masked") masked = true;
     else if (a == "--repeat") repeat = std::max(1, std::atoi(next()));
     else {
       std::fprintf(stderr, "usage: kssim_large_field --dims D,H,W [--budget BYTES] [--padding valid|same] "
-                           "[--samples K] [--seed S] [--map] [--repeat R]\n");
+                           "[--samples K] [--seed S] [--map] [--repeat R] [--masked]\n");
       return 2;
     }
   }
@@ -132,6 +164,11 @@ int main(int argc, char** argv) {
   Field y(Kokkos::view_alloc("y", Kokkos::WithoutInitializing), 1, 1, D, H, W);
   fill(x, seed, 0);
   fill(y, seed, 1);
+  Field mask;
+  if (masked) {
+    mask = Field(Kokkos::view_alloc("mask", Kokkos::WithoutInitializing), 1, 1, D, H, W);
+    fill(mask, seed, 2);
+  }
   Exec().fence();
 
   // The pieces the problem runs in (a training object plans them the same way, and reports them).
@@ -151,7 +188,8 @@ int main(int argc, char** argv) {
   double mean = 0, grad_seconds = 0, first_seconds = 0;
   for (int r = 0; r < repeat; ++r) {
     const auto t0 = now();
-    mean = kssim::ssim_grad(exec, x, y, g1, g2, opts);
+    mean = masked ? kssim::masked_ssim_grad(exec, x, y, mask, kssim::MaskMode::Weights, g1, g2, opts)
+                  : kssim::ssim_grad(exec, x, y, g1, g2, opts);
     const double t = seconds(t0, now());
     if (r == 0) first_seconds = grad_seconds = t;
     else grad_seconds = r == 1 ? t : std::min(grad_seconds, t);
@@ -174,6 +212,9 @@ int main(int argc, char** argv) {
   ro.sigma = opts.sigma;
   const kssim_test::Shape box{1, 1, b, b, b, true};
   const double map_full = double(g.map_size()), map_box = double(b - w + 1) * (b - w + 1) * (b - w + 1);
+  // --masked: the whole map's weight; each box's gradient scales by its own weight over it.
+  const int od = same ? D : D - w + 1, oh = same ? H : H - w + 1, ow = same ? W : W - w + 1;
+  const double weight_full = masked ? weight_total(seed, od, oh, ow, H, W, same ? 0 : w / 2) : 0;
   double grad_err = 0, grad_scale = 0, map_err = 0, diff2 = 0, ref2 = 0;
   const auto host_box = [&](int which, const std::array<int, 3>& o) {
     std::vector<double> v(box.size());
@@ -181,37 +222,65 @@ int main(int argc, char** argv) {
       for (int h = 0; h < b; ++h)
         for (int i = 0; i < b; ++i) {
           const std::uint64_t idx = (std::uint64_t(o[0] + d) * H + (o[1] + h)) * W + (o[2] + i);
-          v[box.index(0, 0, d, h, i)] = voxel(seed, idx, which);
+          v[box.index(0, 0, d, h, i)] = which == 2 ? mask_voxel(seed, idx) : voxel(seed, idx, which);
         }
     return v;
   };
   std::vector<kssim_test::ReferenceResult> refs;
   for (const auto& o : origins) {
     const auto bx = host_box(0, o), by = host_box(1, o);
-    refs.push_back(kssim_test::reference_ssim(box, bx, by, ro, true));
+    double box_scale = map_box / map_full;  // the box's mean over the field's: its share of the field's map
+    if (masked) {
+      const auto bm = host_box(2, o);
+      const auto mr = kssim_test::reference_masked_ssim(box, bx, by, bm, 1, ro, false, true);
+      double weight_box = 0;  // the box's map voxels' weights: the mask at their window centres
+      for (int d = 0; d + w <= b; ++d)
+        for (int h = 0; h + w <= b; ++h)
+          for (int i = 0; i + w <= b; ++i) weight_box += bm[box.index(0, 0, d + w / 2, h + w / 2, i + w / 2)];
+      box_scale = weight_box / weight_full;
+      kssim_test::ReferenceResult r;
+      r.map_shape = mr.map_shape;
+      r.map = mr.map;
+      r.grad1 = mr.grad1;
+      r.grad2 = mr.grad2;
+      refs.push_back(r);
+    } else {
+      refs.push_back(kssim_test::reference_ssim(box, bx, by, ro, true));
+    }
     const int oo[3] = {o[0], o[1], o[2]};
     const auto k1 = box_of(g1, oo, b), k2 = box_of(g2, oo, b);
     for (int d = inner; d < b - inner; ++d)
       for (int h = inner; h < b - inner; ++h)
         for (int i = inner; i < b - inner; ++i) {
           const std::size_t q = box.index(0, 0, d, h, i);
-          const double r1 = refs.back().grad1[q] * map_box / map_full, r2 = refs.back().grad2[q] * map_box / map_full;
+          const double r1 = refs.back().grad1[q] * box_scale, r2 = refs.back().grad2[q] * box_scale;
           grad_err = std::max({grad_err, std::abs(k1[q] - r1), std::abs(k2[q] - r2)});
           diff2 += (k1[q] - r1) * (k1[q] - r1) + (k2[q] - r2) * (k2[q] - r2);
           ref2 += r1 * r1 + r2 * r2;
           grad_scale = std::max({grad_scale, std::abs(r1), std::abs(r2)});
         }
   }
+  // --masked: plain SSIM of the same images, timed the same way (fastest of the calls after the first).
+  double ssim_seconds = 0;
+  if (masked)
+    for (int r = 0; r < repeat; ++r) {
+      const auto t0 = now();
+      kssim::ssim_grad(exec, x, y, g1, g2, opts);
+      const double t = seconds(t0, now());
+      ssim_seconds = r <= 1 ? t : std::min(ssim_seconds, t);
+    }
   g1 = Field();
   g2 = Field();
 
   // Pass 2 (--map): the map, compared at the boxes' map pixels.
   double map_seconds = 0;
   if (check_map) {
-    const int od = same ? D : D - w + 1, oh = same ? H : H - w + 1, ow = same ? W : W - w + 1;
     Field map(Kokkos::view_alloc("map", Kokkos::WithoutInitializing), 1, 1, od, oh, ow);
     const auto t1 = now();
-    kssim::ssim_map(exec, x, y, map, opts);
+    if (masked)
+      kssim::masked_ssim_map(exec, x, y, mask, kssim::MaskMode::Weights, map, opts);
+    else
+      kssim::ssim_map(exec, x, y, map, opts);
     Exec().fence();
     map_seconds = seconds(t1, now());
     const int shift = same ? w / 2 : 0, m = b - w + 1;  // box map pixel j is the field's map pixel o + j + shift
@@ -231,16 +300,20 @@ int main(int argc, char** argv) {
   std::printf("{\"dims\": [%d, %d, %d], \"voxels\": %.0f, \"padding\": \"%s\", \"budget\": %zu, \"pieces\": %zu, "
               "\"mean\": %.9f, \"grad_seconds\": %.4f, \"first_call_seconds\": %.4f, \"repeat\": %d, \"map_seconds\": %.3f, \"peak_rss_gb\": %.3f, "
               "\"rss_before_call_gb\": %.3f, \"samples\": %zu, \"grad_rel_l2\": %.3e, \"grad_max_abs_err\": %.3e, \"grad_max_abs\": %.3e, "
-              "\"map_max_abs_err\": %.3e, \"backend\": \"%s\"}\n",
+              "\"map_max_abs_err\": %.3e, \"masked\": %s, \"ssim_grad_seconds\": %.4f, \"backend\": \"%s\"}\n",
               D, H, W, voxels, same ? "same" : "valid", budget_used, split ? pieces.size() : std::size_t(1), mean, grad_seconds, first_seconds, repeat,
               map_seconds, rss_after, rss_before, origins.size(), grad_rel_l2, grad_err, grad_scale, check_map ? map_err : -1.0,
-              Exec::name());
+              masked ? "true" : "false", ssim_seconds, Exec::name());
   char map_note[64] = "";
   if (check_map) std::snprintf(map_note, sizeof map_note, ", map max error %.2e", map_err);
   const bool ok = grad_rel_l2 <= 1e-5 && (!check_map || map_err <= 1e-6) && std::isfinite(mean);
-  std::printf("%s: %dx%dx%d (%.3g voxels) mean %.7f, fwd+bwd %.2f s, peak RSS %.2f GB; %zu sample boxes: "
-              "gradients' relative L2 error %.2e (max error %.2e of max %.2e)%s\n",
+  char masked_note[96] = "";
+  if (masked)
+    std::snprintf(masked_note, sizeof masked_note, "; masked weights, SSIM's fwd+bwd %.3f s (masked over SSIM %.3f)",
+                  ssim_seconds, grad_seconds / ssim_seconds);
+  std::printf("%s: %dx%dx%d (%.3g voxels) mean %.7f, fwd+bwd %.3f s, peak RSS %.2f GB; %zu sample boxes: "
+              "gradients' relative L2 error %.2e (max error %.2e of max %.2e)%s%s\n",
               ok ? "PASS" : "FAIL", D, H, W, voxels, mean, grad_seconds, rss_after, origins.size(), grad_rel_l2, grad_err,
-              grad_scale, map_note);
+              grad_scale, map_note, masked_note);
   return ok ? 0 : 1;
 }
