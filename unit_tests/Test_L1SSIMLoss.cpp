@@ -151,22 +151,13 @@ TYPED_TEST(L1Ssim, GradientsMatchFiniteDifferences) {
   }
 }
 
-// make(gradients) for the checks of TrainingChecks.hpp.
-template <class C>
-auto l1_ssim_object(const Shape& s, const kssim::L1SSIMLossOptions& opts = {}) {
-  using Exec = typename C::execution_space;
-  return [s, opts](kssim::Gradients which) {
-    return kssim::L1SSIMLoss<Exec, typename C::value_type>(Exec(), {s.n, s.c, s.h, s.w}, opts, which);
-  };
-}
-
 TYPED_TEST(L1Ssim, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
   using C = TypeParam;
   const Shape s{2, 3, 1, 36, 37};
   const kssim::L1SSIMLossOptions opts;  // 3DGS's
   const auto in = noisy_views<C>(s, 760, 0.1);
   typename C::execution_space exec;
-  const auto make = l1_ssim_object<C>(s, opts);
+  const auto make = training_object<kssim::L1SSIMLoss, C>(s, opts);
   const auto forward = forward_on(in);
   const auto one_call = [&](const auto& g1, const auto& g2) {
     return kssim::l1_ssim_loss_grad(exec, in.a, in.b, g1, g2, opts);
@@ -187,7 +178,8 @@ TYPED_TEST(L1Ssim, ForwardIntoWritesTheLossAsFloat) {
       kssim::L1SSIMLossOptions opts;
       opts.ssim.schedule = schedule;
       expect_forward_into_writes_the_value_as_float<C>(
-          l1_ssim_object<C>(s, opts), [&](auto& loss, float* value) { loss.forward_into(in.a, in.b, value); });
+          training_object<kssim::L1SSIMLoss, C>(s, opts),
+          [&](auto& loss, float* value) { loss.forward_into(in.a, in.b, value); });
     }
 }
 
@@ -195,7 +187,8 @@ TYPED_TEST(L1Ssim, TrainingStepsAllocateNothingAndNeverSynchronise) {
   using C = TypeParam;
   const Shape s{2, 3, 1, 40, 44};
   const auto in = noisy_views<C>(s, 770, 0.1);
-  expect_training_steps_allocate_nothing_and_never_synchronise<C>(s, l1_ssim_object<C>(s), forward_on(in));
+  expect_training_steps_allocate_nothing_and_never_synchronise<C>(
+      s, training_object<kssim::L1SSIMLoss, C>(s, kssim::L1SSIMLossOptions{}), forward_on(in));
   // The one-call form that leaves its result on the device, after its first call, too.
   typename C::execution_space exec;
   Kokkos::View<double, typename C::memory_space> out("loss");

@@ -279,15 +279,6 @@ TYPED_TEST(MsSsim, IdenticalImagesGiveExactlyOneAndZeroGradient) {
   }
 }
 
-// make(gradients) for the checks of TrainingChecks.hpp.
-template <class C>
-auto ms_ssim_object(const Shape& s, const kssim::MSSSIMOptions& opts) {
-  using Exec = typename C::execution_space;
-  return [s, opts](kssim::Gradients which) {
-    return kssim::MSSSIM<Exec, typename C::value_type>(Exec(), {s.n, s.c, s.h, s.w}, opts, which);
-  };
-}
-
 TYPED_TEST(MsSsim, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
   using C = TypeParam;
   const Shape s{2, 3, 1, 36, 37};
@@ -298,7 +289,7 @@ TYPED_TEST(MsSsim, TrainingObjectMatchesOneCallFunctionsAndAccumulates) {
     ReferenceOptions ro{.window = 3};
     ro.float32_window = float32_window;
     const auto opts = ms_options(ro, default_weights);
-    const auto make = ms_ssim_object<C>(s, opts);
+    const auto make = training_object<kssim::MSSSIM, C>(s, opts);
     const auto forward = forward_on(in);
     const auto one_call = [&](const auto& g1, const auto& g2) {
       return kssim::ms_ssim_grad(exec, in.a, in.b, g1, g2, opts);
@@ -314,7 +305,8 @@ TYPED_TEST(MsSsim, TrainingStepsAllocateNothingAndNeverSynchronise) {
   const Shape s{2, 3, 1, 40, 44};
   const auto opts = ms_options(ReferenceOptions{.window = 3}, default_weights);
   const auto in = noisy_views<C>(s, 370, 0.1);
-  expect_training_steps_allocate_nothing_and_never_synchronise<C>(s, ms_ssim_object<C>(s, opts), forward_on(in));
+  expect_training_steps_allocate_nothing_and_never_synchronise<C>(s, training_object<kssim::MSSSIM, C>(s, opts),
+                                                                  forward_on(in));
 }
 
 TYPED_TEST(MsSsim, RejectsBadInputWithInvalidArgument) {

@@ -89,6 +89,16 @@ void expect_steps_allocate_nothing_and_never_synchronise(const Exec& exec, const
   EXPECT_GE(e.probe_fences, 1);
 }
 
+// make(gradients) for the checks below: an Object<Exec, T> (kssim::L1SSIMLoss, MSSSIM) of images of shape s
+// and options opts, made for the gradients asked.
+template <template <class, class, int> class Object, class C, class Opts>
+auto training_object(const Shape& s, const Opts& opts) {
+  using Exec = typename C::execution_space;
+  return [s, opts](kssim::Gradients which) {
+    return Object<Exec, typename C::value_type, 4>(Exec(), {s.n, s.c, s.h, s.w}, opts, which);
+  };
+}
+
 // For each set of gradients the object can be made for: after forward() and backward(), value_on_host() and
 // the gradients are one_call(grad1, grad2)'s (its value; {} skips a gradient) to the bit.
 template <class C, class Make, class Forward, class OneCall>
