@@ -16,6 +16,10 @@
 // compiler contracts; otherwise A1 <= B1 (rounding is monotone). The contrast terms 2 cov + C2 and
 // vs + C2 are equal when vs == 2 cov, and A2 is capped at B2 (where rounding pushed a covariance past the
 // variances). So A1 A2 <= B1 B2, and a numerator equal to its denominator gives 1 exactly.
+//
+// The factors' multiply-adds are explicit fused operations wherever the hardware has them (fused_multiply_add):
+// left to the compiler, GCC contracted them differently in the kernels with and without partial derivatives
+// (x86-64 with FMA, -march=native), and a forward that wants gradients returned another mean (1e-9 apart).
 
 #include <kssim/impl/core/FastDivision.hpp>
 
@@ -32,6 +36,19 @@ struct MapAndPartials {
   T d_m2;    // d map / d m2
 };
 
+// a * b + c rounded once where the hardware fuses it (GPUs; hosts whose compiler defines __FP_FAST_FMA and
+// __FP_FAST_FMAF, e.g. x86-64 with FMA), so that no compiler rounds the product in one kernel and not in
+// another; elsewhere as written (no contraction can happen there, and std::fma would be a library call).
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T fused_multiply_add(T a, T b, T c) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__) || defined(__SYCL_DEVICE_ONLY__) || \
+    (defined(__FP_FAST_FMA) && defined(__FP_FAST_FMAF))
+  return Kokkos::fma(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
 // The four factors A1, A2, B1, B2 of the map.
 template <class T>
 struct MapFactors {
@@ -39,11 +56,11 @@ struct MapFactors {
   KOKKOS_FORCEINLINE_FUNCTION MapFactors(T m1, T m2, T vs, T cov, T s1, T s2, T c1, T c2)
       : mu1(m1 + s1), mu2(m2 + s2) {
     const T su = mu1 + mu2, dm = mu1 - mu2;
-    const T su2 = su * su, dm2 = dm * dm;
-    a1 = T(0.5) * (su2 - dm2) + c1;
-    b1 = T(0.5) * (su2 + dm2) + c1;
+    const T dm2 = dm * dm;  // only ever an addend below: nothing to contract it with
+    a1 = fused_multiply_add(T(0.5), fused_multiply_add(su, su, -dm2), c1);
+    b1 = fused_multiply_add(T(0.5), fused_multiply_add(su, su, dm2), c1);
     b2 = vs + c2;
-    const T contrast = 2 * cov + c2;
+    const T contrast = fused_multiply_add(T(2), cov, c2);
     a2 = contrast > b2 ? b2 : contrast;  // a select, not fmin: NaN must pass through
   }
 };
