@@ -72,9 +72,9 @@
 // and the column pass reads them there (7- and 11-tap kernels: no spills instead of 28 / 76 bytes, ptxas -v;
 // StagedWeightScratch, FusedForward.hpp). 0: the column pass loads and sums them (KSSIM_TUNE_FUSED_WEIGHTS_EARLY).
 // Timed against 0 on a GPU (perf_tests/README.md, "MS-SSIM and masked SSIM"): masked fwd+bwd 0.94-0.99x the time,
-// forwards 0.91-1.01x, SSIM's unchanged.
+// forwards 0.91-1.01x, SSIM's unchanged. It becomes the default once the CUDA unit tests have run with it.
 #if !defined(KSSIM_TUNE_FUSED_WEIGHTS_STAGED)
-#define KSSIM_TUNE_FUSED_WEIGHTS_STAGED 1
+#define KSSIM_TUNE_FUSED_WEIGHTS_STAGED 0
 #endif
 // 1: the GPU fused forward's L1 sums (the fused L1 + SSIM loss) take a tile's rows across the team's threads and
 // each row's pixels across the vector lanes (no index division per pixel; a vector reduction per row, then the
