@@ -72,18 +72,9 @@
 // and the column pass reads them there (7- and 11-tap kernels: no spills instead of 28 / 76 bytes, ptxas -v;
 // StagedWeightScratch, FusedForward.hpp). 0: the column pass loads and sums them (KSSIM_TUNE_FUSED_WEIGHTS_EARLY).
 // Timed against 0 on a GPU (perf_tests/README.md, "MS-SSIM and masked SSIM"): masked fwd+bwd 0.94-0.99x the time,
-// forwards 0.91-1.01x, SSIM's unchanged. It becomes the default once the CUDA unit tests have run with it.
+// forwards 0.91-1.01x, SSIM's unchanged; the CUDA unit tests pass with it ("Tests on the GPU").
 #if !defined(KSSIM_TUNE_FUSED_WEIGHTS_STAGED)
-#define KSSIM_TUNE_FUSED_WEIGHTS_STAGED 0
-#endif
-// 1: the GPU fused forward's L1 sums (the fused L1 + SSIM loss) take a tile's rows across the team's threads and
-// each row's pixels across the vector lanes (no index division per pixel; a vector reduction per row, then the
-// team's). 0: one flat range over the tile's pixels, a row and column divided out of each index. The fused loss's
-// forward takes 1.4x SSIM's at 1080p and 64x1x128x128 (H100); and with 1 the 48-register map-only forward (plain
-// SSIM's, whose L1 branch is compiled in) spills 0/0 bytes instead of 8/24 (ptxas -v, perf_tests/ptxas/spills.sh).
-// Not yet timed on a GPU: for A/B runs.
-#if !defined(KSSIM_TUNE_FUSED_L1_ROWS)
-#define KSSIM_TUNE_FUSED_L1_ROWS 0
+#define KSSIM_TUNE_FUSED_WEIGHTS_STAGED 1
 #endif
 // Elements added to a GPU row-plane pitch of a multiple of 32 (0: none): 16, so that rows the fused backward stages
 // at the same columns are not a multiple of 128 bytes apart (same padding 2.0-2.6% faster: "Kernel variants").

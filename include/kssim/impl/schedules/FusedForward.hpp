@@ -470,21 +470,9 @@ struct FusedForward {
     const int owned_rows = owned_end(oy0, rows, g.oh, g.h) - oy0, owned_cols = owned_end(ox0, cols, g.ow, g.w) - ox0;
     const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4);
     double l1 = 0;
-    if constexpr (Tile::gpu && KSSIM_TUNE_FUSED_L1_ROWS != 0) {  // rows across threads, a row across lanes
-      Kokkos::parallel_reduce(
-          Kokkos::TeamThreadRange(team, owned_rows),
-          [&](int i, double& acc) {
-            const int r = nc * g.h + oy0 + i;
-            const S* xr = row_pointer(x, x_rows, r) + std::ptrdiff_t(ox0) * xs;
-            const S* yr = row_pointer(y, y_rows, r) + std::ptrdiff_t(ox0) * ys;
-            double row = 0;
-            Kokkos::parallel_reduce(
-                Kokkos::ThreadVectorRange(team, owned_cols),
-                [&](int j, double& lane) { lane += l1_abs_difference<T>(xr[j * xs], yr[j * ys]); }, row);
-            acc += row;
-          },
-          l1);
-    } else if constexpr (Tile::gpu) {  // one flat range: consecutive lanes read consecutive pixels
+    // GPUs: one flat range, consecutive lanes reading consecutive pixels (rows across threads and each row
+    // across vector lanes made the fused loss 4-10% slower on an H100: perf_tests/README.md, "Tried and rejected").
+    if constexpr (Tile::gpu) {
       Kokkos::parallel_reduce(
           Kokkos::TeamVectorRange(team, owned_rows * owned_cols),
           [&](int e, double& acc) {
