@@ -52,7 +52,8 @@ constexpr bool check_image_view() {
   static_assert(impl::check_view_shape<ExecutionSpace, View>());
   using T = std::remove_const_t<typename View::value_type>;
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
-                "kssim: images must hold float or double (16-bit images: SSIM's functions and kssim::SSIM only)");
+                "kssim: images must hold float or double (16-bit images: SSIM's and masked SSIM's functions and "
+                "objects only)");
   return true;
 }
 
