@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// SSIM of 16-bit images (include/kssim/impl/core/Storage.hpp): inputs stored in 16 bits, statistics in float,
+// SSIM (and every other metric but SSIMULACRA2) of 16-bit images (include/kssim/impl/core/Storage.hpp): inputs
+// stored in 16 bits, statistics in float,
 // maps and gradients rounded to 16 bits or kept in float. Every result against the float64 reference
 // (ReferenceSSIM.hpp; masked SSIM: ReferenceMaskedSSIM.hpp) evaluated on the very 16-bit values the library
 // reads:
@@ -18,6 +19,8 @@
 #pragma once
 
 #include "ErrorRecord.hpp"
+#include "ReferenceL1SSIMLoss.hpp"
+#include "ReferenceMSSSIM.hpp"
 #include "ReferenceMaskedSSIM.hpp"
 #include "TestingUtilities.hpp"
 
@@ -137,20 +140,22 @@ double worst_against_bound(const std::vector<double>& got, const std::vector<dou
   return worst;
 }
 
-// Both gradients against the reference: float ones at the relative L2 bar; 16-bit ones pixel by pixel, within
-// the float gradient's error (its relative L2 bar times the largest gradient) plus the rounding to S.
+// Both gradients against the reference: float ones at the relative L2 bar (float's, or the metric's: `bar`);
+// 16-bit ones pixel by pixel, within the float gradient's error (that bar times the largest gradient) plus the
+// rounding to S.
 template <class C>
 void expect_gradients_match(const std::vector<double>& got1, const std::vector<double>& got2,
-                            const std::vector<double>& want1, const std::vector<double>& want2) {
+                            const std::vector<double>& want1, const std::vector<double>& want2,
+                            double bar = gradient_tolerance<float>()) {
   record_error("grad_rel_l2", std::max(relative_l2_error(got1, want1), relative_l2_error(got2, want2)));
   if constexpr (std::is_same_v<typename C::output, float>) {
-    EXPECT_LE(relative_l2_error(got1, want1), gradient_tolerance<float>());
-    EXPECT_LE(relative_l2_error(got2, want2), gradient_tolerance<float>());
+    EXPECT_LE(relative_l2_error(got1, want1), bar);
+    EXPECT_LE(relative_l2_error(got2, want2), bar);
   } else {
     double largest = 0;
     for (double v : want1) largest = std::max(largest, std::abs(v));
     for (double v : want2) largest = std::max(largest, std::abs(v));
-    const double float_bar = gradient_tolerance<float>() * largest;
+    const double float_bar = bar * largest;
     const double worst =
         std::max(worst_against_bound<C>(got1, want1, float_bar), worst_against_bound<C>(got2, want2, float_bar));
     EXPECT_LE(worst, 1.0) << "largest gradient error in units of its bound";
@@ -273,6 +278,102 @@ void check_masked_problem(const Shape& s, const ReferenceOptions& ro, kssim::Mas
   bad[bad.size() / 2] = 1.5;
   auto bad_mask = upload<S, C, Rank>("bad_mask", ms, bad);
   EXPECT_THROW(kssim::masked_ssim(exec, a, b, bad_mask, mode), std::invalid_argument);
+}
+
+template <class C, int Rank>
+std::array<int, Rank> extents_of(const Shape& s) {
+  if constexpr (Rank == 4)
+    return {s.n, s.c, s.h, s.w};
+  else
+    return {s.n, s.c, s.d, s.h, s.w};
+}
+
+// Gradients accumulated onto `start` and scaled by `upstream` in a training object (rounded once, after the
+// float sum) against start + upstream * want.
+template <class C>
+void expect_accumulated_match(const std::vector<double>& got, const std::vector<double>& start, double upstream,
+                              const std::vector<double>& want, double bar) {
+  double largest = 0;
+  for (double v : want) largest = std::max(largest, std::abs(upstream * v));
+  std::vector<double> sum(start.size());
+  for (std::size_t i = 0; i < sum.size(); ++i) sum[i] = start[i] + upstream * want[i];
+  const double worst = worst_against_bound<C>(got, sum, bar * largest);
+  EXPECT_LE(worst, 1.0) << "largest accumulated gradient error in units of its bound";
+  record_error("accumulated_in_bounds", worst);
+}
+
+// The fused L1 + SSIM loss of 16-bit images on every schedule: the one-call loss, both gradients, and the
+// training object accumulating a scaled gradient, against the reference on the rounded values (its L1 term
+// reads the 16-bit pixels, so pixels that round to equal values have sign 0 in both).
+template <class C, int Rank>
+void check_l1_loss_problem(const Shape& s, const ReferenceOptions& ro, unsigned seed) {
+  using Exec = typename C::execution_space;
+  using S = typename C::storage;
+  using O = typename C::output;
+  Exec exec;
+  auto x = random_image(s, seed), y = noisy_copy(x, seed + 1, 0.1);
+  auto a = upload<S, C, Rank>("a", s, x);
+  auto b = upload<S, C, Rank>("b", s, y);
+  const double weight = 0.8;
+  const L1SsimReference ref = reference_l1_ssim(s, x, y, ro, weight);
+  for (kssim::Schedule schedule : schedules<C>(Rank)) {
+    kssim::L1SSIMLossOptions o{.ssim = to_options(ro), .l1_weight = weight};
+    o.ssim.schedule = schedule;
+    SCOPED_TRACE(describe(s, ro) + " l1 loss, " + kssim::to_string(schedule));
+    const double loss = kssim::l1_ssim_loss(exec, a, b, o);
+    EXPECT_NEAR(loss, ref.loss, value_tolerance<float>());
+    record_error("l1_loss_error", std::abs(loss - ref.loss));
+    auto g1 = make<O, C, Rank>("g1", s), g2 = make<O, C, Rank>("g2", s);
+    EXPECT_NEAR(kssim::l1_ssim_loss_grad(exec, a, b, g1, g2, o), ref.loss, value_tolerance<float>());
+    expect_gradients_match<C>(download(g1), download(g2), ref.grad1, ref.grad2);
+
+    kssim::L1SSIMLoss<Exec, S, Rank, O> object(exec, extents_of<C, Rank>(s), o);
+    object.forward(a, b);
+    EXPECT_NEAR(object.value_on_host(), ref.loss, value_tolerance<float>());
+    std::vector<double> start = random_image(s, seed + 2, -1e-4, 1e-4);
+    auto acc = upload<O, C, Rank>("acc", s, start);
+    object.backward(acc, {}, kssim::Accumulate::Yes, -0.5);
+    expect_accumulated_match<C>(download(acc), start, -0.5, ref.grad1, gradient_tolerance<float>());
+  }
+}
+
+// MS-SSIM of 16-bit images (two scales, a small window: a small problem): the one-call mean, per image and per
+// channel, both gradients, and the training object accumulating a scaled gradient (computed in float, rounded
+// once: msssim/FinestScale.hpp), against the reference on the rounded values at MS-SSIM's float bars.
+template <class C, int Rank>
+void check_ms_ssim_problem(const Shape& s, const ReferenceOptions& ro, unsigned seed) {
+  using Exec = typename C::execution_space;
+  using Mem = typename C::memory_space;
+  using S = typename C::storage;
+  using O = typename C::output;
+  constexpr double value_bar = 1e-6, gradient_bar = 1e-4;  // MS-SSIM's float bars (Test_MSSSIM.cpp)
+  Exec exec;
+  auto x = random_image(s, seed), y = noisy_copy(x, seed + 1, 0.1);
+  auto a = upload<S, C, Rank>("a", s, x);
+  auto b = upload<S, C, Rank>("b", s, y);
+  const std::vector<double> weights{0.4, 0.6};
+  const MsSsimReference ref = reference_ms_ssim(s, x, y, ro, weights, true);
+  kssim::MSSSIMOptions o;
+  o.ssim = to_options(ro);
+  o.weights = weights;
+  SCOPED_TRACE(describe(s, ro) + " ms-ssim");
+  const double mean = kssim::ms_ssim(exec, a, b, o);
+  EXPECT_NEAR(mean, ref.mean, value_bar);
+  record_error("ms_ssim_error", std::abs(mean - ref.mean));
+  Kokkos::View<double**, Kokkos::LayoutRight, Mem> per_channel("per_channel", s.n, s.c);
+  kssim::ms_ssim_per_channel(exec, a, b, per_channel, o);
+  EXPECT_LE(max_abs_error(download(per_channel), ref.per_slice), value_bar);
+  auto g1 = make<O, C, Rank>("g1", s), g2 = make<O, C, Rank>("g2", s);
+  EXPECT_NEAR(kssim::ms_ssim_grad(exec, a, b, g1, g2, o), ref.mean, value_bar);
+  expect_gradients_match<C>(download(g1), download(g2), ref.grad1, ref.grad2, gradient_bar);
+
+  kssim::MSSSIM<Exec, S, Rank, O> object(exec, extents_of<C, Rank>(s), o, kssim::Gradients::Both);
+  object.forward(a, b);
+  EXPECT_NEAR(object.value_on_host(), ref.mean, value_bar);
+  std::vector<double> start = random_image(s, seed + 2, -1e-4, 1e-4);
+  auto acc = upload<O, C, Rank>("acc", s, start);
+  object.backward({}, acc, kssim::Accumulate::Yes, -0.5);
+  expect_accumulated_match<C>(download(acc), start, -0.5, ref.grad2, gradient_bar);
 }
 
 }  // namespace
@@ -494,7 +595,34 @@ TYPED_TEST_P(Half, MaskedVolumesMatchReferenceOnRoundedInputs) {
     }
 }
 
+// The fused L1 + SSIM loss: 2 x 2 x 41 x 150 as above, both paddings; a volume.
+TYPED_TEST_P(Half, L1LossMatchesReferenceOnRoundedInputs) {
+  unsigned seed = 1100;
+  for_both_paddings([&](const ReferenceOptions& ro) {
+    check_l1_loss_problem<TypeParam, 4>(Shape{2, 2, 1, 41, 150}, ro, seed);
+    seed += 3;
+  });
+  Shape v{1, 2, 9, 10, 11};
+  v.volumetric = true;
+  ReferenceOptions ro;
+  ro.window = 5;
+  ro.same = true;
+  check_l1_loss_problem<TypeParam, 5>(v, ro, seed);
+}
+
+// MS-SSIM: two scales of an odd image (the pooling pads) and of a volume.
+TYPED_TEST_P(Half, MsSsimMatchesReferenceOnRoundedInputs) {
+  ReferenceOptions ro;
+  ro.window = 7;
+  check_ms_ssim_problem<TypeParam, 4>(Shape{2, 2, 1, 27, 40}, ro, 1150);
+  Shape v{1, 2, 11, 12, 13};
+  v.volumetric = true;
+  ro.window = 5;
+  check_ms_ssim_problem<TypeParam, 5>(v, ro, 1160);
+}
+
 REGISTER_TYPED_TEST_SUITE_P(Half, ImagesMatchReferenceOnRoundedInputs, VolumesMatchReferenceOnRoundedInputs,
                             IdenticalImagesGiveExactlyOne, TrainingObjectAccumulatesThenRounds,
                             EveryRowAlignmentGivesTheSameBits, MaskedImagesMatchReferenceOnRoundedInputs,
-                            MaskedVolumesMatchReferenceOnRoundedInputs);
+                            MaskedVolumesMatchReferenceOnRoundedInputs, L1LossMatchesReferenceOnRoundedInputs,
+                            MsSsimMatchesReferenceOnRoundedInputs);

@@ -11,6 +11,9 @@
 //   double l = kssim::l1_ssim_loss_grad(exec, img1, img2, grad1, grad2, opts);  // either gradient may be {}
 //   kssim::L1SSIMLoss<Exec, float> loss(exec, {N, C, H, W});          // training loops, like kssim::SSIM
 //
+// Images of float, double or a 16-bit type, with maps and gradients of their type or float, as for kssim::ssim
+// (kssim/SSIM.hpp); both terms are computed in float for 16-bit images.
+//
 // mean|x - y| is over every pixel of every (n, c) slice; SSIM is kssim::ssim with opts.ssim (Same padding by
 // default, as 3DGS). d|x - y|/dx = sign(x - y) with sign(0) = 0, as PyTorch's; NaN pixels give NaN.
 
@@ -30,16 +33,18 @@ namespace kssim {
 namespace impl {
 
 // The cached plan (PlanCache.hpp) of a one-call loss after its forward pass over (img1, img2); the options
-// are validated first.
-template <class ExecutionSpace, class View1, class View2>
+// are validated first. O: the gradients' type (16-bit images: theirs or float).
+template <class ExecutionSpace, class View1, class View2, class O = value_type_of<View1>>
 struct L1SsimCall {
   ImagePair<ExecutionSpace, View1, View2> p;
-  std::shared_ptr<const Plan<ExecutionSpace, typename ImagePair<ExecutionSpace, View1, View2>::T>> plan;
+  using Images = decltype(p);
+  std::shared_ptr<const Plan<ExecutionSpace, typename Images::T, SsimTerm, typename Images::S, O>> plan;
 
   L1SsimCall(const ExecutionSpace& exec, const View1& img1, const View2& img2, const L1SSIMLossOptions& opts,
              PartialPlanes wanted = {})
       : p((validate(opts), img1), img2, opts.ssim),
-        plan(cached_plan<ExecutionSpace, typename decltype(p)::T>(exec, p.g, opts.ssim, wanted, WithL1::Yes)) {
+        plan(cached_plan<ExecutionSpace, typename Images::T, typename Images::S, O>(exec, p.g, opts.ssim, wanted,
+                                                                                    WithL1::Yes)) {
     plan->forward(exec, p.x, p.y, {}, {.l1_weight = opts.l1_weight});
   }
 };
@@ -71,7 +76,7 @@ template <class ExecutionSpace, class View1, class View2, class Grad1 = impl::wr
 double l1_ssim_loss_grad(const ExecutionSpace& exec, const View1& img1, const View2& img2, const Grad1& grad1,
                          const Grad2& grad2 = {}, const L1SSIMLossOptions& opts = {}) {
   impl::GradientArgs<ExecutionSpace, View1, Grad1, Grad2> g(img1, grad1, grad2);
-  impl::L1SsimCall<ExecutionSpace, View1, View2> c(exec, img1, img2, opts, g.wanted);
+  impl::L1SsimCall<ExecutionSpace, View1, View2, typename decltype(g)::O> c(exec, img1, img2, opts, g.wanted);
   // d loss = a d mean|x - y| - (1 - a) d SSIM.
   c.plan->backward(exec, c.p.x, c.p.y, {.grad1 = g.g1, .grad2 = g.g2, .scale = -(1 - opts.l1_weight)},
                    {.l1_scale = opts.l1_weight});
@@ -85,11 +90,12 @@ double l1_ssim_loss_grad(const ExecutionSpace& exec, const View1& img1, const Vi
 //   loss.forward(render, target);                                      // loss.value(): rank-0 device View
 //   loss.backward(grad_render);                                        // d loss / d render
 //
-// backward() uses the images of the last forward(): keep them alive and unchanged in between.
-template <class ExecutionSpace, class ValueType, int Rank = 4>
-class L1SSIMLoss
-    : public impl::TrainingObject<L1SSIMLoss<ExecutionSpace, ValueType, Rank>, ExecutionSpace, ValueType, Rank> {
-  using Shell = impl::TrainingObject<L1SSIMLoss, ExecutionSpace, ValueType, Rank>;
+// backward() uses the images of the last forward(): keep them alive and unchanged in between. 16-bit images and
+// OutputType as kssim::SSIM's (the L1 term reads the 16-bit pixels; gradients rounded once, after both terms).
+template <class ExecutionSpace, class ValueType, int Rank = 4, class OutputType = ValueType>
+class L1SSIMLoss : public impl::TrainingObject<L1SSIMLoss<ExecutionSpace, ValueType, Rank, OutputType>, ExecutionSpace,
+                                               ValueType, Rank, OutputType> {
+  using Shell = impl::TrainingObject<L1SSIMLoss, ExecutionSpace, ValueType, Rank, OutputType>;
   friend Shell;
   using typename Shell::Images;
   using typename Shell::Outputs;
@@ -142,7 +148,7 @@ class L1SSIMLoss
   }
 
   double weight_;
-  impl::Plan<ExecutionSpace, ValueType> plan_;
+  impl::Plan<ExecutionSpace, compute_type_t<ValueType>, impl::SsimTerm, ValueType, OutputType> plan_;
 };
 
 }  // namespace kssim

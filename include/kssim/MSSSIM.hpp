@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
 // MS-SSIM (multi-scale SSIM, Wang, Simoncelli and Bovik 2003) with pytorch-msssim's conventions and its
-// gradients with respect to both images.
+// gradients with respect to both images. Images of float, double or a 16-bit type, with gradients of their type
+// or float, as for kssim::ssim (kssim/SSIM.hpp; 16-bit images: impl/msssim/FinestScale.hpp).
 //
 //   double v = kssim::ms_ssim(exec, img1, img2);                        // mean over N and C, synchronises
 //   kssim::ms_ssim(exec, img1, img2, mean_view, opts);                  // rank-0 View, no synchronisation
@@ -47,11 +48,12 @@ struct MsSsimPlanKey {
 };
 
 // The plan of a one-call MS-SSIM function after its forward pass over (img1, img2), kept between calls like
-// SSIM's (PlanCache.hpp); the options are validated first.
-template <class ExecutionSpace, class View1, class View2>
+// SSIM's (PlanCache.hpp); the options are validated first. O: the gradients' type (16-bit images: theirs or
+// float).
+template <class ExecutionSpace, class View1, class View2, class O = value_type_of<View1>>
 struct MsSsimCall {
   using Images = ImagePair<ExecutionSpace, View1, View2>;
-  using PlanT = MsSsimPlan<ExecutionSpace, typename Images::T>;
+  using PlanT = MsSsimPlan<ExecutionSpace, typename Images::T, typename Images::S, O>;
   Images p;
   std::shared_ptr<const PlanT> plan;
 
@@ -113,18 +115,19 @@ template <class ExecutionSpace, class View1, class View2, class Grad1 = impl::wr
 double ms_ssim_grad(const ExecutionSpace& exec, const View1& img1, const View2& img2, const Grad1& grad1,
                     const Grad2& grad2 = {}, const MSSSIMOptions& opts = {}) {
   impl::GradientArgs<ExecutionSpace, View1, Grad1, Grad2> g(img1, grad1, grad2);
-  impl::MsSsimCall<ExecutionSpace, View1, View2> c(exec, img1, img2, opts, g.wanted);
+  impl::MsSsimCall<ExecutionSpace, View1, View2, typename decltype(g)::O> c(exec, img1, img2, opts, g.wanted);
   c.plan->backward(exec, c.p.x, c.p.y, {.grad1 = g.g1, .grad2 = g.g2});
   return impl::host_value(exec, c.plan->mean(), "kssim::ms_ssim_grad: wait for the mean");
 }
 
 // A reusable MS-SSIM loss for one image shape, for training loops: the constructor allocates every scale's
 // workspace; forward() and backward() then allocate nothing and never synchronise the host. The interface
-// is kssim::SSIM's (without the map: MS-SSIM has none). backward() uses the images of the last forward().
-template <class ExecutionSpace, class ValueType, int Rank = 4>
-class MSSSIM
-    : public impl::TrainingObject<MSSSIM<ExecutionSpace, ValueType, Rank>, ExecutionSpace, ValueType, Rank> {
-  using Shell = impl::TrainingObject<MSSSIM, ExecutionSpace, ValueType, Rank>;
+// is kssim::SSIM's (without the map: MS-SSIM has none), 16-bit images and OutputType included. backward() uses
+// the images of the last forward().
+template <class ExecutionSpace, class ValueType, int Rank = 4, class OutputType = ValueType>
+class MSSSIM : public impl::TrainingObject<MSSSIM<ExecutionSpace, ValueType, Rank, OutputType>, ExecutionSpace,
+                                           ValueType, Rank, OutputType> {
+  using Shell = impl::TrainingObject<MSSSIM, ExecutionSpace, ValueType, Rank, OutputType>;
   friend Shell;
   using typename Shell::Images;
   using typename Shell::Outputs;
@@ -168,7 +171,7 @@ class MSSSIM
     plan_.backward(exec, x, y, out);
   }
 
-  impl::MsSsimPlan<ExecutionSpace, ValueType> plan_;
+  impl::MsSsimPlan<ExecutionSpace, compute_type_t<ValueType>, ValueType, OutputType> plan_;
 };
 
 }  // namespace kssim

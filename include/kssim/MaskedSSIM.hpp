@@ -91,7 +91,7 @@ struct MaskedPlanKey {
 // type (the images', or float for 16-bit images).
 template <class ExecutionSpace, class View1, class View2, class MaskView, class O = value_type_of<View1>>
 struct MaskedCall {
-  using Images = SsimImages<ExecutionSpace, View1, View2>;
+  using Images = ImagePair<ExecutionSpace, View1, View2>;
   using PlanT = MaskedPlan<ExecutionSpace, typename Images::T, typename Images::S, O>;
   Images p;
   InputArray<typename Images::S> m;
@@ -196,8 +196,8 @@ double masked_ssim_grad(const ExecutionSpace& exec, const View1& img1, const Vie
 // 16-bit images and mask: as kssim::SSIM (OutputType: the map's and gradients' type, ValueType or float).
 template <class ExecutionSpace, class ValueType, int Rank = 4, class OutputType = ValueType>
 class MaskedSSIM : public impl::TrainingObject<MaskedSSIM<ExecutionSpace, ValueType, Rank, OutputType>, ExecutionSpace,
-                                               ValueType, Rank, true, OutputType> {
-  using Shell = impl::TrainingObject<MaskedSSIM, ExecutionSpace, ValueType, Rank, true, OutputType>;
+                                               ValueType, Rank, OutputType> {
+  using Shell = impl::TrainingObject<MaskedSSIM, ExecutionSpace, ValueType, Rank, OutputType>;
   friend Shell;
   using typename Shell::Images;
   using typename Shell::Outputs;

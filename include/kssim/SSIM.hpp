@@ -45,7 +45,7 @@ template <class ExecutionSpace, class View1, class View2, class MeanView>
 void ssim(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MeanView& mean,
           const Options& opts = {}) {
   static_assert(check_result_view<ExecutionSpace, MeanView, 0>());
-  impl::SsimImages<ExecutionSpace, View1, View2> p(img1, img2, opts);
+  impl::ImagePair<ExecutionSpace, View1, View2> p(img1, img2, opts);
   using P = decltype(p);
   const auto plan = impl::one_call_plan<ExecutionSpace, typename P::T, typename P::S>(exec, p.g, opts);
   plan.forward(exec, p.x, p.y, {});
@@ -55,7 +55,7 @@ void ssim(const ExecutionSpace& exec, const View1& img1, const View2& img2, cons
 // Mean SSIM over N, C and every map pixel, returned on the host (this synchronises `exec`).
 template <class ExecutionSpace, class View1, class View2>
 double ssim(const ExecutionSpace& exec, const View1& img1, const View2& img2, const Options& opts = {}) {
-  impl::SsimImages<ExecutionSpace, View1, View2> p(img1, img2, opts);
+  impl::ImagePair<ExecutionSpace, View1, View2> p(img1, img2, opts);
   using P = decltype(p);
   const auto plan = impl::one_call_plan<ExecutionSpace, typename P::T, typename P::S>(exec, p.g, opts);
   plan.forward(exec, p.x, p.y, {});
@@ -83,7 +83,7 @@ std::array<int, View::rank()> map_extents(const View& img, const Options& opts =
 template <class ExecutionSpace, class View1, class View2, class MapView>
 void ssim_map(const ExecutionSpace& exec, const View1& img1, const View2& img2, const MapView& map,
               const Options& opts = {}) {
-  impl::SsimImages<ExecutionSpace, View1, View2> p(img1, img2, opts);
+  impl::ImagePair<ExecutionSpace, View1, View2> p(img1, img2, opts);
   using P = decltype(p);
   using O = typename MapView::value_type;
   static_assert(check_ssim_output_view<ExecutionSpace, MapView, typename P::S>());
@@ -98,7 +98,7 @@ template <class ExecutionSpace, class View1, class View2, class PerImageView>
 void ssim_per_image(const ExecutionSpace& exec, const View1& img1, const View2& img2, const PerImageView& per_image,
                     const Options& opts = {}) {
   static_assert(check_result_view<ExecutionSpace, PerImageView, 1>());
-  impl::SsimImages<ExecutionSpace, View1, View2> p(img1, img2, opts);
+  impl::ImagePair<ExecutionSpace, View1, View2> p(img1, img2, opts);
   using P = decltype(p);
   impl::require_extents("per_image", per_image, std::array<int, 1>{p.g.n});
   const auto plan = impl::one_call_plan<ExecutionSpace, typename P::T, typename P::S>(exec, p.g, opts);
@@ -120,7 +120,7 @@ template <class ExecutionSpace, class View1, class View2, class PerChannelView>
 void ssim_per_channel(const ExecutionSpace& exec, const View1& img1, const View2& img2,
                       const PerChannelView& per_channel, const Options& opts = {}) {
   static_assert(check_result_view<ExecutionSpace, PerChannelView, 2>());
-  impl::SsimImages<ExecutionSpace, View1, View2> p(img1, img2, opts);
+  impl::ImagePair<ExecutionSpace, View1, View2> p(img1, img2, opts);
   using P = decltype(p);
   impl::require_extents("per_channel", per_channel, std::array<int, 2>{p.g.n, p.g.c});
   const auto plan = impl::one_call_plan<ExecutionSpace, typename P::T, typename P::S>(exec, p.g, opts);
@@ -145,7 +145,7 @@ template <class ExecutionSpace, class View1, class View2, class Grad1 = impl::wr
           class Grad2 = Grad1>
 double ssim_grad(const ExecutionSpace& exec, const View1& img1, const View2& img2, const Grad1& grad1,
                  const Grad2& grad2 = {}, const Options& opts = {}) {
-  impl::SsimImages<ExecutionSpace, View1, View2> p(img1, img2, opts);
+  impl::ImagePair<ExecutionSpace, View1, View2> p(img1, img2, opts);
   using P = decltype(p);
   impl::GradientArgs<ExecutionSpace, View1, Grad1, Grad2> g(img1, grad1, grad2);
   const auto plan =
@@ -177,8 +177,8 @@ double ssim_grad(const ExecutionSpace& exec, const View1& img1, const View2& img
 //   kssim::SSIM<Kokkos::Cuda, Kokkos::Experimental::half_t, 4, float> loss(exec, {N, C, H, W});
 template <class ExecutionSpace, class ValueType, int Rank = 4, class OutputType = ValueType>
 class SSIM : public impl::TrainingObject<SSIM<ExecutionSpace, ValueType, Rank, OutputType>, ExecutionSpace, ValueType,
-                                         Rank, true, OutputType> {
-  using Shell = impl::TrainingObject<SSIM, ExecutionSpace, ValueType, Rank, true, OutputType>;
+                                         Rank, OutputType> {
+  using Shell = impl::TrainingObject<SSIM, ExecutionSpace, ValueType, Rank, OutputType>;
   friend Shell;
   using typename Shell::Images;
   using typename Shell::Outputs;

@@ -44,16 +44,15 @@ constexpr bool check_view_shape() {
 }
 }  // namespace impl
 
-// An image argument: a rank-4 (N, C, H, W) or rank-5 (N, C, D, H, W) View of float or double (const
-// allowed), in a layout kssim understands, whose memory `ExecutionSpace` can access; a rank-2 (H, W) or rank-3
-// (D, H, W) View is one image or one volume (N = C = 1) for the one-call functions.
+// An image argument of float or double only (kssim::mpi): a rank-4 (N, C, H, W) or rank-5 (N, C, D, H, W) View
+// (const allowed), in a layout kssim understands, whose memory `ExecutionSpace` can access; a rank-2 (H, W) or
+// rank-3 (D, H, W) View is one image or one volume (N = C = 1) for the one-call functions.
 template <class ExecutionSpace, class View>
 constexpr bool check_image_view() {
   static_assert(impl::check_view_shape<ExecutionSpace, View>());
   using T = std::remove_const_t<typename View::value_type>;
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
-                "kssim: images must hold float or double (16-bit images: SSIM's and masked SSIM's functions and "
-                "objects only)");
+                "kssim: images must hold float or double here (kssim::mpi takes no 16-bit images)");
   return true;
 }
 
@@ -65,8 +64,8 @@ constexpr bool check_output_view() {
   return true;
 }
 
-// An image argument of SSIM (SSIM.hpp): like check_image_view, or a 16-bit storage type
-// (impl/core/Storage.hpp); the compiler's _Float16 / __bf16 only on host execution spaces.
+// An image argument of the metrics (SSIM, MS-SSIM, masked SSIM, the fused loss): like check_image_view, or a
+// 16-bit storage type (impl/core/Storage.hpp); the compiler's _Float16 / __bf16 only on host execution spaces.
 template <class ExecutionSpace, class View>
 constexpr bool check_ssim_image_view() {
   static_assert(impl::check_view_shape<ExecutionSpace, View>());

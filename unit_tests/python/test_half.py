@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-"""float16 and bfloat16 tensors: read as stored, computed in float32, the value and the gradients rounded to
-the tensors' dtype (like PyTorch's own operators). Against reference_ssim.py evaluated in float64 on the very
+"""float16 and bfloat16 tensors (every metric but SSIMULACRA2): read as stored, computed in float32, the value and
+the gradients rounded to the tensors' dtype (like PyTorch's own operators). Against reference_ssim.py evaluated in float64 on the very
 16-bit values kssim reads: the value within float's 1e-6 plus its rounding to the dtype; each gradient element
 within the float bar (1e-5 of the largest element) plus half a spacing of the dtype at its value."""
 
@@ -94,3 +94,38 @@ def test_16bit_masked_ssim_matches_the_reference_on_rounded_inputs(device, dtype
         assert x.grad.dtype == dtype
         assert within_rounding(x.grad.cpu(), g1, dtype, 1e-5 * largest) <= 1
         assert within_rounding(y.grad.cpu(), g2, dtype, 1e-5 * largest) <= 1
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["float16", "bfloat16"])
+def test_16bit_l1_ssim_loss_and_ms_ssim_match_the_reference_on_rounded_inputs(device, dtype):
+    """kssim.l1_ssim_loss (image and volume) and kssim.ms_ssim (both reductions) of 16-bit tensors against the
+    float64 references on the rounded values: value and both gradients, an upstream factor before the rounding.
+    MS-SSIM's gradients at its float bar (1e-4 relative: test_ms_ssim.py)."""
+    def fused_loss(x, y, **options):
+        return 0.8 * (x - y).abs().mean() + 0.2 * (1 - reference_ssim.ssim(x, y, padding="same", **options))
+
+    cases = [
+        (kssim.l1_ssim_loss, fused_loss, (2, 3, 23, 31), {}, "mean", 1e-5),
+        (kssim.l1_ssim_loss, fused_loss, (1, 2, 9, 10, 11), {"window_size": 5}, "mean", 1e-5),
+        (kssim.ms_ssim, reference_ssim.ms_ssim, (2, 2, 27, 30), {"window_size": 5, "weights": (0.4, 0.6)}, "mean",
+         1e-4),
+        (kssim.ms_ssim, reference_ssim.ms_ssim, (2, 2, 27, 30), {"window_size": 5, "weights": (0.4, 0.6)}, "none",
+         1e-4),
+    ]
+    for metric, reference, shape, options, reduction, gradient_bar in cases:
+        a, b = random_pair(shape, dtype, device, seed=31 + shape[-1])
+        x = a.detach().clone().requires_grad_(True)
+        y = b.detach().clone().requires_grad_(True)
+        extra = {} if metric is kssim.l1_ssim_loss else {"reduction": reduction}
+        value = metric(x, y, **options, **extra)
+        assert value.dtype == dtype
+        (256.0 * value.sum()).backward()
+        rx = a.detach().cpu().double().requires_grad_(True)
+        ry = b.detach().cpu().double().requires_grad_(True)
+        expected = reference(rx, ry, **options, **extra)
+        g1, g2 = torch.autograd.grad(256.0 * expected.sum(), (rx, ry))
+        assert within_rounding(value.detach().cpu(), expected.detach(), dtype, 1e-6) <= 1, metric.__name__
+        largest = float(torch.cat([g1.flatten(), g2.flatten()]).abs().max())
+        assert x.grad.dtype == dtype and y.grad.dtype == dtype
+        assert within_rounding(x.grad.cpu(), g1, dtype, gradient_bar * largest) <= 1, metric.__name__
+        assert within_rounding(y.grad.cpu(), g2, dtype, gradient_bar * largest) <= 1, metric.__name__

@@ -235,16 +235,10 @@ template <class Exec, class T, int Rank>
 std::unique_ptr<Workspace> make_for_loss(const Exec& exec, const ProblemKey& key) {
   if (key.metric == Metric::Masked)
     return std::make_unique<SsimWorkspace<Exec, T, Rank, MaskedSSIM<Exec, T, Rank>>>(exec, key);
-  if constexpr (is_16bit_storage_v<T>) {
-    if (key.metric != Metric::Ssim)
-      throw std::invalid_argument("kssim: the fused L1 + SSIM loss and MS-SSIM take float32 or float64 tensors, not "
-                                  "16-bit ones");
-  } else {
-    if (key.metric == Metric::L1Loss)
-      return std::make_unique<SsimWorkspace<Exec, T, Rank, L1SSIMLoss<Exec, T, Rank>>>(exec, key);
-    if (key.metric == Metric::MsSsim)
-      return std::make_unique<SsimWorkspace<Exec, T, Rank, MSSSIM<Exec, T, Rank>>>(exec, key);
-  }
+  if (key.metric == Metric::L1Loss)
+    return std::make_unique<SsimWorkspace<Exec, T, Rank, L1SSIMLoss<Exec, T, Rank>>>(exec, key);
+  if (key.metric == Metric::MsSsim)
+    return std::make_unique<SsimWorkspace<Exec, T, Rank, MSSSIM<Exec, T, Rank>>>(exec, key);
   return std::make_unique<SsimWorkspace<Exec, T, Rank, SSIM<Exec, T, Rank>>>(exec, key);
 }
 

@@ -23,7 +23,6 @@ _MASK_MODES = ("weights", "normalized")
 # MS-SSIM's default exponents per scale, finest first (Wang, Simoncelli and Bovik 2003; pytorch-msssim's).
 MS_SSIM_WEIGHTS = (0.0448, 0.2856, 0.3001, 0.2363, 0.1333)
 _ALL_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
-_WIDE_DTYPES = (torch.float32, torch.float64)  # MS-SSIM and the fused loss: no 16-bit kernels
 _DTYPE_NAMES = {torch.float32: "float32", torch.float64: "float64", torch.float16: "float16",
                 torch.bfloat16: "bfloat16"}
 _RANK_NAMES = {4: "4-D (N, C, H, W)", 5: "5-D (N, C, D, H, W)"}
@@ -175,12 +174,12 @@ def l1_ssim_loss(img1, img2, *, l1_weight=0.8, padding="same", window_size=11, s
         l1_weight * (img1 - img2).abs().mean() + (1 - l1_weight) * (1 - ssim(img1, img2))
 
     with the L1 term computed inside kssim's SSIM kernels (no pass of its own over the images). Images
-    (N, C, H, W) or volumes (N, C, D, H, W), float32 or float64, on CPU or CUDA; differentiable with respect
-    to both (d|x - y|/dx = sign(x - y), with sign(0) = 0 as in PyTorch). Defaults: 3DGS's weight 0.8 and
+    (N, C, H, W) or volumes (N, C, D, H, W), float32, float64, float16 or bfloat16 (computed in float32 as
+    kssim.ssim's), on CPU or CUDA; differentiable with respect to both (d|x - y|/dx = sign(x - y), with sign(0) = 0 as in PyTorch). Defaults: 3DGS's weight 0.8 and
     zero ("same") padding; the SSIM options, padding among them, are kssim.ssim's (window="float32":
     fused-ssim's window, as in 3DGS's loss with fused-ssim). Returns a 0-dim tensor in the images' dtype.
     """
-    _check_images(img1, img2, (4, 5), _WIDE_DTYPES)  # the fused loss has no 16-bit kernels
+    _check_images(img1, img2, (4, 5))
     options = _options(window_size, sigma, k1, k2, data_range, padding, window)
     if isinstance(l1_weight, bool) or not isinstance(l1_weight, (int, float)):  # its range is kssim's to check
         raise ValueError(f"kssim: l1_weight must be a number in [0, 1], got {l1_weight!r}")
@@ -217,7 +216,8 @@ def ms_ssim_min_size(window_size=11, scales=5):
 def ms_ssim(img1, img2, *, window_size=11, sigma=1.5, k1=0.01, k2=0.03, data_range=1.0, weights=None,
             reduction="mean", window="exact"):
     """MS-SSIM (multi-scale SSIM, Wang, Simoncelli and Bovik 2003) of two batches of images (N, C, H, W) or
-    volumes (N, C, D, H, W), float32 or float64, on CPU or CUDA, differentiable with respect to both.
+    volumes (N, C, D, H, W), float32, float64, float16 or bfloat16 (every scale computed in float32, the
+    gradients rounded once to the images' dtype), on CPU or CUDA, differentiable with respect to both.
 
     With S = len(weights) scales (default 5, weights 0.0448, 0.2856, 0.3001, 0.2363, 0.1333): scale 1 is the
     image, scale k+1 the 2x2 (volumes 2x2x2) average pool of scale k (odd extents zero-padded, as
@@ -231,7 +231,7 @@ def ms_ssim(img1, img2, *, window_size=11, sigma=1.5, k1=0.01, k2=0.03, data_ran
     by default).
     """
     _check_reduction(reduction)
-    _check_images(img1, img2, (4, 5), _WIDE_DTYPES)
+    _check_images(img1, img2, (4, 5))
     options = _options(window_size, sigma, k1, k2, data_range, "valid", window)
     options["weights"] = _ms_ssim_weights(weights)
     return torch.ops.kssim.ms_ssim(img1, img2, _operand("ms_ssim", options), _gradients(img1, img2),
@@ -283,7 +283,7 @@ def masked_ssim(img1, img2, mask, *, mode="weights", window_size=11, sigma=1.5, 
     _check_reduction(reduction)
     if mode not in _MASK_MODES:
         raise ValueError(f"kssim: mode must be 'weights' or 'normalized', got {mode!r}")
-    _check_images(img1, img2, (4, 5), _ALL_DTYPES)
+    _check_images(img1, img2, (4, 5))
     options = _options(window_size, sigma, k1, k2, data_range, padding, "exact", ("exact",))
     options["normalized"] = mode == "normalized"
     operand = _operand("masked_ssim", options)

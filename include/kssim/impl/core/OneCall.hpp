@@ -17,9 +17,9 @@
 
 namespace kssim::impl {
 
-// The checked, unified form of (img1, img2) shared by every entry point. Images of a 16-bit type S
-// (Sixteen: SSIM's entry points) are computed in T = float.
-template <class ExecSpace, class View1, class View2, bool Sixteen = false>
+// The checked, unified form of (img1, img2) shared by every entry point. Images of a 16-bit type S are computed
+// in T = float.
+template <class ExecSpace, class View1, class View2>
 struct ImagePair {
   using S = value_type_of<View1>;
   using T = compute_type_t<S>;
@@ -28,15 +28,8 @@ struct ImagePair {
   InputArray<S> x, y;
 
   // Checked when the entry point declares its ImagePair, its first statement: kssim's message comes first.
-  static constexpr bool checked() {
-    if constexpr (Sixteen)
-      return check_ssim_image_view<ExecSpace, View1>() && check_ssim_image_view<ExecSpace, View2>() &&
-             check_same_kind<View1, View2>();
-    else
-      return check_image_view<ExecSpace, View1>() && check_image_view<ExecSpace, View2>() &&
-             check_same_kind<View1, View2>();
-  }
-  static_assert(checked());
+  static_assert(check_ssim_image_view<ExecSpace, View1>() && check_ssim_image_view<ExecSpace, View2>() &&
+                check_same_kind<View1, View2>());
 
   ImagePair(const View1& img1, const View2& img2, const Options& opts) {
     require_same_extents(img1, img2);
@@ -45,12 +38,10 @@ struct ImagePair {
     y = as_rank5<InputArray<S>>(img2);
   }
 };
-template <class ExecSpace, class View1, class View2>
-using SsimImages = ImagePair<ExecSpace, View1, View2, true>;
 
 // The checked gradient arguments of a one-call *_grad function: which are wanted ({} or an empty View skips
-// one) and their rank-5 arrays (null where skipped). O: the gradients' type, the images' or, for 16-bit images
-// (which the entry point's ImagePair admits or refuses), float.
+// one) and their rank-5 arrays (null where skipped). O: the gradients' type, the images' or, for 16-bit images,
+// float.
 template <class ExecSpace, class View1, class Grad1, class Grad2>
 struct GradientArgs {
   static_assert(check_ssim_output_view<ExecSpace, Grad1, value_type_of<View1>>() &&

@@ -3,7 +3,8 @@
 // Storage types: what image Views may hold, as opposed to the type kssim computes in. float and double
 // are computed in themselves; the 16-bit types are storage only: each pixel is converted to float where a
 // kernel loads it, every statistic is float, and maps and gradients are rounded to their View's type where
-// they are stored. No pass converts a whole image: the point of 16-bit inputs is half the bytes read.
+// they are stored. No pass converts a whole image (but MS-SSIM's finest scale, msssim/FinestScale.hpp): the point
+// of 16-bit inputs is half the bytes read.
 //
 // The 16-bit types:
 //  - Kokkos::Experimental::half_t and bhalf_t where Kokkos defines them as 16-bit types (CUDA, HIP, SYCL

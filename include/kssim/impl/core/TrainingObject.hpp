@@ -32,18 +32,14 @@ inline PartialPlanes planes_for(Gradients g) {
   return {g == Gradients::Image1 || g == Gradients::Both, g == Gradients::Image2 || g == Gradients::Both};
 }
 
-// Sixteen: the object takes 16-bit storage types (SSIM's and masked SSIM's kernels convert them, README
-// "16-bit images");
-// OutputType is then ValueType or float. Without it, float and double only.
-template <class Derived, class ExecutionSpace, class ValueType, int Rank, bool Sixteen = false,
-          class OutputType = ValueType>
+// ValueType: float, double or a 16-bit storage type (impl/core/Storage.hpp); OutputType, the maps' and gradients'
+// type: ValueType, or float for 16-bit images.
+template <class Derived, class ExecutionSpace, class ValueType, int Rank, class OutputType = ValueType>
 class TrainingObject {
   static_assert(Kokkos::is_execution_space_v<ExecutionSpace>, "kssim: ExecutionSpace must be an execution space");
-  static_assert(Sixteen || std::is_same_v<ValueType, float> || std::is_same_v<ValueType, double>,
-                "kssim: ValueType must be float or double (MS-SSIM and the fused loss)");
-  static_assert(!Sixteen || is_storage_type_v<ValueType>,
+  static_assert(is_storage_type_v<ValueType>,
                 "kssim: ValueType must be float, double or a 16-bit float type (impl/core/Storage.hpp)");
-  static_assert(!Sixteen || !is_host_16bit_v<ValueType> || !is_gpu_space_v<ExecutionSpace>,
+  static_assert(!is_host_16bit_v<ValueType> || !is_gpu_space_v<ExecutionSpace>,
                 "kssim: _Float16 / __bf16 images need a host execution space; on GPUs use "
                 "Kokkos::Experimental::half_t / bhalf_t");
   static_assert(std::is_same_v<OutputType, ValueType> || std::is_same_v<OutputType, compute_type_t<ValueType>>,

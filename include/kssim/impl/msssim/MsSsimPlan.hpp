@@ -8,9 +8,13 @@
 // Backward, coarsest scale first: scale k's gradient with respect to its (pooled) images is its Plan's
 // backward, scaled per slice by d MS-SSIM / d t_k, plus the adjoint pooling of scale k+1's gradient. The
 // finest scale writes into (or adds to) the caller's gradients; the coarser ones into workspace.
+//
+// Images of a 16-bit type S run every scale in T: the finest scale's images are converted once per forward,
+// and 16-bit gradients (O) are computed in T and rounded once at the end (FinestScale.hpp).
 
 #include <kssim/MSSSIMOptions.hpp>
 #include <kssim/impl/msssim/AveragePool.hpp>
+#include <kssim/impl/msssim/FinestScale.hpp>
 #include <kssim/impl/msssim/MsSsimProduct.hpp>
 #include <kssim/impl/ssim/Plan.hpp>
 
@@ -19,6 +23,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace kssim::impl {
@@ -42,11 +47,13 @@ inline void require_ms_ssim_extents(const Geometry& g, const MSSSIMOptions& o) {
                                 std::to_string(smallest));
 }
 
-template <class ExecSpace, class T>
+template <class ExecSpace, class T, class S = T, class O = T>
 class MsSsimPlan {
  public:
   using Mem = typename ExecSpace::memory_space;
   using Buffer = Kokkos::View<T*****, Kokkos::LayoutRight, Mem>;
+  // 16-bit images (S) and gradients (O): converted to and from T at the finest scale (FinestScale.hpp).
+  static constexpr bool converts_images = !std::is_same_v<S, T>, converts_gradients = !std::is_same_v<O, T>;
 
   // `g` is the finest scale's geometry (make_geometry of the images with o.ssim).
   MsSsimPlan(const ExecSpace& exec, const Geometry& g, const MSSSIMOptions& o, PartialPlanes wanted)
@@ -54,6 +61,14 @@ class MsSsimPlan {
     validate(o);
     require_ms_ssim_extents(g, o);
     std::array<int, 5> e = image_extents(g);
+    if constexpr (converts_images) {
+      x0_ = buffer(exec, "kssim::ms_ssim_x0", e);
+      y0_ = buffer(exec, "kssim::ms_ssim_y0", e);
+    }
+    if constexpr (converts_gradients) {
+      if (wanted.image1) g1_0_ = buffer(exec, "kssim::ms_ssim_grad1_0", e);
+      if (wanted.image2) g2_0_ = buffer(exec, "kssim::ms_ssim_grad2_0", e);
+    }
     for (int k = 0; k < scales_; ++k) {
       if (k > 0) {
         pads_.push_back(PoolPadding::of(e, g.volumetric));
@@ -93,12 +108,12 @@ class MsSsimPlan {
   Kokkos::View<const double*, Mem> per_slice() const { return per_slice_; }
 
   // `value_float`, if not null, gets the mean rounded to float too (by the kernel that computes it).
-  void forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
+  void forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
                float* value_float = nullptr) const;
 
   // The gradients of the mean (GradientTargets, PassArguments.hpp) for the images of the last forward().
-  void backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
-                const GradientTargets<T>& out) const;
+  void backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
+                const GradientTargets<O>& out) const;
 
  private:
   static Buffer buffer(const ExecSpace& exec, const char* label, const std::array<int, 5>& e) {
@@ -106,15 +121,23 @@ class MsSsimPlan {
                   e[4]);
   }
   const Geometry& scale_geometry(int k) const { return k + 1 < scales_ ? cs_[k].geometry() : last_->geometry(); }
-  // The images of scale k: the caller's at k = 0, the pooled workspace after.
-  std::pair<InputArray<T>, InputArray<T>> images_at(int k, const InputArray<T>& x, const InputArray<T>& y) const {
-    if (k == 0) return {x, y};
-    return {as_rank5<InputArray<T>>(x_[k - 1]), as_rank5<InputArray<T>>(y_[k - 1])};
+  // The images of scale k: the caller's at k = 0 (16-bit: their conversion, from the last forward()), the pooled
+  // workspace after.
+  std::pair<InputArray<T>, InputArray<T>> images_at(int k, const InputArray<S>& x, const InputArray<S>& y) const {
+    if (k > 0) return {as_rank5<InputArray<T>>(x_[k - 1]), as_rank5<InputArray<T>>(y_[k - 1])};
+    if constexpr (converts_images)
+      return {as_rank5<InputArray<T>>(x0_), as_rank5<InputArray<T>>(y0_)};
+    else
+      return {x, y};
   }
+  // Every scale's backward, coarsest first, into targets of T.
+  void backward_scales(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
+                       const GradientTargets<T>& out) const;
 
   Geometry g_;
   PartialPlanes wanted_;
   int scales_ = 0;
+  Buffer x0_, y0_, g1_0_, g2_0_;             // the finest scale in T where S or O is not T
   std::vector<PoolPadding> pads_;            // pads_[k]: pooling scale k -> k + 1
   std::vector<Buffer> x_, y_, g1_, g2_;      // [k - 1]: scale k >= 1
   std::vector<Plan<ExecSpace, T, ContrastStructureTerm>> cs_;  // scales 0 .. scales - 2
@@ -125,9 +148,12 @@ class MsSsimPlan {
 };
 
 // Defined outside the class so that kssim/Instantiate.hpp can compile them (and their kernels) once.
-template <class ExecSpace, class T>
-void MsSsimPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
-                                        float* value_float) const {
+template <class ExecSpace, class T, class S, class O>
+void MsSsimPlan<ExecSpace, T, S, O>::forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
+                                              float* value_float) const {
+  if constexpr (converts_images)
+    convert_arrays(exec, ConvertArrays<ExecSpace, T, S, T>{x, y, as_rank5<OutputArray<T>>(x0_),
+                                                           as_rank5<OutputArray<T>>(y0_)});
   for (int k = 0; k < scales_; ++k) {
     if (k > 0) {
       const auto [px, py] = images_at(k - 1, x, y);
@@ -145,13 +171,28 @@ void MsSsimPlan<ExecSpace, T>::forward(const ExecSpace& exec, const InputArray<T
   ms_ssim_product(exec, product_, result);
 }
 
-template <class ExecSpace, class T>
-void MsSsimPlan<ExecSpace, T>::backward(const ExecSpace& exec, const InputArray<T>& x, const InputArray<T>& y,
-                                        const GradientTargets<T>& out) const {
+template <class ExecSpace, class T, class S, class O>
+void MsSsimPlan<ExecSpace, T, S, O>::backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
+                                              const GradientTargets<O>& out) const {
   const bool want1 = out.grad1.data() != nullptr, want2 = out.grad2.data() != nullptr;
   if (!want1 && !want2) return;
   if ((want1 && !wanted_.image1) || (want2 && !wanted_.image2))
     throw std::invalid_argument("kssim: backward asked for a gradient this object was not set up to compute");
+  if constexpr (converts_gradients) {
+    const OutputArray<T> t1 = want1 ? as_rank5<OutputArray<T>>(g1_0_) : OutputArray<T>{};
+    const OutputArray<T> t2 = want2 ? as_rank5<OutputArray<T>>(g2_0_) : OutputArray<T>{};
+    backward_scales(exec, x, y, {t1, t2, out.scale, out.upstream, false});
+    convert_arrays(exec, ConvertArrays<ExecSpace, T, T, O>{as_rank5<InputArray<T>>(g1_0_), as_rank5<InputArray<T>>(g2_0_),
+                                                           out.grad1, out.grad2, out.accumulate});
+  } else {
+    backward_scales(exec, x, y, out);
+  }
+}
+
+template <class ExecSpace, class T, class S, class O>
+void MsSsimPlan<ExecSpace, T, S, O>::backward_scales(const ExecSpace& exec, const InputArray<S>& x,
+                                                     const InputArray<S>& y, const GradientTargets<T>& out) const {
+  const bool want1 = out.grad1.data() != nullptr, want2 = out.grad2.data() != nullptr;
   for (int k = scales_ - 1; k >= 0; --k) {
     OutputArray<T> t1 = !want1 ? OutputArray<T>{} : k == 0 ? out.grad1 : as_rank5<OutputArray<T>>(g1_[k - 1]);
     OutputArray<T> t2 = !want2 ? OutputArray<T>{} : k == 0 ? out.grad2 : as_rank5<OutputArray<T>>(g2_[k - 1]);
