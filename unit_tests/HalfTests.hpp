@@ -54,14 +54,23 @@ template <class Exec>
 using KokkosHalfConfigsFor = PairFor<Exec, kssim::kokkos_half_t>;
 template <class Exec>
 using KokkosBHalfConfigsFor = PairFor<Exec, kssim::kokkos_bhalf_t>;
-// The gpu_paths program (KSSIM_TEST_GPU_CODE_PATHS) takes _Float16 only: its GPU code paths (the 16-bit loads
-// and stores) are the same for both types, which differ in their conversions, run by the default program; the
-// unit with both was that program's longest compile (110 CPU-s at -O1).
+template <class Exec, class S>
+using OnlyFor = std::conditional_t<usable_v<Exec, S>, ::testing::Types<HalfConfig<Exec, S, S>>, ::testing::Types<>>;
+// The host compiler's types (the 16-bit host kernels are those units' longest compiles, every configuration a
+// full set of kernels):
+//  - the default program: _Float16 to 16-bit and float outputs, __bf16 to 16-bit outputs. A float output reads
+//    the 16-bit images as a 16-bit output does and stores as float images do, so __bf16 to float would add only
+//    the pairing (Kokkos' bhalf_t to float runs in GPU builds);
+//  - the gpu_paths program (KSSIM_TEST_GPU_CODE_PATHS): _Float16 to _Float16, its GPU code paths (the packed 16-bit
+//    loads and stores) being the same for both types and either output;
+//  - the sanitizer build (KSSIM_TEST_TWO_CONFIGS): _Float16 to both outputs (their buffers differ in size).
 template <class Exec>
 #if defined(KSSIM_TEST_GPU_CODE_PATHS) && KSSIM_HAS_HOST_FLOAT16
+using HostHalfConfigsFor = OnlyFor<Exec, kssim::host_float16_t>;
+#elif defined(KSSIM_TEST_TWO_CONFIGS) && KSSIM_HAS_HOST_FLOAT16
 using HostHalfConfigsFor = PairFor<Exec, kssim::host_float16_t>;
 #else
-using HostHalfConfigsFor = typename Concat<PairFor<Exec, kssim::host_float16_t>, PairFor<Exec, kssim::host_bfloat16_t>>::type;
+using HostHalfConfigsFor = typename Concat<PairFor<Exec, kssim::host_float16_t>, OnlyFor<Exec, kssim::host_bfloat16_t>>::type;
 #endif
 
 struct HalfNames {

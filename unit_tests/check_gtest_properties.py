@@ -12,7 +12,7 @@ This reads what CTest itself will run (`ctest --show-only=json-v1`), and asks ea
     check_gtest_properties.py --ctest CTEST --build-dir DIR --manifest gtest_programs.json
 
 The manifest (written by CMake) lists, per program: its executable, environment, labels, and whether each
-case is its own CTest test (per_case) or the whole program is one.
+case is its own CTest test (per_case) or the whole program is one, or `shards` (GoogleTest sharding).
 """
 import argparse
 import json
@@ -65,7 +65,7 @@ def main():
             errors.append(f"{name}: {exe} is not built (this test checks a built tree)")
             continue
         mine = [t for t in tests if t.get("command") and t["command"][0] == exe]
-        want = gtest_cases(exe) if prog["per_case"] else 1
+        want = gtest_cases(exe) if prog["per_case"] else prog.get("shards", 1)
         if want == 0:
             errors.append(f"{name}: the program lists no test case")
         if len(mine) != want:
