@@ -221,6 +221,15 @@ void check_problem(const Shape& s, const ReferenceOptions& ro, unsigned seed) {
   }
 }
 
+// The extents of images of shape s as a training object of Rank takes them.
+template <class C, int Rank>
+std::array<int, Rank> extents_of(const Shape& s) {
+  if constexpr (Rank == 4)
+    return {s.n, s.c, s.h, s.w};
+  else
+    return {s.n, s.c, s.d, s.h, s.w};
+}
+
 // Masked SSIM of 16-bit images and a 16-bit mask (values 0, 1 and between; one per channel or one broadcast over
 // the channels) in one mode: the one-call functions (mean, per image, per channel, map, gradients) and the
 // training object with every schedule of map weights (normalized statistics: the stage schedule) against the
@@ -243,11 +252,6 @@ void check_masked_problem(const Shape& s, const ReferenceOptions& ro, kssim::Mas
   auto mask = upload<S, C, Rank>("mask", ms, m);
   const bool normalized = mode == kssim::MaskMode::Normalized;
   const MaskedReference ref = reference_masked_ssim(s, x, y, m, mask_channels, ro, normalized, true);
-  std::array<int, Rank> extents;
-  if constexpr (Rank == 4)
-    extents = {s.n, s.c, s.h, s.w};
-  else
-    extents = {s.n, s.c, s.d, s.h, s.w};
   const std::vector<kssim::Schedule> every =
       normalized ? std::vector<kssim::Schedule>{kssim::Schedule::Stages} : schedules<C>(Rank);
   for (kssim::Schedule schedule : every) {
@@ -275,7 +279,7 @@ void check_masked_problem(const Shape& s, const ReferenceOptions& ro, kssim::Mas
     EXPECT_NEAR(kssim::masked_ssim_grad(exec, a, b, mask, mode, g1, g2, o), ref.mean, value_tolerance<float>());
     expect_gradients_match<C>(download(g1), download(g2), ref.grad1, ref.grad2);
 
-    kssim::MaskedSSIM<Exec, S, Rank, O> loss(exec, extents, mode, o, kssim::Gradients::Both);
+    kssim::MaskedSSIM<Exec, S, Rank, O> loss(exec, extents_of<C, Rank>(s), mode, o, kssim::Gradients::Both);
     loss.forward(a, b, mask);
     EXPECT_NEAR(loss.value_on_host(), ref.mean, value_tolerance<float>());
     auto t1 = make<O, C, Rank>("t1", s), t2 = make<O, C, Rank>("t2", s);
@@ -287,14 +291,6 @@ void check_masked_problem(const Shape& s, const ReferenceOptions& ro, kssim::Mas
   bad[bad.size() / 2] = 1.5;
   auto bad_mask = upload<S, C, Rank>("bad_mask", ms, bad);
   EXPECT_THROW(kssim::masked_ssim(exec, a, b, bad_mask, mode), std::invalid_argument);
-}
-
-template <class C, int Rank>
-std::array<int, Rank> extents_of(const Shape& s) {
-  if constexpr (Rank == 4)
-    return {s.n, s.c, s.h, s.w};
-  else
-    return {s.n, s.c, s.d, s.h, s.w};
 }
 
 // Gradients accumulated onto `start` and scaled by `upstream` in a training object (rounded once, after the
