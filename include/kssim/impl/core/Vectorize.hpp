@@ -21,3 +21,26 @@
 #else
 #define KSSIM_UNROLL
 #endif
+
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <type_traits>
+
+namespace kssim::impl {
+
+// cond ? a : b, for a and b already computed, inside host loops that must vectorise: on hosts as bit operations.
+// Under GCC's default -ftrapping-math a select becomes a branch wherever the compiler moves an arm's arithmetic
+// onto one side of it (partial redundancy elimination turns mu * (c ? 1 : q) into c ? mu : mu * q), and a
+// multiply or division that "could trap" on one side of a branch keeps the whole loop scalar: the SSIM map with
+// partial derivatives and every division of masked SSIM's passes ran one output at a time. GPUs: a select.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T select_value(bool cond, T a, T b) {
+  static_assert(std::is_floating_point_v<T>);
+  KOKKOS_IF_ON_DEVICE((return cond ? a : b;))
+  KOKKOS_IF_ON_HOST((
+    using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+    const Bits keep = Bits(0) - Bits(cond);
+    return Kokkos::bit_cast<T>((Kokkos::bit_cast<Bits>(a) & keep) | (Kokkos::bit_cast<Bits>(b) & ~keep));))
+}
+
+}  // namespace kssim::impl

@@ -31,6 +31,7 @@
 #include <kssim/impl/stages/StageKernel.hpp>
 
 #include <Kokkos_Core.hpp>
+#include <cstddef>
 
 namespace kssim::impl {
 
@@ -88,13 +89,27 @@ struct MaskedColumnBlur {
   template <int Taps>  // see FixedTaps.hpp: run_forward_axis_pass with the combine, evaluate and store_sums below
   KOKKOS_FUNCTION void run(const Team& team) const { run_forward_axis_pass<ExecSpace, T, Taps>(*this, team); }
 
-  // The mask weight of the map pixel at (outer, l, i) of this pass: the mask at its window's centre.
-  KOKKOS_INLINE_FUNCTION T centre_weight(int outer, int l, int i) const {
+  // The mask weights of the map pixels (outer, l, i + u), u < n, of this pass: the mask at their windows'
+  // centres; 0 for u >= n. Images: one row of the mask (its address once per row, and for whole chunks one
+  // unconditional loop); volumes: i is a flat (Ho, Wo) position, each pixel's own.
+  KOKKOS_INLINE_FUNCTION void centre_weights(int outer, int l, int i, int n, T (&w)[chunk]) const {
     // map pixel -> input pixel at its window's centre, along each axis
     const int off_d = window.size / 2 - g.pad_d, off_h = window.size / 2 - g.pad_h, off_w = window.size / 2 - g.pad_w;
-    if (g.volumetric)
-      return to_compute<T>(mask(outer / g.c, outer % g.c, l + off_d, i / g.ow + off_h, i % g.ow + off_w));
-    return to_compute<T>(mask(outer / g.c, outer % g.c, 0, l + off_h, i + off_w));  // 2D: outer = n C + c (D = 1)
+    if (g.volumetric) {
+      for (int u = 0; u < chunk; ++u)
+        w[u] = u < n ? to_compute<T>(mask(outer / g.c, outer % g.c, l + off_d, (i + u) / g.ow + off_h,
+                                          (i + u) % g.ow + off_w))
+                     : T(0);
+      return;
+    }
+    const S* row = &mask(outer / g.c, outer % g.c, 0, l + off_h, i + off_w);  // 2D: outer = n C + c (D = 1)
+    const std::ptrdiff_t step = mask.stride(4);
+    if (n == chunk) {
+      KSSIM_VECTORIZE
+      for (int u = 0; u < chunk; ++u) w[u] = to_compute<T>(row[u * step]);
+    } else {
+      for (int u = 0; u < chunk; ++u) w[u] = u < n ? to_compute<T>(row[u * step]) : T(0);
+    }
   }
 
   template <int Taps>
@@ -112,29 +127,34 @@ struct MaskedColumnBlur {
       if (l >= a.len_out) continue;
       const std::size_t idx = a.out_index(p.outer, l, p.i0 + i0);
       T value[chunk], w[chunk];
-      for (int u = 0; u < chunk; ++u) w[u] = u < nu ? centre_weight(p.outer, l, p.i0 + i0 + u) : T(0);
+      centre_weights(p.outer, l, p.i0 + i0, nu, w);
+      // select_value (Vectorize.hpp), not ?:, so that hosts vectorise the map formula's divisions.
       if (wanted.any()) {
         T d_var[chunk], d_cov[chunk], d_m1[chunk], d_m2[chunk];
+        KSSIM_VECTORIZE
         for (int u = 0; u < chunk; ++u) {
           const MapAndPartials<T> r =
               ssim_map_and_partials(acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u], s1, s2, c1, c2);
-          value[u] = empty_window(acc, q, u) ? T(0) : r.map;
-          // d (w * map) / d (statistics), and through the normalisation by B(m); 0 where w is 0.
-          const T f = !(w[u] > T(0)) || empty_window(acc, q, u) ? T(0) : normalized ? w[u] / acc[planes - 1][q][u] : w[u];
-          d_var[u] = f == T(0) ? T(0) : f * r.d_var;
-          d_cov[u] = f == T(0) ? T(0) : f * r.d_cov;
-          d_m1[u] = f == T(0) ? T(0) : f * r.d_m1;
-          d_m2[u] = f == T(0) ? T(0) : f * r.d_m2;
+          value[u] = select_value(!empty_window(acc, q, u), r.map, T(0));
+          // d (w * map) / d (statistics), and through the normalisation by B(m); 0 where w is 0 (its map may be
+          // NaN where masked data is).
+          const T f = normalized ? w[u] / safe_weight(acc[planes - 1][q][u]) : w[u];
+          const bool counts = (w[u] > T(0)) & !empty_window(acc, q, u);  // &: no branch
+          d_var[u] = select_value(counts, f * r.d_var, T(0));
+          d_cov[u] = select_value(counts, f * r.d_cov, T(0));
+          d_m1[u] = select_value(counts, f * r.d_m1, T(0));
+          d_m2[u] = select_value(counts, f * r.d_m2, T(0));
         }
         store_chunk<chunk>(&partials(0, idx), d_var, nu);
         store_chunk<chunk>(&partials(1, idx), d_cov, nu);
         if (wanted.image1) store_chunk<chunk>(&partials(2, idx), d_m1, nu);
         if (wanted.image2) store_chunk<chunk>(&partials(wanted.image1 ? 3 : 2, idx), d_m2, nu);
       } else {
+        KSSIM_VECTORIZE
         for (int u = 0; u < chunk; ++u)
-          value[u] = empty_window(acc, q, u)
-                         ? T(0)
-                         : ssim_map_value(acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u], s1, s2, c1, c2);
+          value[u] = select_value(!empty_window(acc, q, u),
+                                  ssim_map_value(acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u], s1, s2, c1, c2),
+                                  T(0));
       }
       if (map.data() != nullptr) store_map(p.outer, std::size_t(l) * a.inner + p.i0 + i0, value, nu);
       for (int u = 0; u < chunk; ++u) {

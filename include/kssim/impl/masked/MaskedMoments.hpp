@@ -32,21 +32,35 @@ namespace kssim::impl {
 inline constexpr int masked_planes = moment_planes + 1;  // m1, m2, vs, cov, then the mask weight B(m)
 inline constexpr int weight_plane = moment_planes;
 
-// Moments from the weighted sums A, B, P, Q of LocalMoments.hpp and their total weight.
+// The divisions by a window's weight w (>= 0) with select_value (Vectorize.hpp), so that host loops over a
+// chunk of outputs vectorise them: with ?: GCC kept every division of masked SSIM's host passes scalar.
+// w where w > 0, else 1.
 template <class T>
-KOKKOS_FORCEINLINE_FUNCTION void finish_masked_moments(T c1, T c2, T a, T b, T p, T q, T weight,
-                                                       T (&out)[masked_planes]) {
-  const T inv = weight > T(0) ? T(1) / weight : T(0);
-  finish_moments(c1, c2, a * inv, b * inv, p * inv, q * inv, out[0], out[1], out[2], out[3]);
-  out[weight_plane] = weight;
+KOKKOS_FORCEINLINE_FUNCTION T safe_weight(T w) {
+  return select_value(w > T(0), w, T(1));
+}
+// 1 / w where w > 0, else 0.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T inverse_weight(T w) {
+  return select_value(w > T(0), T(1) / safe_weight(w), T(0));
+}
+
+// Moments from the weighted sums A, B, P, Q of LocalMoments.hpp and their total weight: the five planes.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION void finish_masked_moments(T c1, T c2, T a, T b, T p, T q, T weight, T& m1, T& m2, T& vs,
+                                                       T& cov, T& weight_out) {
+  const T inv = inverse_weight(weight);
+  finish_moments(c1, c2, a * inv, b * inv, p * inv, q * inv, m1, m2, vs, cov);
+  weight_out = weight;
 }
 
 // Row pass: output u correlates the staged recentred samples xs, ys and mask weights ms at u .. u+taps-1.
 // The weighted means of a window (its centre sample where it has no weight) and its weight.
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION void masked_centres(T sx, T sy, T w, T x0, T y0, T& c1, T& c2) {
-  c1 = w > T(0) ? sx / w : x0;
-  c2 = w > T(0) ? sy / w : y0;
+  const T safe = safe_weight(w);
+  c1 = select_value(w > T(0), sx / safe, x0);
+  c2 = select_value(w > T(0), sy / safe, y0);
 }
 
 template <int Chunk, int Taps, class T, class Window>
@@ -66,6 +80,7 @@ KOKKOS_FORCEINLINE_FUNCTION void masked_row_moments(const T* xs, const T* ys, co
       w[u] += mw;
     }
   }
+  KSSIM_VECTORIZE
   for (int u = 0; u < Chunk; ++u) {
     masked_centres(a[u], b[u], w[u], xs[u + taps / 2], ys[u + taps / 2], c1[u], c2[u]);
     a[u] = b[u] = 0;
@@ -73,11 +88,10 @@ KOKKOS_FORCEINLINE_FUNCTION void masked_row_moments(const T* xs, const T* ys, co
   KSSIM_UNROLL
   for (int tap = 0; tap < taps; ++tap)
     add_row_tap<Chunk>(xs, ys, tap, window.weight[tap], PlaneWeight<T>{ms}, c1, c2, a, b, p, q);
-  for (int u = 0; u < Chunk; ++u) {
-    T m[masked_planes];
-    finish_masked_moments(c1[u], c2[u], a[u], b[u], p[u], q[u], w[u], m);
-    for (int k = 0; k < masked_planes; ++k) out[k][u] = m[k];
-  }
+  KSSIM_VECTORIZE
+  for (int u = 0; u < Chunk; ++u)
+    finish_masked_moments(c1[u], c2[u], a[u], b[u], p[u], q[u], w[u], out[0][u], out[1][u], out[2][u], out[3][u],
+                          out[weight_plane][u]);
 }
 
 // Strided-axis pass: combines the five staged planes of a block of Rows x Chunk outputs (tile rows
@@ -109,12 +123,15 @@ KOKKOS_FORCEINLINE_FUNCTION void combine_masked_axis_tile(const Scratch& tile, c
       }
     }
   }
-  for (int q = 0; q < Rows; ++q)
+  for (int q = 0; q < Rows; ++q) {
+    const T* x0 = &tile(0, j0 + q + taps / 2, i0);
+    const T* y0 = &tile(1, j0 + q + taps / 2, i0);
+    KSSIM_VECTORIZE
     for (int u = 0; u < Chunk; ++u) {
-      masked_centres(acc[0][q][u], acc[1][q][u], acc[4][q][u], tile(0, j0 + q + taps / 2, i0 + u),
-                     tile(1, j0 + q + taps / 2, i0 + u), c1[q][u], c2[q][u]);
+      masked_centres(acc[0][q][u], acc[1][q][u], acc[weight_plane][q][u], x0[u], y0[u], c1[q][u], c2[q][u]);
       acc[0][q][u] = acc[1][q][u] = 0;
     }
+  }
   KSSIM_UNROLL
   for (int s = 0; s < Rows + taps - 1; ++s) {
     const StagedMoments<T> r(tile, j0 + s, i0);
@@ -129,13 +146,12 @@ KOKKOS_FORCEINLINE_FUNCTION void combine_masked_axis_tile(const Scratch& tile, c
                            acc[1][q][u], acc[2][q][u], acc[3][q][u]);
     }
   }
-  for (int q = 0; q < Rows; ++q)
-    for (int u = 0; u < Chunk; ++u) {
-      T m[masked_planes];
+  for (int q = 0; q < Rows; ++q) {
+    KSSIM_VECTORIZE
+    for (int u = 0; u < Chunk; ++u)
       finish_masked_moments(c1[q][u], c2[q][u], acc[0][q][u], acc[1][q][u], acc[2][q][u], acc[3][q][u], acc[4][q][u],
-                            m);
-      for (int k = 0; k < masked_planes; ++k) out[k][q][u] = m[k];
-    }
+                            out[0][q][u], out[1][q][u], out[2][q][u], out[3][q][u], out[weight_plane][q][u]);
+  }
 }
 
 }  // namespace kssim::impl

@@ -21,8 +21,45 @@
 #include <kssim/impl/stages/StageKernel.hpp>
 
 #include <Kokkos_Core.hpp>
+#include <cstddef>
 
 namespace kssim::impl {
+
+// One row of the images and the mask as the masked passes stage it (null pointers: a row outside the image):
+// x' = x - s1, y' = y - s2 where the mask is > 0, else 0 (missing data may be NaN), and the mask, all 0
+// outside the image.
+template <class T, class S>
+struct MaskedRow {
+  const S *x = nullptr, *y = nullptr, *m = nullptr;
+  std::ptrdiff_t xs = 1, ys = 1, ms = 1;  // column strides
+  int w = 0;                              // the row's length
+  T s1 = 0, s2 = 0;
+
+  // Column ix (any column).
+  KOKKOS_FORCEINLINE_FUNCTION void sample(int ix, T& xo, T& yo, T& mo) const {
+    const T mv = m != nullptr && ix >= 0 && ix < w ? to_compute<T>(m[ix * ms]) : T(0);
+    const bool valid = mv > T(0);
+    xo = valid ? to_compute<T>(x[ix * xs]) - s1 : T(0);
+    yo = valid ? to_compute<T>(y[ix * ys]) - s2 : T(0);
+    mo = mv;
+  }
+  // Columns ix0 .. ix0 + count - 1 into xo, yo, mo: the columns inside the image in one branch-free loop (every
+  // pixel loaded, then selected), which hosts vectorise; per-element tests kept the staging scalar.
+  KOKKOS_FORCEINLINE_FUNCTION void segment(int ix0, int count, T* xo, T* yo, T* mo) const {
+    const int lo = m == nullptr ? count : Kokkos::clamp(-ix0, 0, count);
+    const int hi = m == nullptr ? count : Kokkos::clamp(w - ix0, lo, count);
+    for (int j = 0; j < lo; ++j) xo[j] = yo[j] = mo[j] = T(0);
+    KSSIM_VECTORIZE
+    for (int j = lo; j < hi; ++j) {
+      const int ix = ix0 + j;
+      const T mv = to_compute<T>(m[ix * ms]);
+      xo[j] = select_value(mv > T(0), to_compute<T>(x[ix * xs]) - s1, T(0));  // Vectorize.hpp: ?: stayed scalar
+      yo[j] = select_value(mv > T(0), to_compute<T>(y[ix * ys]) - s2, T(0));
+      mo[j] = mv;
+    }
+    for (int j = hi; j < count; ++j) xo[j] = yo[j] = mo[j] = T(0);
+  }
+};
 
 template <class ExecSpace, class T, class S = T>
 struct MaskedRowBlur {
@@ -51,16 +88,15 @@ struct MaskedRowBlur {
     const Scratch tile = RowScratch<ExecSpace, T>::allocate(team, 3, tile_rows, halo_cols());
 
     for_each_image_row(*this, team, row0, [&](int i, int r, const T s1, const T s2, const S* xrow, const S* yrow) {
-      const S* mrow = row_pointer(mask, mask_rows, r);
-      const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4), ms = mask.stride(4);
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, int(tile.extent(2))), [&](int j) {
-        const int col = col0 - g.pad_w + j;
-        const T m = col >= 0 && col < g.w ? to_compute<T>(mrow[col * ms]) : T(0);
-        const bool valid = m > T(0);
-        tile(0, i, j) = valid ? to_compute<T>(xrow[col * xs]) - s1 : T(0);
-        tile(1, i, j) = valid ? to_compute<T>(yrow[col * ys]) - s2 : T(0);
-        tile(2, i, j) = m;
-      });
+      const MaskedRow<T, S> row{xrow, yrow, row_pointer(mask, mask_rows, r), x.stride(4), y.stride(4),
+                                mask.stride(4), g.w, s1, s2};
+      const int count = int(tile.extent(2)), ix0 = col0 - g.pad_w;
+      if constexpr (Tile::gpu) {
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, count),
+                             [&](int j) { row.sample(ix0 + j, tile(0, i, j), tile(1, i, j), tile(2, i, j)); });
+      } else {
+        row.segment(ix0, count, &tile(0, i, 0), &tile(1, i, 0), &tile(2, i, 0));
+      }
     });
     team.team_barrier();
 

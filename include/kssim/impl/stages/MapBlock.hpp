@@ -130,10 +130,10 @@ KOKKOS_FORCEINLINE_FUNCTION double evaluate_map_block_as(const T (&m)[moment_pla
         KSSIM_VECTORIZE
         for (int u = 0; u < Chunk; ++u) {
           const bool counts = w[u] > T(0);
-          d_var[u] = counts ? w[u] * d_var[u] : T(0);
-          d_cov[u] = counts ? w[u] * d_cov[u] : T(0);
-          d_m1[u] = counts ? w[u] * d_m1[u] : T(0);
-          d_m2[u] = counts ? w[u] * d_m2[u] : T(0);
+          d_var[u] = select_value(counts, w[u] * d_var[u], T(0));
+          d_cov[u] = select_value(counts, w[u] * d_cov[u], T(0));
+          d_m1[u] = select_value(counts, w[u] * d_m1[u], T(0));
+          d_m2[u] = select_value(counts, w[u] * d_m2[u], T(0));
         }
       }
       if (row_valid) {

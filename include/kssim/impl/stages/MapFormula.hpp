@@ -23,6 +23,8 @@
 
 #include <kssim/impl/core/FastDivision.hpp>
 
+#include <kssim/impl/core/Vectorize.hpp>
+
 #include <Kokkos_Core.hpp>
 
 namespace kssim::impl {
@@ -69,10 +71,11 @@ struct MapFactors {
 // quotient; NaN passes through. Both comparisons are evaluated unconditionally (`|`, not `||` or a nested
 // ?:): an ordered comparison may raise an FP exception, so under GCC's default -ftrapping-math a comparison
 // that only runs on one side of a branch cannot be executed for every lane, and the host loops calling
-// this were not vectorised (map with partial derivatives: scalar code, 38% of fwd+bwd on 2 CPU cores).
+// this were not vectorised (map with partial derivatives: scalar code, 38% of fwd+bwd on 2 CPU cores). The
+// select is select_value's (Vectorize.hpp) for the same reason.
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T capped_quotient(bool reached, T quotient) {
-  return (reached | (quotient > T(1))) ? T(1) : quotient;
+  return select_value(reached | (quotient > T(1)), T(1), quotient);
 }
 
 template <class T>
