@@ -72,7 +72,6 @@ void sweep_shape(const std::array<int, Rank>& e, bool fused_only, bool flushed, 
         if (fused_only && sch != kssim::Schedule::Fused) continue;
         const bool extending = padding == kssim::Padding::Reflect || padding == kssim::Padding::Replicate;
         if (extending && (!all_paddings || metric == 2)) continue;
-        if (metric == 2 && sch == kssim::Schedule::Fused) continue;  // normalized statistics: stages only
         try {
         kssim::Options o; o.padding = padding; o.schedule = sch;
         const kssim::Gradients wanted = mode ? kssim::Gradients::Image1 : kssim::Gradients::None;

@@ -182,6 +182,15 @@ std::vector<kssim::Schedule> schedules(int rank) {
   return s;
 }
 
+// Those of masked SSIM's normalized statistics: the stages, and the fused forward for images (Router.hpp).
+template <class C>
+std::vector<kssim::Schedule> normalized_schedules(int rank) {
+  using Exec = typename C::execution_space;
+  std::vector<kssim::Schedule> s{kssim::Schedule::Stages};
+  if (rank == 4 && kssim::impl::fused_normalized_rows<Exec, float>(Exec(), 11) > 0) s.push_back(kssim::Schedule::Fused);
+  return s;
+}
+
 // Forward (mean, per image, per channel, map) and both gradients of one problem against the reference.
 template <class C, int Rank>
 void check_problem(const Shape& s, const ReferenceOptions& ro, unsigned seed) {
@@ -232,8 +241,7 @@ std::array<int, Rank> extents_of(const Shape& s) {
 
 // Masked SSIM of 16-bit images and a 16-bit mask (values 0, 1 and between; one per channel or one broadcast over
 // the channels) in one mode: the one-call functions (mean, per image, per channel, map, gradients) and the
-// training object with every schedule of map weights (normalized statistics: the stage schedule) against the
-// masked reference on the rounded values.
+// training object with every schedule of that mode against the masked reference on the rounded values.
 template <class C, int Rank>
 void check_masked_problem(const Shape& s, const ReferenceOptions& ro, kssim::MaskMode mode, int mask_channels,
                           unsigned seed) {
@@ -252,8 +260,7 @@ void check_masked_problem(const Shape& s, const ReferenceOptions& ro, kssim::Mas
   auto mask = upload<S, C, Rank>("mask", ms, m);
   const bool normalized = mode == kssim::MaskMode::Normalized;
   const MaskedReference ref = reference_masked_ssim(s, x, y, m, mask_channels, ro, normalized, true);
-  const std::vector<kssim::Schedule> every =
-      normalized ? std::vector<kssim::Schedule>{kssim::Schedule::Stages} : schedules<C>(Rank);
+  const std::vector<kssim::Schedule> every = normalized ? normalized_schedules<C>(Rank) : schedules<C>(Rank);
   for (kssim::Schedule schedule : every) {
     kssim::Options o = to_options(ro);
     o.schedule = schedule;

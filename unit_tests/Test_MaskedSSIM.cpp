@@ -250,6 +250,47 @@ TYPED_TEST(Masked, WeightsMatchReferenceOnEverySchedule) {
   }
 }
 
+// Normalized statistics on each schedule the router can pick for them, forced in turn (the fused forward:
+// FusedNormalizedForward.hpp; host tiles are 64 x 128, GPU tiles up to 32 x 32): images of several tiles with
+// partial tiles at the edges, both paddings, a broadcast and a per-channel mask, other windows. Volumes run the
+// stage schedule only: forcing the fused one is refused.
+TYPED_TEST(Masked, NormalizedMatchesReferenceOnEverySchedule) {
+  const Shape images[] = {{1, 2, 1, 150, 141}, {2, 1, 1, 45, 70}};
+  unsigned seed = 480;
+  for (const Shape& s : images)
+    for (bool same : {false, true}) {
+      ReferenceOptions ro;
+      ro.same = same;
+      const int mask_channels = same ? s.c : 1;
+      const auto x = random_image(s, seed++);
+      const auto y = noisy_copy(x, seed++, 0.1);
+      const auto m = region_mask(s, mask_channels, seed++);
+      for (kssim::Schedule schedule : normalized_schedules_for<TypeParam, 4>(to_options(ro))) {
+        SCOPED_TRACE(kssim::to_string(schedule));
+        expect_masked_matches_reference<TypeParam, 4>(s, ro, MaskMode::Normalized, x, y, m, mask_channels, schedule);
+      }
+    }
+  const Shape s{1, 2, 1, 71, 53};
+  for (const ReferenceOptions ro : {ReferenceOptions{.window = 7, .sigma = 1.2, .same = true},
+                                    ReferenceOptions{.window = 15, .sigma = 2.0, .data_range = 255}}) {
+    const auto x = random_image(s, seed++, 0, ro.data_range);
+    const auto y = noisy_copy(x, seed++, 0.15 * ro.data_range);
+    const auto m = region_mask(s, 1, seed++);
+    for (kssim::Schedule schedule : normalized_schedules_for<TypeParam, 4>(to_options(ro))) {
+      SCOPED_TRACE(kssim::to_string(schedule));
+      expect_masked_matches_reference<TypeParam, 4>(s, ro, MaskMode::Normalized, x, y, m, 1, schedule);
+    }
+  }
+  Shape v{1, 1, 12, 13, 11};
+  v.volumetric = true;
+  const auto in = noisy_views<TypeParam, 5>(v, seed++, 0.1);
+  kssim::Options fused;
+  fused.schedule = kssim::Schedule::Fused;
+  typename TypeParam::execution_space exec;
+  expect_invalid_argument([&] { kssim::masked_ssim(exec, in.a, in.b, in.a, MaskMode::Normalized, fused); },
+                          "MaskMode::Normalized fuses images only");
+}
+
 TYPED_TEST(Masked, WeightsSplitIntoGroupsChannelsAndSlabs) {
   expect_weights_split_match_reference<TypeParam, 4>({2, 3, 1, 40, 37}, 7, 560);
   Shape v{1, 2, 13, 12, 11};

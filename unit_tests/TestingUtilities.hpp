@@ -293,6 +293,18 @@ std::vector<kssim::Schedule> schedules_for(const kssim::Options& o) {
   return s;
 }
 
+// The schedules of masked SSIM with normalized statistics (choose_normalized_forward, Router.hpp): the stage
+// schedule always, the fused forward for images whose tile fits this backend.
+template <class C, int Rank>
+std::vector<kssim::Schedule> normalized_schedules_for(const kssim::Options& o) {
+  using Exec = typename C::execution_space;
+  using T = typename C::value_type;
+  std::vector<kssim::Schedule> s{kssim::Schedule::Stages};
+  if (Rank == 4 && kssim::impl::fused_normalized_rows<Exec, T>(Exec(), o.window_size) > 0)
+    s.push_back(kssim::Schedule::Fused);
+  return s;
+}
+
 inline std::string describe(const Shape& s, const ReferenceOptions& o) {
   std::ostringstream os;
   os << "shape (" << s.n << ", " << s.c << ", " << (s.volumetric ? std::to_string(s.d) + ", " : "") << s.h << ", "

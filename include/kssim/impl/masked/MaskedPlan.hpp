@@ -8,9 +8,10 @@
 //    (Slabs.hpp): its map pass writes the partials of w * map and sums w * map and w, and the mean's last
 //    team (Reduction.hpp, WeightSums) divides them; its backward is SSIM's with the device factor upstream /
 //    sum w.
-//  - Normalized: the stage schedule with a fifth plane (MaskedRowBlur, MaskedColumnBlur); the adjoint passes
-//    are Plan's kernels (AdjointRow's PixelWeights instance: the mask at each pixel, a compile-time weight),
-//    scaled by 1 / sum w.
+//  - Normalized: its forward fused for images (FusedNormalizedForward.hpp), else the stage schedule with a fifth
+//    plane (MaskedRowBlur, MaskedColumnBlur), as the router chooses (choose_normalized_forward); the adjoint
+//    passes are Plan's kernels (AdjointRow's PixelWeights instance: the mask at each pixel, a compile-time
+//    weight), scaled by 1 / sum w.
 // Images and mask of a 16-bit storage type S are computed in T = float, the map and gradients stored as O
 // (Storage.hpp), as SSIM's. Allocates only in its constructor.
 //
@@ -22,6 +23,7 @@
 #include <kssim/impl/masked/MaskCheck.hpp>
 #include <kssim/impl/masked/MaskedColumnBlur.hpp>
 #include <kssim/impl/masked/MaskedRowBlur.hpp>
+#include <kssim/impl/schedules/Router.hpp>
 #include <kssim/impl/ssim/Plan.hpp>
 #include <kssim/impl/ssim/Slabs.hpp>
 
@@ -91,17 +93,23 @@ class MaskedPlan {
     const int planes = masked_planes;
     passes_ = make_axis_passes<ExecSpace, T>(exec, g_, planes);
     const AxisPass& last = g.volumetric ? passes_.depth : passes_.column;
+    fused_rows_ = choose_normalized_forward<ExecSpace, T>(exec, g_, opts);
 
     shifts_ = Kokkos::View<T* [2], Mem>(Kokkos::view_alloc(exec, "kssim::shifts"), g.images());
-    row_stats_ = PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::row_stats"), planes,
-                                    g_.row_plane_size());
+    // The row planes: the stage forward's five; the fused forward's backward uses them for its adjoint column
+    // pass's output only.
+    const int row_planes = !fused() ? planes : wanted.any() ? wanted.count() : 0;
+    if (row_planes > 0)
+      row_stats_ = PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::row_stats"),
+                                      row_planes, g_.row_plane_size());
     if (g.volumetric)
       column_stats_ = PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::column_stats"),
                                          planes, g.column_plane_size());
     if (wanted.any())
       partials_ = PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::partials"),
                                      wanted.count(), g.volumetric ? g.map_size() : g_.padded_map_size());
-    const int tiles = last.tiles_per_outer() * last.outer_per_image;
+    const int tiles = fused() ? fused_normalized_tiles(g_, FusedNormalizedForward<ExecSpace, T>::cols, fused_rows_)
+                              : last.tiles_per_outer() * last.outer_per_image;
     sums_ = MapSumStore<Mem>(exec, g.images(), tiles, 1.0);
     sums_.add_weights(exec);
   }
@@ -129,6 +137,7 @@ class MaskedPlan {
 
  private:
   bool normalized() const { return mode_ == MaskMode::Normalized; }
+  bool fused() const { return fused_rows_ > 0; }  // the fused normalized forward
   // The sums of w * map and of w, the mean and the mask's flag: the weighted plan's or the stage pipeline's.
   const MapSumStore<Mem>& sums() const { return weighted_ ? weighted_->map_sums() : sums_; }
 
@@ -200,6 +209,7 @@ class MaskedPlan {
   Kokkos::View<T* [2], Mem> shifts_;
   PlaneStore<T, Mem> row_stats_, column_stats_, partials_;
   MapSumStore<Mem> sums_;  // of w * map, with the weights' sums (WeightSums, Reduction.hpp)
+  int fused_rows_ = 0;     // > 0: the fused forward's tile rows (choose_normalized_forward)
 };
 
 // Defined outside the class so that kssim/Instantiate.hpp can compile them (and their kernels) once.
@@ -214,7 +224,14 @@ void MaskedPlan<ExecSpace, T, S, O>::forward(const ExecSpace& exec, const InputA
     return;
   }
   compute_masked_shifts<ExecSpace>(exec, g_, x, y, m, shifts_.data());
-  {
+  if (fused()) {
+    FusedNormalizedForward<ExecSpace, T, S, O> k{};
+    k.x = x;
+    k.y = y;
+    k.map_pass = map_pass(PlaneArray<T>{}, m, map);
+    k.rows = fused_rows_;
+    fused_normalized_forward(exec, opts_, k);
+  } else {
     MaskedRowBlur<ExecSpace, T, S> k{};
     k.x = x;
     k.y = y;
@@ -224,14 +241,14 @@ void MaskedPlan<ExecSpace, T, S, O>::forward(const ExecSpace& exec, const InputA
     k.window = constants_.window;
     k.g = g_;
     masked_row_blur(exec, opts_, k);
+    PlaneArray<T> map_input = plane_array(row_stats_);
+    if (g_.volumetric) {
+      masked_column_blur(
+          exec, opts_, statistics_pass<MaskedColumnBlur<ExecSpace, T, MaskMode::Normalized, ColumnOutput::Statistics>>());
+      map_input = plane_array(column_stats_);
+    }
+    masked_column_blur(exec, opts_, map_pass(map_input, m, map));
   }
-  PlaneArray<T> map_input = plane_array(row_stats_);
-  if (g_.volumetric) {
-    masked_column_blur(exec, opts_,
-                       statistics_pass<MaskedColumnBlur<ExecSpace, T, MaskMode::Normalized, ColumnOutput::Statistics>>());
-    map_input = plane_array(column_stats_);
-  }
-  masked_column_blur(exec, opts_, map_pass(map_input, m, map));
   MapSums sums = sums_.arrays;
   sums.value_float = value_float;
   sum_map(exec, sums);

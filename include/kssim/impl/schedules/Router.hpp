@@ -7,7 +7,9 @@
 //     halo, fits the backend's team scratch;
 //   - for volumes, the slice-fused schedule (FusedSlices.hpp: the same kernels per depth slice, the depth
 //     pass a stage) where fused_slices_compiled has its kernel; the ScheduleChoice fields then describe
-//     those kernels' tiles and chains (Schedule::Fused names it for volumes).
+//     those kernels' tiles and chains (Schedule::Fused names it for volumes);
+//   - masked SSIM with normalized statistics (choose_normalized_forward): its fused forward for images
+//     (FusedNormalizedForward.hpp), else its stage schedule; its backward is always the stage schedule's.
 // The measurements behind the choices are in perf_tests/README.md, "Schedules and the router".
 
 #include <kssim/Options.hpp>
@@ -15,6 +17,7 @@
 #include <kssim/impl/stages/MapBlock.hpp>
 #include <kssim/impl/schedules/FusedBackward.hpp>
 #include <kssim/impl/schedules/FusedForward.hpp>
+#include <kssim/impl/schedules/FusedNormalizedForward.hpp>
 #include <kssim/impl/schedules/FusedSlices.hpp>
 
 #include <stdexcept>
@@ -70,6 +73,26 @@ ScheduleChoice choose_schedule(const ExecSpace& exec, const Geometry& g, const O
         fused_forward_finishes<ExecSpace, T>(exec, g, forward_rows, choice.fused_forward_chain);
   }
   return choice;
+}
+
+// Masked SSIM with normalized statistics (MaskedPlan.hpp): the fused forward's tile rows, or 0 for the stage
+// schedule. Auto takes the fused forward for images whose tile is at least as tall as its halo, by the rule
+// above (2 host cores, 1x3x1080x1920 float: perf_tests/README.md, "MS-SSIM and masked SSIM"); volumes run the
+// stage schedule (a depth pass of five planes per slice has no fused kernel).
+template <class ExecSpace, class T>
+int choose_normalized_forward(const ExecSpace& exec, const Geometry& g, const Options& opts) {
+  if (opts.schedule == Schedule::Stages) return 0;
+  const int rows = g.volumetric ? 0 : fused_normalized_rows<ExecSpace, T>(exec, g.window);
+  if (opts.schedule == Schedule::Fused) {
+    if (rows == 0)
+      throw std::invalid_argument(std::string("kssim: the fused schedule cannot run this problem (") +
+                                  (g.volumetric ? "MaskMode::Normalized fuses images only, not volumes"
+                                                : "its tile for window_size " + std::to_string(g.window) +
+                                                      " exceeds this backend's team scratch") +
+                                  "); use Schedule::Auto or Schedule::Stages");
+    return rows;
+  }
+  return rows >= g.window - 1 ? rows : 0;
 }
 
 }  // namespace kssim::impl
