@@ -17,7 +17,8 @@ namespace {
 
 // A mask of `channels` channels: an irregular region (a disc and a band) of weight 1 with soft, fractional
 // edges, some pixels of exactly 0 inside it and some of exactly 1 outside.
-std::vector<double> region_mask(const Shape& image, int channels, unsigned seed) {
+// A disc of ones with a soft edge, a vertical band, and (speckle) isolated zeros and ones at random.
+std::vector<double> region_mask(const Shape& image, int channels, unsigned seed, bool speckle = true) {
   Shape s = image;
   s.c = channels;
   std::mt19937_64 rng(seed);
@@ -33,8 +34,8 @@ std::vector<double> region_mask(const Shape& image, int channels, unsigned seed)
             double v = dist < -1 ? 1.0 : dist > 1 ? 0.0 : 0.5 - 0.5 * dist;
             if (std::abs(w - 0.7 * s.w) < 1.5) v = 1.0;  // a band
             const double coin = u(rng);
-            if (coin < 0.03) v = 0.0;
-            if (coin > 0.98) v = 1.0;
+            if (speckle && coin < 0.03) v = 0.0;
+            if (speckle && coin > 0.98) v = 1.0;
             m[s.index(n, c, d, h, w)] = v;
           }
     }
@@ -270,12 +271,15 @@ TYPED_TEST(Masked, NormalizedMatchesReferenceOnEverySchedule) {
         expect_masked_matches_reference<TypeParam, 4>(s, ro, MaskMode::Normalized, x, y, m, mask_channels, schedule);
       }
     }
+  // Other tap counts (the GPU kernels' 7-tap instance and the run-time count), on a mask without isolated valid
+  // pixels: their one-pixel windows amplify float rounding by 1 / C2 (include/kssim/impl/README.md, "The float
+  // gradients of normalized statistics"), which took this case's gradients to 1.0005e-5 on CUDA, both schedules.
   const Shape s{1, 2, 1, 71, 53};
   for (const ReferenceOptions ro : {ReferenceOptions{.window = 7, .sigma = 1.2, .same = true},
                                     ReferenceOptions{.window = 15, .sigma = 2.0, .data_range = 255}}) {
     const auto x = random_image(s, seed++, 0, ro.data_range);
     const auto y = noisy_copy(x, seed++, 0.15 * ro.data_range);
-    const auto m = region_mask(s, 1, seed++);
+    const auto m = region_mask(s, 1, seed++, false);
     for (kssim::Schedule schedule : normalized_schedules_for<TypeParam, 4>(to_options(ro))) {
       SCOPED_TRACE(kssim::to_string(schedule));
       expect_masked_matches_reference<TypeParam, 4>(s, ro, MaskMode::Normalized, x, y, m, 1, schedule);

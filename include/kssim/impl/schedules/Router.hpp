@@ -76,12 +76,14 @@ ScheduleChoice choose_schedule(const ExecSpace& exec, const Geometry& g, const O
 }
 
 // Masked SSIM with normalized statistics (MaskedPlan.hpp): the fused forward's tile rows, or 0 for the stage
-// schedule. Auto takes the fused forward for images whose tile is at least as tall as its halo, by the rule
-// above (2 host cores, 1x3x1080x1920 float: perf_tests/README.md, "MS-SSIM and masked SSIM"); volumes run the
-// stage schedule (a depth pass of five planes per slice has no fused kernel).
+// schedule. Auto takes the fused forward on hosts for images whose tile is at least as tall as its halo, by the
+// rule above (2 host cores, 1x3x1080x1920 float: 0.77-0.88x the stages' time), and the stage schedule on GPUs,
+// where the fused forward's 16-row float tiles took 632 us against the stages' ~340-435 (H100, 1x3x1080x1920;
+// perf_tests/README.md, "MS-SSIM and masked SSIM"); volumes run the stage schedule (a depth pass of five planes
+// per slice has no fused kernel).
 template <class ExecSpace, class T>
 int choose_normalized_forward(const ExecSpace& exec, const Geometry& g, const Options& opts) {
-  if (opts.schedule == Schedule::Stages) return 0;
+  if (opts.schedule == Schedule::Stages || (opts.schedule == Schedule::Auto && is_gpu_space_v<ExecSpace>)) return 0;
   const int rows = g.volumetric ? 0 : fused_normalized_rows<ExecSpace, T>(exec, g.window);
   if (opts.schedule == Schedule::Fused) {
     if (rows == 0)
