@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The fused SSIM kernels of float images (forward with and without partials, backward of one and both
-// images) for Kokkos::DefaultExecutionSpace: what spills.sh compiles for sm_90 to read ptxas' registers and
+// images; masked SSIM's fused forwards) for Kokkos::DefaultExecutionSpace: what spills.sh compiles for sm_90 to read ptxas' registers and
 // spills per kernel. Compiled only, never linked or run.
 #include <kssim/kssim.hpp>
 
@@ -18,4 +18,5 @@ void instantiate(const Exec& exec) {
   sink = kssim::ssim_grad(exec, a, b, g1, g2);
   sink = kssim::masked_ssim(exec, a, b, g2, kssim::MaskMode::Weights);  // the weighted fused forward
   sink = kssim::masked_ssim_grad(exec, a, b, g2, kssim::MaskMode::Weights, g1);
+  sink = kssim::masked_ssim(exec, a, b, g2, kssim::MaskMode::Normalized);  // the fused normalized forward
 }

@@ -31,7 +31,7 @@ for i, line in enumerate(lines):
         name = m.group(1)
         continue
     if name and 'Used' in line and 'registers' in line:
-        if ('FusedForward' in name or 'FusedBackward' in name) and 'WorkItemProperty' not in name:
+        if ('FusedForward' in name or 'FusedBackward' in name or 'FusedNormalized' in name) and 'WorkItemProperty' not in name:
             d = subprocess.run(['c++filt', name], capture_output=True, text=True).stdout
             k = re.search(r"kssim::impl::(Fused\w+)<Kokkos::Cuda, (.*?)> >", d)
             taps = re.search(r"FixedTaps<(\d+)", d)

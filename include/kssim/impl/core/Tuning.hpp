@@ -48,10 +48,32 @@
 #if !defined(KSSIM_TUNE_MAP_PASS_MIN_TEAMS)
 #define KSSIM_TUNE_MAP_PASS_MIN_TEAMS 16
 #endif
+// Masked SSIM's weighted fused forward without partial derivatives (evaluation) as the map-only kernel of SSIM's
+// (fused_forward, FusedForward.hpp): 1; 0, the kernel with partials and its launch bound.
+#if !defined(KSSIM_TUNE_FUSED_WEIGHTED_MAP_ONLY)
+#define KSSIM_TUNE_FUSED_WEIGHTED_MAP_ONLY 1
+#endif
+// Launch bound of the GPU fused forward of normalized statistics (FusedNormalizedForward.hpp), bytes of value per
+// team per multiprocessor as fused_min_teams: 8, 2 float teams of 256 threads' registers (128 per thread) for its
+// teams of 128 threads. At 16 (64 registers) its 11-tap kernel spilled 748 / 928 bytes (ptxas -v).
+#if !defined(KSSIM_TUNE_FUSED_NORMALIZED_MIN_TEAMS)
+#define KSSIM_TUNE_FUSED_NORMALIZED_MIN_TEAMS 8
+#endif
+// Launch bound of the stage schedule's masked map pass (MaskedColumnBlur.hpp), bytes of value per team per
+// multiprocessor: 8, 128 registers per thread. At 16 (64 registers, as SSIM's map pass) its normalized 11-tap
+// kernel spilled 272 / 380 bytes (ptxas -v).
+#if !defined(KSSIM_TUNE_MASKED_MAP_PASS_MIN_TEAMS)
+#define KSSIM_TUNE_MASKED_MAP_PASS_MIN_TEAMS 8
+#endif
 // Outputs per thread along a column in the fused forward's column pass (float GPU tiles): 4 (8 took 0.96-1.07x the
 // time: "Tried and rejected").
 #if !defined(KSSIM_TUNE_FUSED_FORWARD_COL_ROWS)
 #define KSSIM_TUNE_FUSED_FORWARD_COL_ROWS 4
+#endif
+// The fused loss's L1 sum on GPUs: 1, one part per work item of each tile in team scratch (FusedForward's
+// l1_items_of_tile); 0, a team reduction per tile of one term per pixel.
+#if !defined(KSSIM_TUNE_FUSED_L1_ITEMS)
+#define KSSIM_TUNE_FUSED_L1_ITEMS 1
 #endif
 // Outputs per work item of the fused backward's adjoint column pass (float GPU tiles, K = 3): 8, each staged row
 // read from scratch once for 8 outputs, fwd+bwd 2.5-4.6% faster than with 4 ("Kernel variants").

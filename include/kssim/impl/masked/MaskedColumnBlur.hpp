@@ -24,6 +24,7 @@
 #include <kssim/impl/core/Geometry.hpp>
 #include <kssim/impl/core/KernelArrays.hpp>
 #include <kssim/impl/core/Launch.hpp>
+#include <kssim/impl/core/Tuning.hpp>
 #include <kssim/impl/stages/LocalMoments.hpp>
 #include <kssim/impl/stages/MapFormula.hpp>
 #include <kssim/impl/masked/MaskedMoments.hpp>
@@ -198,7 +199,10 @@ struct MaskedColumnBlur {
 template <class ExecSpace, class T, MaskMode Mode, ColumnOutput Output, class S, class O>
 void masked_column_blur(const ExecSpace& exec, const Options& opts,
                         const MaskedColumnBlur<ExecSpace, T, Mode, Output, S, O>& k) {
-  constexpr int min_teams = Output == ColumnOutput::Map ? int(16 / sizeof(T)) : 1;  // as column_blur
+  // The map pass's launch bound: KSSIM_TUNE_MASKED_MAP_PASS_MIN_TEAMS bytes per team (Tuning.hpp); the
+  // statistics pass has none, as column_blur's.
+  constexpr int min_teams =
+      Output == ColumnOutput::Map ? Kokkos::max(1, int(KSSIM_TUNE_MASKED_MAP_PASS_MIN_TEAMS / sizeof(T))) : 1;
   const char* name = Output == ColumnOutput::Map ? "kssim::masked_column_blur_map" : "kssim::masked_column_blur_stats";
   launch_stage<min_teams>(name, exec, opts, k, k.a.league_size(), k.a.tile_len, k.tile_inner);
 }

@@ -154,7 +154,16 @@ struct FusedForward {
              RowScratch<ExecSpace, T>::bytes(moment_planes, halo, cols) + StagedWeightScratch::bytes();
     return RowScratch<ExecSpace, T>::bytes(2, halo, cols + window - 1) +
            RowScratch<ExecSpace, T>::bytes(moment_planes, halo, cols) +
-           (Weighted ? 2 : 1) * TileItemSums::bytes(rows / col_rows * (cols / col_chunk));
+           (Weighted ? 2 : 1) * TileItemSums::bytes(rows / col_rows * (cols / col_chunk)) +
+           (l1_items ? TileItemSums::bytes(l1_item_count(rows)) : 0);
+  }
+  // GPUs: the fused loss's L1 sum of a tile as one double per work item in team scratch (l1_items_of_tile), added
+  // up by TileItemSums in the next step, instead of a team reduction of its own. Half the column pass's items, so
+  // that the float tile of 32 rows still fits the 40936 bytes of team scratch Kokkos' CUDA backend offers. The
+  // weighted forward has none: the L1 term takes no map weights (Plan). KSSIM_TUNE_FUSED_L1_ITEMS (Tuning.hpp).
+  static constexpr bool l1_items = Tile::gpu && !Weighted && KSSIM_TUNE_FUSED_L1_ITEMS != 0;
+  KOKKOS_INLINE_FUNCTION static constexpr int l1_item_count(int rows) {
+    return Kokkos::max(1, rows / col_rows * (cols / col_chunk) / 2);
   }
   // Teams per 2D slice (an (n, c) image, or a depth slice of a volume): one per column of tiles and chain of
   // `chain` tiles down it.
@@ -195,6 +204,9 @@ struct FusedForward {
         staged_weights ? staged.weight_items
         : Weighted     ? TileItemSums::allocate(team, Tile::scratch_level, items_per_tile())
                        : TileItemSums{};
+    [[maybe_unused]] const TileItemSums l1_sums =
+        l1_items && sums.l1.tile_sums ? TileItemSums::allocate(team, Tile::scratch_level, l1_item_count(rows))
+                                      : TileItemSums{};
     const std::size_t first_sum = std::size_t(nc) * tiles_x * tiles_y + std::size_t(first_tile) * tiles_x + tile_x;
     int k = 0;
     for (; k < chain; ++k) {
@@ -215,9 +227,13 @@ struct FusedForward {
         item_sums.sum_groups(team);
         if constexpr (Weighted && !staged_weights) weight_items.sum_groups(team);
       }
-      if (sums.l1.tile_sums) {
-        const double l1 = l1_sum_of_tile(team, nc, oy0, ox0);
-        Kokkos::single(Kokkos::PerTeam(team), [&]() { sums.l1.tile_sums[first_sum + std::size_t(k) * tiles_x] = l1; });
+      if constexpr (l1_items) {
+        if (sums.l1.tile_sums) l1_items_of_tile(team, l1_sums, nc, oy0, ox0);  // summed in the next two steps
+      } else if constexpr (!Weighted) {
+        if (sums.l1.tile_sums) {
+          const double l1 = l1_sum_of_tile(team, nc, oy0, ox0);
+          Kokkos::single(Kokkos::PerTeam(team), [&]() { sums.l1.tile_sums[first_sum + std::size_t(k) * tiles_x] = l1; });
+        }
       }
       team.team_barrier();
 
@@ -237,6 +253,8 @@ struct FusedForward {
         }
       });
       if constexpr (staged_weights && !Statistics) weight_items.sum_groups(team);  // of this tile: staged above
+      if constexpr (l1_items)
+        if (sums.l1.tile_sums) l1_sums.sum_groups(team);
       if (!Statistics && k > 0)
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
           sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total();
@@ -250,6 +268,10 @@ struct FusedForward {
       // store_map is read once: tested inside the store, the map's pointer was reloaded and compared for every
       // row of every block.
       [[maybe_unused]] const bool store_map = map.data() != nullptr;
+      if constexpr (l1_items)
+        if (sums.l1.tile_sums)
+          Kokkos::single(Kokkos::PerTeam(team),
+                         [&]() { sums.l1.tile_sums[first_sum + std::size_t(k) * tiles_x] = l1_sums.total(); });
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows / col_rows * col_lanes), [&](int e) {
         const int j0 = e / col_lanes * col_rows, i0 = e % col_lanes * col_chunk;
         const int oy = oy0 + j0, ox = ox0 + i0;
@@ -470,8 +492,9 @@ struct FusedForward {
     const int owned_rows = owned_end(oy0, rows, g.oh, g.h) - oy0, owned_cols = owned_end(ox0, cols, g.ow, g.w) - ox0;
     const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4);
     double l1 = 0;
-    // GPUs: one flat range, consecutive lanes reading consecutive pixels (rows across threads and each row
-    // across vector lanes made the fused loss 4-10% slower on an H100: perf_tests/README.md, "Tried and rejected").
+    // GPUs with KSSIM_TUNE_FUSED_L1_ITEMS=0 (l1_items_of_tile otherwise): one flat range, consecutive lanes reading
+    // consecutive pixels (rows across threads and each row across vector lanes made the fused loss 4-10% slower on
+    // an H100: perf_tests/README.md, "Tried and rejected").
     if constexpr (Tile::gpu) {
       Kokkos::parallel_reduce(
           Kokkos::TeamVectorRange(team, owned_rows * owned_cols),
@@ -491,6 +514,49 @@ struct FusedForward {
           l1);
     }
     return l1;
+  }
+
+  // GPUs: the same sum as l1_sum_of_tile, one part per work item into sums.items: item e takes every n-th group
+  // of four owned pixels (n = sums.count) in order, so the tile's sum does not depend on the team's size and
+  // needs no reduction of its own (TileItemSums adds the parts up). Consecutive lanes read consecutive pixels.
+  // A team reduction of one sum per pixel with its row pointer and a division per pixel issued ~160 thread
+  // instructions per pixel (ncu, sm_90: the fused loss's forward 118 us against SSIM's 83 at 1x3x1080x1920).
+  // Tiles of whole rows of cols pixels inside 32-bit offsets (all but the last column of tiles) take the groups
+  // with a constant divisor; the others pixel by pixel.
+  KOKKOS_INLINE_FUNCTION void l1_items_of_tile(const Team& team, const TileItemSums& sums, int nc, int oy0,
+                                               int ox0) const {
+    const int owned_rows = owned_end(oy0, rows, g.oh, g.h) - oy0, owned_cols = owned_end(ox0, cols, g.ow, g.w) - ox0;
+    const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4);
+    const int n = sums.count;
+    constexpr std::ptrdiff_t max_offset = 0x7fffffff;
+    if (owned_cols == cols && xs == 1 && ys == 1 && x_rows >= 0 && y_rows >= 0 &&
+        owned_rows * Kokkos::max(x_rows, y_rows) <= max_offset) {
+      constexpr int quads = cols / 4;
+      static_assert(cols % 4 == 0);
+      const S* xb = x.data() + std::ptrdiff_t(nc * g.h + oy0) * x_rows + ox0;
+      const S* yb = y.data() + std::ptrdiff_t(nc * g.h + oy0) * y_rows + ox0;
+      const int xr = int(x_rows), yr = int(y_rows), count = owned_rows * quads;
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, n), [&](int e) {
+        double s = 0;
+        for (int q = e; q < count; q += n) {
+          const int i = q / quads, j = q % quads * 4;
+          const S* xp = xb + (i * xr + j);
+          const S* yp = yb + (i * yr + j);
+          for (int u = 0; u < 4; ++u) s += l1_abs_difference<T>(xp[u], yp[u]);
+        }
+        sums.items[e] = s;
+      });
+      return;
+    }
+    const int count = owned_rows * owned_cols;
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, n), [&](int e) {
+      double s = 0;
+      for (int p = e; p < count; p += n) {
+        const int r = nc * g.h + oy0 + p / owned_cols, ix = ox0 + p % owned_cols;
+        s += l1_abs_difference<T>(row_pointer(x, x_rows, r)[ix * xs], row_pointer(y, y_rows, r)[ix * ys]);
+      }
+      sums.items[e] = s;
+    });
   }
 
   // Whether input rows iy0 + fresh .. iy0 + halo_rows - 1, columns ix0 .. ix0 + pitch - 1 of every slice lie
@@ -762,8 +828,9 @@ void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<Exec
   };
   // Only for the standard window on images of the compute type: one more kernel per (Term, T), not per tap
   // count and 16-bit type (each GPU kernel instance costs a minute or more of nvcc).
+  // Masked SSIM's weighted forward too (KSSIM_TUNE_FUSED_WEIGHTED_MAP_ONLY, Tuning.hpp).
   if constexpr (K::Tile::gpu && KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY != 0 && std::is_same_v<S, T> && std::is_same_v<O, T> &&
-                !Weighted) {
+                (!Weighted || KSSIM_TUNE_FUSED_WEIGHTED_MAP_ONLY != 0)) {
     if (!k.wanted.any() && k.window.size == 11)
       return run(FixedTaps<11, MapOnly<K>>{MapOnly<K>{k}}, std::integral_constant<int, fused_min_teams<T>>{});
   }

@@ -152,7 +152,7 @@ void fused_normalized_forward(const ExecSpace& exec, const Options& opts, FusedN
   k.tiles_x = ceil_div(k.map_pass.g.ow, K::cols);
   k.tiles_y = ceil_div(k.map_pass.g.oh, k.rows);
   with_fixed_taps<ExecSpace>(k.map_pass.window.size, k, [&](const auto& kernel) {
-    auto policy = make_team_policy<fused_min_teams<T, KSSIM_TUNE_FUSED_PARTIALS_MIN_TEAMS>>(
+    auto policy = make_team_policy<fused_min_teams<T, KSSIM_TUNE_FUSED_NORMALIZED_MIN_TEAMS>>(
         exec, k.league_size(), k.rows / K::col_rows, K::cols / K::col_chunk, K::Tile::scratch_level,
         K::scratch_bytes(k.rows, k.map_pass.window.size), opts, kernel, Kokkos::ParallelForTag{});
     launch("kssim::fused_normalized_forward", policy, kernel);

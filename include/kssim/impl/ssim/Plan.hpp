@@ -120,6 +120,8 @@ class Plan {
        MapWeighting weighting = MapWeighting::None)
       : g_(row_pitched<ExecSpace, T>(g)), opts_(opts), wanted_(wanted), weighted_(weighting == MapWeighting::Centre) {
     if (weighted_ && !weightable) throw std::logic_error("kssim: map weights need an SSIM plan");
+    // The fused forward keeps no L1 sums beside the map weights' (FusedForward::l1_items), and no API asks for both.
+    if (weighted_ && l1 != WithL1::No) throw std::logic_error("kssim: the L1 term takes no map weights");
     // Window::Float32's map kernels (RawWindowTerm) have no weighted form: refused here rather than run unweighted.
     if (weighted_ && opts.window != Window::Exact)
       throw std::invalid_argument("kssim: map weights (masked SSIM) take Window::Exact only");
