@@ -49,21 +49,24 @@
 #define KSSIM_TUNE_MAP_PASS_MIN_TEAMS 16
 #endif
 // Masked SSIM's weighted fused forward without partial derivatives (evaluation) as the map-only kernel of SSIM's
-// (fused_forward, FusedForward.hpp): 1; 0, the kernel with partials and its launch bound.
+// (fused_forward, FusedForward.hpp; 48 registers, 8 / 16 bytes of spills): 1; 0, the kernel with partials and its
+// launch bound, whose forward took 1.05-1.10x the time on the four large perf_tests shapes (H100; 64x1x128x128
+// 0.97-1.01x).
 #if !defined(KSSIM_TUNE_FUSED_WEIGHTED_MAP_ONLY)
 #define KSSIM_TUNE_FUSED_WEIGHTED_MAP_ONLY 1
 #endif
 // Launch bound of the GPU fused forward of normalized statistics (FusedNormalizedForward.hpp), bytes of value per
-// team per multiprocessor as fused_min_teams: 8, 2 float teams of 256 threads' registers (128 per thread) for its
-// teams of 128 threads. At 16 (64 registers) its 11-tap kernel spilled 748 / 928 bytes (ptxas -v).
+// team per multiprocessor as fused_min_teams: 8, 128 registers per thread. At 16 (64 registers) its 11-tap kernel
+// spilled 748 / 928 bytes (ptxas -v; 80 registers: 400 / 496) and took 1.20-1.43x the time (H100, forward).
 #if !defined(KSSIM_TUNE_FUSED_NORMALIZED_MIN_TEAMS)
 #define KSSIM_TUNE_FUSED_NORMALIZED_MIN_TEAMS 8
 #endif
-// Launch bound of the stage schedule's masked map pass (MaskedColumnBlur.hpp), bytes of value per team per
-// multiprocessor: 8, 128 registers per thread. At 16 (64 registers, as SSIM's map pass) its normalized 11-tap
-// kernel spilled 272 / 380 bytes (ptxas -v).
-#if !defined(KSSIM_TUNE_MASKED_MAP_PASS_MIN_TEAMS)
-#define KSSIM_TUNE_MASKED_MAP_PASS_MIN_TEAMS 8
+// Launch bound of the stage schedule's map pass of normalized statistics (MaskedColumnBlur.hpp), bytes of value
+// per team per multiprocessor: 8, 128 registers per thread. At 16 (64 registers, as SSIM's map pass) its 11-tap
+// kernel spilled 272 / 380 bytes (ptxas -v), and the stage forward took 1.01-1.14x the time (H100, float, the five
+// perf_tests shapes, both paddings; perf_tests/README.md, "MS-SSIM and masked SSIM").
+#if !defined(KSSIM_TUNE_NORMALIZED_MAP_PASS_MIN_TEAMS)
+#define KSSIM_TUNE_NORMALIZED_MAP_PASS_MIN_TEAMS 8
 #endif
 // Outputs per thread along a column in the fused forward's column pass (float GPU tiles): 4 (8 took 0.96-1.07x the
 // time: "Tried and rejected").
@@ -71,7 +74,8 @@
 #define KSSIM_TUNE_FUSED_FORWARD_COL_ROWS 4
 #endif
 // The fused loss's L1 sum on GPUs: 1, one part per work item of each tile in team scratch (FusedForward's
-// l1_items_of_tile); 0, a team reduction per tile of one term per pixel.
+// l1_items_of_tile); 0, a team reduction per tile of one term per pixel, whose fused loss took 1.10-1.24x the time
+// of the forward, 1.06-1.12x of fwd+bwd (H100, float, the five perf_tests shapes, both paddings).
 #if !defined(KSSIM_TUNE_FUSED_L1_ITEMS)
 #define KSSIM_TUNE_FUSED_L1_ITEMS 1
 #endif

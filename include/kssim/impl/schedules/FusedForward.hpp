@@ -147,7 +147,8 @@ struct FusedForward {
   PlaneArray<T> statistics;
   IndexDivisor slice_depth;
 
-  static std::size_t scratch_bytes(int rows, int window) {
+  // l1: the fused loss's L1 sums (GPUs: l1_items below; scratch_size() of a kernel says whether it has them).
+  static std::size_t scratch_bytes(int rows, int window, bool l1 = false) {
     const int halo = rows + window - 1;
     if constexpr (staged_weights)
       return RowScratch<ExecSpace, T>::bytes(2, halo, cols + window - 1) +
@@ -155,12 +156,15 @@ struct FusedForward {
     return RowScratch<ExecSpace, T>::bytes(2, halo, cols + window - 1) +
            RowScratch<ExecSpace, T>::bytes(moment_planes, halo, cols) +
            (Weighted ? 2 : 1) * TileItemSums::bytes(rows / col_rows * (cols / col_chunk)) +
-           (l1_items ? TileItemSums::bytes(l1_item_count(rows)) : 0);
+           (l1_items && l1 ? TileItemSums::bytes(l1_item_count(rows)) : 0);
   }
+  std::size_t scratch_size() const { return scratch_bytes(rows, window.size, sums.l1.tile_sums != nullptr); }
   // GPUs: the fused loss's L1 sum of a tile as one double per work item in team scratch (l1_items_of_tile), added
   // up by TileItemSums in the next step, instead of a team reduction of its own. Half the column pass's items, so
-  // that the float tile of 32 rows still fits the 40936 bytes of team scratch Kokkos' CUDA backend offers. The
-  // weighted forward has none: the L1 term takes no map weights (Plan). KSSIM_TUNE_FUSED_L1_ITEMS (Tuning.hpp).
+  // that the float tile of 32 rows still fits the 40936 bytes of team scratch Kokkos' CUDA backend offers. Only
+  // kernels of the fused loss hold them: in every forward, their 1160 bytes made SSIM's map-only forward 1-6%
+  // slower (H100, perf_tests/README.md, "Fused L1 + SSIM loss"). The weighted forward has none: the L1 term takes
+  // no map weights (Plan). KSSIM_TUNE_FUSED_L1_ITEMS (Tuning.hpp).
   static constexpr bool l1_items = Tile::gpu && !Weighted && KSSIM_TUNE_FUSED_L1_ITEMS != 0;
   KOKKOS_INLINE_FUNCTION static constexpr int l1_item_count(int rows) {
     return Kokkos::max(1, rows / col_rows * (cols / col_chunk) / 2);
@@ -693,10 +697,10 @@ struct FusedForward {
 // column pass's rows per thread and no taller than what fits (GPU teams of n / col_rows x 32 threads), for
 // tuning runs only (small problems: more, smaller teams).
 template <class ExecSpace, class T>
-int fused_forward_rows(const ExecSpace& exec, int window) {
+int fused_forward_rows(const ExecSpace& exec, int window, bool l1 = false) {
   using K = FusedForward<ExecSpace, T>;
   const int fit = FusedTiles<ExecSpace, T>::fitting_rows(
-      exec, [&](int rows) { return K::scratch_bytes(rows, window); }, K::col_rows);
+      exec, [&](int rows) { return K::scratch_bytes(rows, window, l1); }, K::col_rows);
   const int forced = tuning::forced_forward_rows();
   return forced > 0 && forced % K::col_rows == 0 && forced <= fit ? forced : fit;
 }
@@ -823,7 +827,7 @@ void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<Exec
   const auto run = [&](const auto& kernel, auto min_teams) {
     auto policy = make_team_policy<decltype(min_teams)::value>(
         exec, k.league_size(), k.rows / K::col_rows, K::cols / K::col_chunk, K::Tile::scratch_level,
-        K::scratch_bytes(k.rows, k.window.size), opts, kernel, Kokkos::ParallelForTag{});
+        k.scratch_size(), opts, kernel, Kokkos::ParallelForTag{});
     launch("kssim::fused_forward", policy, kernel);
   };
   // Only for the standard window on images of the compute type: one more kernel per (Term, T), not per tap

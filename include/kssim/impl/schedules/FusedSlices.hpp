@@ -56,7 +56,7 @@ void fused_slice_statistics(const ExecSpace& exec, const Options& opts, FusedFor
   const auto run = [&](const auto& kernel) {
     constexpr int min_teams = fused_min_teams<T, KSSIM_TUNE_FUSED_SLICES_MIN_TEAMS>;
     auto policy = make_team_policy<min_teams>(exec, k.league_size(), k.rows / K::col_rows, K::cols / K::col_chunk,
-                                              K::Tile::scratch_level, K::scratch_bytes(k.rows, k.window.size), opts,
+                                              K::Tile::scratch_level, k.scratch_size(), opts,
                                               kernel, Kokkos::ParallelForTag{});
     launch("kssim::fused_slice_statistics", policy, kernel);
   };
