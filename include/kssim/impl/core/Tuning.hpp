@@ -73,12 +73,6 @@
 #if !defined(KSSIM_TUNE_FUSED_FORWARD_COL_ROWS)
 #define KSSIM_TUNE_FUSED_FORWARD_COL_ROWS 4
 #endif
-// The fused loss's L1 sum on GPUs: 1, one part per work item of each tile in team scratch (FusedForward's
-// l1_items_of_tile); 0, a team reduction per tile of one term per pixel, whose fused loss took 1.10-1.24x the time
-// of the forward, 1.06-1.12x of fwd+bwd (H100, float, the five perf_tests shapes, both paddings).
-#if !defined(KSSIM_TUNE_FUSED_L1_ITEMS)
-#define KSSIM_TUNE_FUSED_L1_ITEMS 1
-#endif
 // Outputs per work item of the fused backward's adjoint column pass (float GPU tiles, K = 3): 8, each staged row
 // read from scratch once for 8 outputs, fwd+bwd 2.5-4.6% faster than with 4 ("Kernel variants").
 #if !defined(KSSIM_TUNE_FUSED_BACKWARD_COL_ROWS)

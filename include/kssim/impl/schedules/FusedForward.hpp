@@ -162,10 +162,10 @@ struct FusedForward {
   // GPUs: the fused loss's L1 sum of a tile as one double per work item in team scratch (l1_items_of_tile), added
   // up by TileItemSums in the next step, instead of a team reduction of its own. Half the column pass's items, so
   // that the float tile of 32 rows still fits the 40936 bytes of team scratch Kokkos' CUDA backend offers. Only
-  // kernels of the fused loss hold them: in every forward, their 1160 bytes made SSIM's map-only forward 1-6%
-  // slower (H100, perf_tests/README.md, "Fused L1 + SSIM loss"). The weighted forward has none: the L1 term takes
-  // no map weights (Plan). KSSIM_TUNE_FUSED_L1_ITEMS (Tuning.hpp).
-  static constexpr bool l1_items = Tile::gpu && !Weighted && KSSIM_TUNE_FUSED_L1_ITEMS != 0;
+  // the fused loss's kernels (run's L1; fused_forward) hold them and their code: in every forward, their scratch
+  // made SSIM's map-only forward 1.03-1.07x slower, their code alone 1.02-1.04x (H100, perf_tests/README.md,
+  // "Fused L1 + SSIM loss"). The weighted forward has none: the L1 term takes no map weights (Plan).
+  static constexpr bool l1_items = Tile::gpu && !Weighted;
   KOKKOS_INLINE_FUNCTION static constexpr int l1_item_count(int rows) {
     return Kokkos::max(1, rows / col_rows * (cols / col_chunk) / 2);
   }
@@ -180,8 +180,8 @@ struct FusedForward {
 
   // Partials = false: the partial-derivative stores compiled out (MapOnly below). Statistics = true: the
   // moment planes out instead of the map (volumes, SliceStatistics in FusedSlices.hpp); `nc` is then a depth
-  // slice.
-  template <int Taps, bool Partials = true, bool Statistics = false>  // see FixedTaps.hpp
+  // slice. L1 = true: a GPU kernel of the fused loss (l1_items; hosts test sums.l1 at run time).
+  template <int Taps, bool Partials = true, bool Statistics = false, bool L1 = false>  // see FixedTaps.hpp
   KOKKOS_FUNCTION void run(const Team& team) const {
     const int rank = team.league_rank(), nc = per_image.quotient(rank), in_image = rank - nc * int(per_image.divisor);
     const int chain_row = per_row.quotient(in_image), tile_x = in_image - chain_row * tiles_x;
@@ -208,9 +208,9 @@ struct FusedForward {
         staged_weights ? staged.weight_items
         : Weighted     ? TileItemSums::allocate(team, Tile::scratch_level, items_per_tile())
                        : TileItemSums{};
+    static_assert(!L1 || l1_items, "L1 kernels: GPUs only, no map weights");
     [[maybe_unused]] const TileItemSums l1_sums =
-        l1_items && sums.l1.tile_sums ? TileItemSums::allocate(team, Tile::scratch_level, l1_item_count(rows))
-                                      : TileItemSums{};
+        L1 ? TileItemSums::allocate(team, Tile::scratch_level, l1_item_count(rows)) : TileItemSums{};
     const std::size_t first_sum = std::size_t(nc) * tiles_x * tiles_y + std::size_t(first_tile) * tiles_x + tile_x;
     int k = 0;
     for (; k < chain; ++k) {
@@ -231,9 +231,9 @@ struct FusedForward {
         item_sums.sum_groups(team);
         if constexpr (Weighted && !staged_weights) weight_items.sum_groups(team);
       }
-      if constexpr (l1_items) {
-        if (sums.l1.tile_sums) l1_items_of_tile(team, l1_sums, nc, oy0, ox0);  // summed in the next two steps
-      } else if constexpr (!Weighted) {
+      if constexpr (L1) {
+        l1_items_of_tile(team, l1_sums, nc, oy0, ox0);  // summed in the next two steps
+      } else if constexpr (!Tile::gpu && !Weighted) {
         if (sums.l1.tile_sums) {
           const double l1 = l1_sum_of_tile(team, nc, oy0, ox0);
           Kokkos::single(Kokkos::PerTeam(team), [&]() { sums.l1.tile_sums[first_sum + std::size_t(k) * tiles_x] = l1; });
@@ -257,8 +257,7 @@ struct FusedForward {
         }
       });
       if constexpr (staged_weights && !Statistics) weight_items.sum_groups(team);  // of this tile: staged above
-      if constexpr (l1_items)
-        if (sums.l1.tile_sums) l1_sums.sum_groups(team);
+      if constexpr (L1) l1_sums.sum_groups(team);
       if (!Statistics && k > 0)
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
           sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total();
@@ -272,10 +271,9 @@ struct FusedForward {
       // store_map is read once: tested inside the store, the map's pointer was reloaded and compared for every
       // row of every block.
       [[maybe_unused]] const bool store_map = map.data() != nullptr;
-      if constexpr (l1_items)
-        if (sums.l1.tile_sums)
-          Kokkos::single(Kokkos::PerTeam(team),
-                         [&]() { sums.l1.tile_sums[first_sum + std::size_t(k) * tiles_x] = l1_sums.total(); });
+      if constexpr (L1)
+        Kokkos::single(Kokkos::PerTeam(team),
+                       [&]() { sums.l1.tile_sums[first_sum + std::size_t(k) * tiles_x] = l1_sums.total(); });
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows / col_rows * col_lanes), [&](int e) {
         const int j0 = e / col_lanes * col_rows, i0 = e % col_lanes * col_chunk;
         const int oy = oy0 + j0, ox = ox0 + i0;
@@ -490,41 +488,30 @@ struct FusedForward {
     }
   }
 
-  // The sum of |x - y| over the input pixels a tile owns (owned_end), raw, just after staging read them
-  // (the same value in every thread of the team).
+  // Hosts: the sum of |x - y| over the input pixels a tile owns (owned_end), raw, just after staging read them
+  // (the same value in every thread of the team), row by row: no index arithmetic per pixel (it cost half of
+  // SSIM's forward time on 2 host cores).
   KOKKOS_INLINE_FUNCTION double l1_sum_of_tile(const Team& team, int nc, int oy0, int ox0) const {
     const int owned_rows = owned_end(oy0, rows, g.oh, g.h) - oy0, owned_cols = owned_end(ox0, cols, g.ow, g.w) - ox0;
     const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4);
     double l1 = 0;
-    // GPUs with KSSIM_TUNE_FUSED_L1_ITEMS=0 (l1_items_of_tile otherwise): one flat range, consecutive lanes reading
-    // consecutive pixels (rows across threads and each row across vector lanes made the fused loss 4-10% slower on
-    // an H100: perf_tests/README.md, "Tried and rejected").
-    if constexpr (Tile::gpu) {
-      Kokkos::parallel_reduce(
-          Kokkos::TeamVectorRange(team, owned_rows * owned_cols),
-          [&](int e, double& acc) {
-            const int r = nc * g.h + oy0 + e / owned_cols, ix = ox0 + e % owned_cols;
-            acc += l1_abs_difference<T>(row_pointer(x, x_rows, r)[ix * xs], row_pointer(y, y_rows, r)[ix * ys]);
-          },
-          l1);
-    } else {  // row by row: no index arithmetic per pixel (it cost half of SSIM's forward time on 2 host cores)
-      Kokkos::parallel_reduce(
-          Kokkos::TeamThreadRange(team, owned_rows),
-          [&](int i, double& acc) {
-            const int r = nc * g.h + oy0 + i;
-            acc += l1_row_sum<T>(row_pointer(x, x_rows, r) + ox0 * xs, xs, row_pointer(y, y_rows, r) + ox0 * ys, ys,
-                              owned_cols);
-          },
-          l1);
-    }
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, owned_rows),
+        [&](int i, double& acc) {
+          const int r = nc * g.h + oy0 + i;
+          acc += l1_row_sum<T>(row_pointer(x, x_rows, r) + ox0 * xs, xs, row_pointer(y, y_rows, r) + ox0 * ys, ys,
+                            owned_cols);
+        },
+        l1);
     return l1;
   }
 
   // GPUs: the same sum as l1_sum_of_tile, one part per work item into sums.items: item e takes every n-th group
   // of four owned pixels (n = sums.count) in order, so the tile's sum does not depend on the team's size and
   // needs no reduction of its own (TileItemSums adds the parts up). Consecutive lanes read consecutive pixels.
-  // A team reduction of one sum per pixel with its row pointer and a division per pixel issued ~160 thread
-  // instructions per pixel (ncu, sm_90: the fused loss's forward 118 us against SSIM's 83 at 1x3x1080x1920).
+  // A team reduction of one term per pixel, with its row pointer and a division per pixel, issued ~160 thread
+  // instructions per pixel (ncu, sm_90: the fused loss's forward 118 us against SSIM's 83 at 1x3x1080x1920) and
+  // made the fused loss 1.10-1.24x slower in the forward, 1.06-1.12x in fwd+bwd (H100, five shapes, two paddings).
   // Tiles of whole rows of cols pixels inside 32-bit offsets (all but the last column of tiles) take the groups
   // with a constant divisor; the others pixel by pixel.
   KOKKOS_INLINE_FUNCTION void l1_items_of_tile(const Team& team, const TileItemSums& sums, int nc, int oy0,
@@ -793,12 +780,12 @@ bool fused_forward_finishes(const ExecSpace& exec, const Geometry& g, int rows, 
 // both. Hosts keep one instance (no spills there; compile time).
 // KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY=0 (Tuning.hpp): one kernel for both, for A/B runs only.
 // FusedForwardRun: FusedForward's run with outputs compiled out, as a kernel of its own (FixedTaps' Kernel).
-template <class Kernel, bool Partials, bool Statistics = false>
+template <class Kernel, bool Partials, bool Statistics = false, bool L1 = false>
 struct FusedForwardRun {
   Kernel kernel;
   template <int Taps, class Team>
   KOKKOS_FUNCTION void run(const Team& team) const {
-    kernel.template run<Taps, Partials, Statistics>(team);
+    kernel.template run<Taps, Partials, Statistics, L1>(team);
   }
 };
 template <class Kernel>
@@ -833,14 +820,21 @@ void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<Exec
   // Only for the standard window on images of the compute type: one more kernel per (Term, T), not per tap
   // count and 16-bit type (each GPU kernel instance costs a minute or more of nvcc).
   // Masked SSIM's weighted forward too (KSSIM_TUNE_FUSED_WEIGHTED_MAP_ONLY, Tuning.hpp).
+  const bool l1 = k.sums.l1.tile_sums != nullptr;
   if constexpr (K::Tile::gpu && KSSIM_TUNE_FUSED_FORWARD_MAP_ONLY != 0 && std::is_same_v<S, T> && std::is_same_v<O, T> &&
                 (!Weighted || KSSIM_TUNE_FUSED_WEIGHTED_MAP_ONLY != 0)) {
-    if (!k.wanted.any() && k.window.size == 11)
+    if (!k.wanted.any() && k.window.size == 11 && !l1)
       return run(FixedTaps<11, MapOnly<K>>{MapOnly<K>{k}}, std::integral_constant<int, fused_min_teams<T>>{});
   }
-  with_fixed_taps<ExecSpace>(k.window.size, k, [&](const auto& kernel) {
-    run(kernel, std::integral_constant<int, fused_min_teams<T, KSSIM_TUNE_FUSED_PARTIALS_MIN_TEAMS>>{});
-  });
+  const auto run_every_window = [&](const auto& kernel) {
+    with_fixed_taps<ExecSpace>(k.window.size, kernel, [&](const auto& fixed) {
+      run(fixed, std::integral_constant<int, fused_min_teams<T, KSSIM_TUNE_FUSED_PARTIALS_MIN_TEAMS>>{});
+    });
+  };
+  if constexpr (K::l1_items) {
+    if (l1) return run_every_window(FusedForwardRun<K, true, false, true>{k});  // the fused loss's kernels
+  }
+  run_every_window(k);
 }
 
 }  // namespace kssim::impl

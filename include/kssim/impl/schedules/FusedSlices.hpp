@@ -62,7 +62,11 @@ void fused_slice_statistics(const ExecSpace& exec, const Options& opts, FusedFor
   };
   using Kernel = SliceStatistics<K>;
   if constexpr (gpu_code_paths_v<ExecSpace>) {
-    if constexpr (sizeof(T) == 4) run(FixedTaps<11, Kernel>{Kernel{k}});
+    using L1Kernel = FusedForwardRun<K, false, true, true>;  // the fused loss's (FusedForward::l1_items)
+    if constexpr (sizeof(T) == 4) {
+      if (k.sums.l1.tile_sums) return run(FixedTaps<11, L1Kernel>{L1Kernel{k}});
+      run(FixedTaps<11, Kernel>{Kernel{k}});
+    }
   } else {
     run(FixedTaps<0, Kernel>{Kernel{k}});
   }
