@@ -216,13 +216,12 @@ TYPED_TEST(Masked, MatchesReferenceForVolumes) {
     }
 }
 
-// Map weights run on SSIM's plan (MapWeighting::Centre): every schedule the router can pick, forced in turn, on
-// images of several fused tiles and chains (host tiles are 64 x 128, GPU tiles 32 x 32), partial tiles at
-// the edges, both paddings, a broadcast and a per-channel mask, and volumes; the fused forward's weighted mean
-// both from its last team and from sum_map.
-TYPED_TEST(Masked, WeightsMatchReferenceOnEverySchedule) {
+// The images of the every-schedule tests below: several fused tiles and chains (host tiles are 64 x 128, GPU
+// tiles up to 32 x 32) with partial tiles at the edges, both paddings, a broadcast mask (valid) and a per-channel
+// one (same); f(shape, options, mask channels, x, y, mask) for each, the seeds counted from `seed`.
+template <class F>
+void for_each_tiled_masked_image(unsigned seed, const F& f) {
   const Shape images[] = {{1, 2, 1, 150, 141}, {2, 1, 1, 45, 70}};
-  unsigned seed = 460;
   for (const Shape& s : images)
     for (bool same : {false, true}) {
       ReferenceOptions ro;
@@ -231,15 +230,27 @@ TYPED_TEST(Masked, WeightsMatchReferenceOnEverySchedule) {
       const auto x = random_image(s, seed++);
       const auto y = noisy_copy(x, seed++, 0.1);
       const auto m = region_mask(s, mask_channels, seed++);
-      for (kssim::Schedule schedule : schedules_for<TypeParam, 4>(to_options(ro)))
-        for (const char* finish : {"0", "1"}) {
-          if (schedule != kssim::Schedule::Fused && finish[0] == '1') continue;
-          SCOPED_TRACE(std::string(schedule == kssim::Schedule::Fused ? "fused" : "stages") + " finish=" + finish);
-          const ScopedEnv env("KSSIM_TUNE_FUSED_FORWARD_FINISH", finish);
-          kssim::free_workspaces();  // the one-call functions' plans are made anew, under the switch
-          expect_masked_matches_reference<TypeParam, 4>(s, ro, MaskMode::Weights, x, y, m, mask_channels, schedule);
-        }
+      f(s, ro, mask_channels, x, y, m);
     }
+}
+
+// Map weights run on SSIM's plan (MapWeighting::Centre): every schedule the router can pick, forced in turn, on
+// for_each_tiled_masked_image's images and on volumes; the fused forward's weighted mean both from its last team
+// and from sum_map.
+TYPED_TEST(Masked, WeightsMatchReferenceOnEverySchedule) {
+  unsigned seed = 460;
+  for_each_tiled_masked_image(seed, [&](const Shape& s, const ReferenceOptions& ro, int mask_channels, const auto& x,
+                                        const auto& y, const auto& m) {
+    for (kssim::Schedule schedule : schedules_for<TypeParam, 4>(to_options(ro)))
+      for (const char* finish : {"0", "1"}) {
+        if (schedule != kssim::Schedule::Fused && finish[0] == '1') continue;
+        SCOPED_TRACE(std::string(schedule == kssim::Schedule::Fused ? "fused" : "stages") + " finish=" + finish);
+        const ScopedEnv env("KSSIM_TUNE_FUSED_FORWARD_FINISH", finish);
+        kssim::free_workspaces();  // the one-call functions' plans are made anew, under the switch
+        expect_masked_matches_reference<TypeParam, 4>(s, ro, MaskMode::Weights, x, y, m, mask_channels, schedule);
+      }
+  });
+  seed += 12;  // the images' seeds
   Shape v{1, 2, 14, 17, 15};
   v.volumetric = true;
   const auto x = random_image(v, seed++);
@@ -252,25 +263,18 @@ TYPED_TEST(Masked, WeightsMatchReferenceOnEverySchedule) {
 }
 
 // Normalized statistics on each schedule the router can pick for them, forced in turn (the fused forward:
-// FusedNormalizedForward.hpp; host tiles are 64 x 128, GPU tiles up to 32 x 32): images of several tiles with
-// partial tiles at the edges, both paddings, a broadcast and a per-channel mask, other windows. Volumes run the
-// stage schedule only: forcing the fused one is refused.
+// FusedNormalizedForward.hpp): for_each_tiled_masked_image's images, other windows. Volumes run the stage schedule
+// only: forcing the fused one is refused.
 TYPED_TEST(Masked, NormalizedMatchesReferenceOnEverySchedule) {
-  const Shape images[] = {{1, 2, 1, 150, 141}, {2, 1, 1, 45, 70}};
   unsigned seed = 480;
-  for (const Shape& s : images)
-    for (bool same : {false, true}) {
-      ReferenceOptions ro;
-      ro.same = same;
-      const int mask_channels = same ? s.c : 1;
-      const auto x = random_image(s, seed++);
-      const auto y = noisy_copy(x, seed++, 0.1);
-      const auto m = region_mask(s, mask_channels, seed++);
-      for (kssim::Schedule schedule : normalized_schedules_for<TypeParam, 4>(to_options(ro))) {
-        SCOPED_TRACE(kssim::to_string(schedule));
-        expect_masked_matches_reference<TypeParam, 4>(s, ro, MaskMode::Normalized, x, y, m, mask_channels, schedule);
-      }
+  for_each_tiled_masked_image(seed, [&](const Shape& s, const ReferenceOptions& ro, int mask_channels, const auto& x,
+                                        const auto& y, const auto& m) {
+    for (kssim::Schedule schedule : normalized_schedules_for<TypeParam, 4>(to_options(ro))) {
+      SCOPED_TRACE(kssim::to_string(schedule));
+      expect_masked_matches_reference<TypeParam, 4>(s, ro, MaskMode::Normalized, x, y, m, mask_channels, schedule);
     }
+  });
+  seed += 12;  // the images' seeds
   // Other tap counts (the GPU kernels' 7-tap instance and the run-time count), on a mask without isolated valid
   // pixels: their one-pixel windows amplify float rounding by 1 / C2 (include/kssim/impl/README.md, "The float
   // gradients of normalized statistics"), which took this case's gradients to 1.0005e-5 on CUDA, both schedules.

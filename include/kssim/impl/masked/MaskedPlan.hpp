@@ -108,7 +108,7 @@ class MaskedPlan {
     if (wanted.any())
       partials_ = PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kssim::partials"),
                                      wanted.count(), g.volumetric ? g.map_size() : g_.padded_map_size());
-    const int tiles = fused() ? fused_normalized_tiles(g_, FusedNormalizedForward<ExecSpace, T>::cols, fused_rows_)
+    const int tiles = fused() ? FusedNormalizedForward<ExecSpace, T>::tiles_per_image(g_, fused_rows_)
                               : last.tiles_per_outer() * last.outer_per_image;
     sums_ = MapSumStore<Mem>(exec, g.images(), tiles, 1.0);
     sums_.add_weights(exec);

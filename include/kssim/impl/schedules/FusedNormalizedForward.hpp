@@ -57,6 +57,8 @@ struct FusedNormalizedForward {
            RowScratch<ExecSpace, T>::bytes(masked_planes, halo_rows, cols);
   }
   int league_size() const { return map_pass.g.images() * tiles_x * tiles_y; }
+  // Tiles per (n, c) slice: each leaves one sum of w * map and one of w.
+  static int tiles_per_image(const Geometry& g, int rows) { return ceil_div(g.ow, cols) * ceil_div(g.oh, rows); }
 
   template <int Taps>  // see FixedTaps.hpp
   KOKKOS_FUNCTION void run(const Team& team) const {
@@ -138,11 +140,6 @@ int fused_normalized_rows(const ExecSpace& exec, int window) {
   using K = FusedNormalizedForward<ExecSpace, T>;
   return FusedTiles<ExecSpace, T>::fitting_rows(
       exec, [&](int rows) { return K::scratch_bytes(rows, window); }, K::col_rows);
-}
-
-// Tiles per (n, c) slice of the fused normalized forward: each leaves one sum of w * map and one of w.
-inline int fused_normalized_tiles(const Geometry& g, int cols, int rows) {
-  return ceil_div(g.ow, cols) * ceil_div(g.oh, rows);
 }
 
 // Fills in the launch shape of k (its rows must be set) and runs it.
