@@ -108,11 +108,11 @@ void expect_masked_matches_reference(const Shape& s, const ReferenceOptions& ro,
   EXPECT_LE(relative_l2_error(from_view(h2, s), ref.grad2), gradient_tolerance<T>());
 }
 
-// Map weights within workspace budgets that split the problem into groups of images, of channels and slabs
-// (Slabs.hpp), with every schedule: the one-call functions against the reference, and the training object's
+// Masked SSIM (either mode) within workspace budgets that split the problem into groups of images, of channels and
+// slabs (Slabs.hpp), with every schedule: the one-call functions against the reference, and the training object's
 // value and recomputed backward too.
 template <class C, int Rank>
-void expect_weights_split_match_reference(const Shape& s, int rows, unsigned seed) {
+void expect_split_matches_reference(MaskMode mode, const Shape& s, int rows, unsigned seed) {
   using T = typename C::value_type;
   using Exec = typename C::execution_space;
   Exec exec;
@@ -123,20 +123,22 @@ void expect_weights_split_match_reference(const Shape& s, int rows, unsigned see
     const auto x = random_image(s, seed++), y = noisy_copy(x, seed++, 0.1);
     const auto m = region_mask(s, mask_channels, seed++);
     const auto xr = rounded<T>(x), yr = rounded<T>(y), mr = rounded<T>(m);
-    const MaskedReference ref = reference_masked_ssim(s, xr, yr, mr, mask_channels, ro, false, true);
+    const bool normalized = mode == MaskMode::Normalized;
+    const MaskedReference ref = reference_masked_ssim(s, xr, yr, mr, mask_channels, ro, normalized, true);
     auto a = to_view<C, Rank>("a", s, xr), b = to_view<C, Rank>("b", s, yr);
     auto mask = to_view<C, Rank>("m", mask_shape(s, mask_channels), mr);
-    for (const kssim::Schedule schedule : schedules_for<C, Rank>(to_options(ro))) {
+    const auto schedules =
+        normalized ? normalized_schedules_for<C, Rank>(to_options(ro)) : schedules_for<C, Rank>(to_options(ro));
+    for (const kssim::Schedule schedule : schedules) {
       kssim::Options o = to_options(ro);
       o.schedule = schedule;
-      for (const auto& [level, budget] : budgets<C, Rank>(s, o, rows, {true, true})) {
+      for (const auto& [level, budget] : budgets<C, Rank>(s, o, rows, {true, true}, normalized)) {
         SCOPED_TRACE(describe(s, ro) + ", schedule " + kssim::to_string(schedule) + ", split into " + level);
         kssim::Options split = o;
         split.max_workspace_bytes = budget;
-        kssim::MaskedSSIM<Exec, T, Rank> loss(exec, object_extents<Rank>(s), MaskMode::Weights, split,
-                                              kssim::Gradients::Both);
+        kssim::MaskedSSIM<Exec, T, Rank> loss(exec, object_extents<Rank>(s), mode, split, kssim::Gradients::Both);
         ASSERT_GT(loss.pieces(), 1);  // the split happens
-        expect_masked_matches_reference<C, Rank>(s, ro, MaskMode::Weights, x, y, m, mask_channels, schedule, budget);
+        expect_masked_matches_reference<C, Rank>(s, ro, mode, x, y, m, mask_channels, schedule, budget);
         loss.forward(a, b, mask);
         EXPECT_NEAR(loss.value_on_host(), ref.mean, value_tolerance<T>());
         auto t1 = make_view<C, Rank>("t1", s), t2 = make_view<C, Rank>("t2", s);
@@ -300,10 +302,19 @@ TYPED_TEST(Masked, NormalizedMatchesReferenceOnEverySchedule) {
 }
 
 TYPED_TEST(Masked, WeightsSplitIntoGroupsChannelsAndSlabs) {
-  expect_weights_split_match_reference<TypeParam, 4>({2, 3, 1, 40, 37}, 7, 560);
+  expect_split_matches_reference<TypeParam, 4>(MaskMode::Weights, {2, 3, 1, 40, 37}, 7, 560);
   Shape v{1, 2, 13, 12, 11};
   v.volumetric = true;
-  expect_weights_split_match_reference<TypeParam, 5>(v, 2, 570);
+  expect_split_matches_reference<TypeParam, 5>(MaskMode::Weights, v, 2, 570);
+}
+
+// Normalized statistics in pieces (SlabPlan over NormalizedPlan): the recentring shifts of the whole slices from
+// their masked pixels, each slab's windows renormalised over the pixels inside the image only where it ends.
+TYPED_TEST(Masked, NormalizedSplitIntoGroupsChannelsAndSlabs) {
+  expect_split_matches_reference<TypeParam, 4>(MaskMode::Normalized, {2, 2, 1, 31, 29}, 6, 580);
+  Shape v{1, 2, 13, 12, 11};
+  v.volumetric = true;
+  expect_split_matches_reference<TypeParam, 5>(MaskMode::Normalized, v, 2, 590);
 }
 
 // A mask of ones: map weights give SSIM itself, to rounding.

@@ -101,9 +101,7 @@ struct MaskedCall {
              const Options& opts, PartialPlanes wanted = {})
       : p(img1, img2, opts), m(mask_array<ExecutionSpace, View1>(mask, extents_of(img1))) {
     const auto make = [&] { return std::make_shared<const PlanT>(exec, p.g, opts, mode, wanted); };
-    const bool sliced = mode == MaskMode::Weights &&
-                        SlabPlan<ExecutionSpace, typename Images::T, typename Images::S, O>::needs_slabs(exec, p.g,
-                                                                                                       opts, wanted);
+    const bool sliced = PlanT::needs_slabs(exec, p.g, opts, mode, wanted);
     plan = sliced ? make() : PlanCache<ExecutionSpace, PlanT, MaskedPlanKey>::get().plan(
                                  exec, MaskedPlanKey{p.g, opts, mode, wanted}, make);
   }

@@ -11,8 +11,9 @@
 // The 32-bit arithmetic stays inside the pieces; only the pieces' offsets into the user's arrays are
 // 64-bit (pointer arithmetic on the host). A problem that fits runs as one piece: the Plan as it was.
 //
-// Map weights (masked SSIM's MaskMode::Weights, MaskedPlan.hpp) slab like the images: each piece reads its rows
-// of the mask, and its slices' sums of w are accumulated beside those of w * map.
+// Masks (masked SSIM, MaskedPlan.hpp: map weights on SSIM's Plan, normalized statistics on NormalizedPlan) slab like
+// the images: each piece reads its rows of the mask, and its slices' sums of w are accumulated beside those of
+// w * map; normalized statistics' recentring shifts come from the masked pixels of the whole slices.
 // Results: the slices' map sums are accumulated per slice in piece order and the total summed over the
 // slices in order, by sum_map (Reduction.hpp) over one "tile" per slice. Groups of slices therefore give the unsliced result
 // bitwise (each slice's tiles are the same); slabs of a slice add their sums, and their gradients where
@@ -134,11 +135,14 @@ void zero_array(const ExecSpace& exec, const OutputArray<O>& a) {
   });
 }
 
-template <class ExecSpace, class T, class S = T, class O = S>
+// PiecePlan: the plan of one piece, SSIM's Plan, or masked SSIM's NormalizedPlan (masked/NormalizedPlan.hpp),
+// whose recentring shifts come from the masked pixels and whose backward takes the mask (masked_statistics).
+template <class ExecSpace, class T, class S = T, class O = S, class PiecePlan = Plan<ExecSpace, T, SsimTerm, S, O>>
 class SlabPlan {
  public:
-  using PlanT = Plan<ExecSpace, T, SsimTerm, S, O>;
+  using PlanT = PiecePlan;
   using Mem = typename ExecSpace::memory_space;
+  static constexpr bool masked_statistics = requires { PlanT::masked_statistics; };
 
   // The problem as one piece, with a plan made elsewhere (the one-call functions' cache).
   SlabPlan(std::shared_ptr<const PlanT> whole, const Geometry& g) : g_(g) { single(std::move(whole)); }
@@ -149,7 +153,7 @@ class SlabPlan {
            MapWeighting weighting = MapWeighting::None)
       : g_(g), weighting_(weighting) {
     if (!needs_slabs(exec, g, opts, wanted)) {
-      single(std::make_shared<const PlanT>(exec, g, opts, wanted, true, WithL1::No, nullptr, weighting));
+      single(make_plan(exec, g, opts, wanted, nullptr));
       return;
     }
     plan_pieces(exec, opts, wanted, budget(exec, opts));
@@ -190,7 +194,10 @@ class SlabPlan {
   void forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map,
                const ForwardTerms<T, S>& terms = {}) const {
     if (!sliced()) return plans_[0]->forward(exec, x, y, map, terms);
-    compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
+    if constexpr (masked_statistics)
+      PlanT::masked_shifts(exec, g_, x, y, terms.map_weights, shifts_.data());
+    else
+      compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
     for (const SlabPiece& p : pieces_) forward_piece(exec, p, x, y, map, terms.map_weights);
     finish_sums(exec, terms.value_float);
   }
@@ -199,10 +206,13 @@ class SlabPlan {
   // forward(); sliced problems recompute each piece's forward first.
   void backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
                 const GradientTargets<O>& out, const InputArray<S>& map_weights = {}) const {
-    if (!sliced()) return plans_[0]->backward(exec, x, y, out, {.map_count = map_count()});
+    if (!sliced()) {
+      if constexpr (masked_statistics) return plans_[0]->backward(exec, x, y, out, map_weights);
+      else return plans_[0]->backward(exec, x, y, out, {.map_count = map_count()});
+    }
     for (const SlabPiece& p : pieces_) {
       forward_piece(exec, p, x, y, {}, map_weights, false);
-      backward_piece(exec, p, x, y, out);
+      backward_piece(exec, p, x, y, out, map_weights);
     }
   }
 
@@ -216,7 +226,7 @@ class SlabPlan {
     compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
     for (const SlabPiece& p : pieces_) {
       forward_piece(exec, p, x, y, {}, {});
-      backward_piece(exec, p, x, y, out);
+      backward_piece(exec, p, x, y, out, {});
     }
     finish_sums(exec);
   }
@@ -338,8 +348,7 @@ class SlabPlan {
       if (found < 0) {
         found = int(shapes.size());
         shapes.push_back(p.g);
-        plans_.push_back(std::make_shared<const PlanT>(exec, p.g, opts, wanted, true, WithL1::No,
-                                                       plans_.empty() ? nullptr : &shared, weighting_));
+        plans_.push_back(make_plan(exec, p.g, opts, wanted, plans_.empty() ? nullptr : &shared));
         if (plans_.size() == 1) shared = plans_[0]->buffers();
       }
       p.plan = found;
@@ -347,12 +356,18 @@ class SlabPlan {
     shifts_ = Kokkos::View<T*, Mem>(Kokkos::view_alloc(exec, "kssim::slab_shifts"), 2 * std::size_t(g_.images()));
     // One "tile" per slice: the pieces add their slice sums into the tile sums, and sum_map finishes.
     sums_ = MapSumStore<Mem>(exec, g_.images(), 1, double(g_.map_size()));
-    if (weighting_ == MapWeighting::Centre) sums_.add_weights(exec);
+    if (weighting_ == MapWeighting::Centre || masked_statistics) sums_.add_weights(exec);
     // The one-call functions return before their kernels end (GPUs): the workspace outlives them.
     fence_before_free_ = std::shared_ptr<void>(nullptr, [exec](void*) { exec.fence("kssim: slab workspace freed"); });
   }
 
   int first_slice(const SlabPiece& p) const { return p.n0 * g_.c + p.c0; }
+
+  std::shared_ptr<const PlanT> make_plan(const ExecSpace& exec, const Geometry& g, const Options& opts,
+                                         PartialPlanes wanted, const PlanBuffers<T, Mem>* reuse) const {
+    if constexpr (masked_statistics) return std::make_shared<const PlanT>(exec, g, opts, wanted, reuse);
+    else return std::make_shared<const PlanT>(exec, g, opts, wanted, true, WithL1::No, reuse, weighting_);
+  }
 
 
   // The piece's forward, with its slices' shifts; `sums`: add its map sums (and weight sums) to the slices'.
@@ -372,11 +387,13 @@ class SlabPlan {
   }
 
   // The map pixels the mean is over: the whole problem's (a slab's plan knows only its own), or 1 for the
-  // weighted mean, whose division by sum w is the caller's upstream factor (MaskedPlan.hpp).
-  double map_count() const { return weighting_ == MapWeighting::Centre ? 1.0 : double(g_.map_size()); }
+  // weighted means, whose division by sum w is the caller's upstream factor (MaskedPlan.hpp).
+  double map_count() const {
+    return weighting_ == MapWeighting::Centre || masked_statistics ? 1.0 : double(g_.map_size());
+  }
 
   void backward_piece(const ExecSpace& exec, const SlabPiece& p, const InputArray<S>& x, const InputArray<S>& y,
-                      const GradientTargets<O>& out) const {
+                      const GradientTargets<O>& out, const InputArray<S>& map_weights) const {
     const int axis = slab_axis(g_);
     const bool later_slab = p.map0 > 0;
     if (later_slab && !out.accumulate) {  // rows no earlier slab of the slice wrote: zero, then add to every row
@@ -386,13 +403,16 @@ class SlabPlan {
       zero_array<ExecSpace, T>(exec, piece_array(out.grad1, fresh, axis, false));
       zero_array<ExecSpace, T>(exec, piece_array(out.grad2, fresh, axis, false));
     }
-    plans_[p.plan]->backward(exec, piece_array(x, p, axis, false), piece_array(y, p, axis, false),
-                             {.grad1 = piece_array(out.grad1, p, axis, false),
-                              .grad2 = piece_array(out.grad2, p, axis, false),
-                              .scale = out.scale,
-                              .upstream = out.upstream,
-                              .accumulate = out.accumulate || later_slab},
-                             {.map_count = map_count()});
+    const GradientTargets<O> piece{.grad1 = piece_array(out.grad1, p, axis, false),
+                                   .grad2 = piece_array(out.grad2, p, axis, false),
+                                   .scale = out.scale,
+                                   .upstream = out.upstream,
+                                   .accumulate = out.accumulate || later_slab};
+    const InputArray<S> px = piece_array(x, p, axis, false), py = piece_array(y, p, axis, false);
+    if constexpr (masked_statistics)
+      plans_[p.plan]->backward(exec, px, py, piece, piece_array(map_weights, p, axis, false));
+    else
+      plans_[p.plan]->backward(exec, px, py, piece, {.map_count = map_count()});
   }
 
   void finish_sums(const ExecSpace& exec, float* value_float = nullptr) const {
