@@ -65,15 +65,10 @@ class NormalizedPlan {
     fused_rows_ = choose_normalized_forward<ExecSpace, T>(exec, g_, opts);
     shifts_ = Kokkos::View<T* [2], Mem>(Kokkos::view_alloc(exec, "kssim::shifts"), g.images());
     const BufferSizes b = buffer_sizes(g_, fused_rows_ > 0, wanted);
-    const auto take = [&](const PlaneStore<T, Mem>* shared, const char* name, int planes, std::size_t size) {
-      if (size == 0) return PlaneStore<T, Mem>{};
-      if (shared && int(shared->extent(0)) >= planes && shared->extent(1) >= size) return *shared;
-      return PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(name)), planes, size);
-    };
-    row_stats_ = take(reuse ? &reuse->row_stats : nullptr, "kssim::row_stats", b.row_planes, b.row_stats);
-    column_stats_ =
-        take(reuse ? &reuse->column_stats : nullptr, "kssim::column_stats", masked_planes, b.column_stats);
-    partials_ = take(reuse ? &reuse->partials : nullptr, "kssim::partials", wanted.count(), b.partials);
+    row_stats_ = take_buffer(exec, reuse ? &reuse->row_stats : nullptr, "kssim::row_stats", b.row_planes, b.row_stats);
+    column_stats_ = take_buffer(exec, reuse ? &reuse->column_stats : nullptr, "kssim::column_stats", masked_planes,
+                                b.column_stats);
+    partials_ = take_buffer(exec, reuse ? &reuse->partials : nullptr, "kssim::partials", wanted.count(), b.partials);
     const AxisPass& last = g.volumetric ? passes_.depth : passes_.column;
     const int tiles = fused() ? FusedNormalizedForward<ExecSpace, T>::tiles_per_image(g_, fused_rows_)
                               : last.tiles_per_outer() * last.outer_per_image;
@@ -86,10 +81,9 @@ class NormalizedPlan {
                                      PartialPlanes wanted) {
     const Geometry pitched = row_pitched<ExecSpace, T>(g);
     const BufferSizes b = buffer_sizes(pitched, choose_normalized_forward<ExecSpace, T>(exec, pitched, opts) > 0, wanted);
-    const std::size_t small = std::size_t(pitched.images()) * (2 * sizeof(T) + 6 * sizeof(double)) + 4096 +
-                              std::size_t(pitched.map_size()) / 64 * 2 * sizeof(double);  // shifts, sums, tile sums
+    // The weights' sums beside the map's.
     return (b.row_planes * b.row_stats + masked_planes * b.column_stats + wanted.count() * b.partials) * sizeof(T) +
-           small;
+           small_workspace_bytes<T>(pitched, 6, 2);
   }
 
   // The recentring shifts of problem g from its masked pixels (SlabPlan: those of the whole problem).

@@ -96,6 +96,24 @@ struct PlanBuffers {
   PlaneStore<T, Mem> row_stats, column_stats, partials;
 };
 
+// A plan's buffer of `planes` planes of `size` elements: `shared` (another plan's, or null) where it holds at
+// least that many, else a new one; none for size 0.
+template <class ExecSpace, class T, class Mem>
+PlaneStore<T, Mem> take_buffer(const ExecSpace& exec, const PlaneStore<T, Mem>* shared, const char* name,
+                               int planes, std::size_t size) {
+  if (size == 0) return {};
+  if (shared && int(shared->extent(0)) >= planes && shared->extent(1) >= size) return *shared;
+  return PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(name)), planes, size);
+}
+
+// The small arrays of a plan's workspace, an upper estimate for SlabPlan's budget: the shifts, `image_doubles`
+// sums per image and `tile_doubles` sums per 64 map pixels (the tiles' and teams' sums).
+template <class T>
+std::size_t small_workspace_bytes(const Geometry& pitched, int image_doubles, int tile_doubles) {
+  return std::size_t(pitched.images()) * (2 * sizeof(T) + image_doubles * sizeof(double)) + 4096 +
+         std::size_t(pitched.map_size()) / 64 * tile_doubles * sizeof(double);
+}
+
 // Whether a problem fits one pass of the kernels, whose flat indices are 32-bit (ints): at most 2^30
 // elements per image array and per row-pass plane array. Larger problems run in slabs (Slabs.hpp).
 inline constexpr std::size_t max_elements_per_call = std::size_t(1) << 30;
@@ -161,15 +179,12 @@ class Plan {
 
     shifts_ = Kokkos::View<T* [2], Mem>(Kokkos::view_alloc(exec, "kssim::shifts"), g.images());
     const BufferSizes sizes = buffer_sizes(g_, schedule_, wanted);
-    const auto take = [&](const PlaneStore<T, Mem>* shared, const char* name, int planes, std::size_t size) {
-      if (size == 0) return PlaneStore<T, Mem>{};
-      if (shared && int(shared->extent(0)) == planes && shared->extent(1) >= size) return *shared;
-      return PlaneStore<T, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(name)), planes, size);
-    };
-    row_stats_ = take(reuse ? &reuse->row_stats : nullptr, "kssim::row_stats", moment_planes, sizes.row_stats);
-    column_stats_ =
-        take(reuse ? &reuse->column_stats : nullptr, "kssim::column_stats", moment_planes, sizes.column_stats);
-    partials_ = take(reuse ? &reuse->partials : nullptr, "kssim::partials", wanted.count(), sizes.partials);
+    row_stats_ = take_buffer(exec, reuse ? &reuse->row_stats : nullptr, "kssim::row_stats", moment_planes,
+                             sizes.row_stats);
+    column_stats_ = take_buffer(exec, reuse ? &reuse->column_stats : nullptr, "kssim::column_stats", moment_planes,
+                                sizes.column_stats);
+    partials_ =
+        take_buffer(exec, reuse ? &reuse->partials : nullptr, "kssim::partials", wanted.count(), sizes.partials);
     // The map sums: one per tile of the fused forward (images), or per team of the last stage.
     const int fused_tiles =
         schedule_.fused_forward() ? FusedForward<ExecSpace, T>::tiles_per_image(g, schedule_.fused_forward_rows) : 0;
@@ -210,9 +225,8 @@ class Plan {
                                      PartialPlanes wanted) {
     const Geometry pitched = row_pitched<ExecSpace, T>(g);
     const BufferSizes b = buffer_sizes(pitched, choose_schedule<ExecSpace, T>(exec, pitched, opts, wanted), wanted);
-    const std::size_t small = std::size_t(pitched.images()) * (2 * sizeof(T) + 4 * sizeof(double)) + 4096 +
-                              std::size_t(pitched.map_size()) / 64 * sizeof(double);  // shifts, sums, tile sums
-    return (moment_planes * (b.row_stats + b.column_stats) + wanted.count() * b.partials) * sizeof(T) + small;
+    return (moment_planes * (b.row_stats + b.column_stats) + wanted.count() * b.partials) * sizeof(T) +
+           small_workspace_bytes<T>(pitched, 4, 1);
   }
   PlanBuffers<T, Mem> buffers() const { return {row_stats_, column_stats_, partials_}; }
 

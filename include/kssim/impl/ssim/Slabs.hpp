@@ -369,7 +369,6 @@ class SlabPlan {
     else return std::make_shared<const PlanT>(exec, g, opts, wanted, true, WithL1::No, reuse, weighting_);
   }
 
-
   // The piece's forward, with its slices' shifts; `sums`: add its map sums (and weight sums) to the slices'.
   void forward_piece(const ExecSpace& exec, const SlabPiece& p, const InputArray<S>& x, const InputArray<S>& y,
                      const OutputArray<O>& map, const InputArray<S>& map_weights, bool sums = true) const {
