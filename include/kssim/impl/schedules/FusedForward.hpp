@@ -826,15 +826,19 @@ void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<Exec
     if (!k.wanted.any() && k.window.size == 11 && !l1)
       return run(FixedTaps<11, MapOnly<K>>{MapOnly<K>{k}}, std::integral_constant<int, fused_min_teams<T>>{});
   }
-  const auto run_every_window = [&](const auto& kernel) {
-    with_fixed_taps<ExecSpace>(k.window.size, kernel, [&](const auto& fixed) {
-      run(fixed, std::integral_constant<int, fused_min_teams<T, KSSIM_TUNE_FUSED_PARTIALS_MIN_TEAMS>>{});
-    });
+  const auto run_with_partials = [&](const auto& fixed) {
+    run(fixed, std::integral_constant<int, fused_min_teams<T, KSSIM_TUNE_FUSED_PARTIALS_MIN_TEAMS>>{});
   };
   if constexpr (K::l1_items) {
-    if (l1) return run_every_window(FusedForwardRun<K, true, false, true>{k});  // the fused loss's kernels
+    // The fused loss's kernels: the standard window's and the run-time tap count's, not 7 taps' (each instance
+    // is compiled for every tap count and 16-bit type of every GPU build and of CI's gpu_paths tests).
+    if (l1) {
+      using L1Kernel = FusedForwardRun<K, true, false, true>;
+      if (k.window.size == 11) return run_with_partials(FixedTaps<11, L1Kernel>{L1Kernel{k}});
+      return run_with_partials(FixedTaps<0, L1Kernel>{L1Kernel{k}});
+    }
   }
-  run_every_window(k);
+  with_fixed_taps<ExecSpace>(k.window.size, k, run_with_partials);
 }
 
 }  // namespace kssim::impl
