@@ -4,12 +4,13 @@
 // check of sample boxes.
 //
 //   kssim_large_field --dims 1024,1024,1024 [--budget BYTES] [--padding valid|same] [--samples K] [--map]
-//                     [--masked]
+//                     [--masked] [--normalized]
 //
 // --masked: masked SSIM with map weights (MaskMode::Weights) of a generated mask (a fifth of it 0, the rest
 // uniform in (0.2, 1)) instead, checked against the masked float64 reference (unit_tests/
 // ReferenceMaskedSSIM.hpp), and then plain SSIM's ssim_grad of the same images timed as well, for the cost of
-// the weights in pieces (masked_over_ssim).
+// the mask in pieces (masked_over_ssim). --normalized: the same with normalized statistics
+// (MaskMode::Normalized).
 //
 // The images are generated on the device from a counter-based hash of each voxel's index (no host copy of
 // the field), so the check regenerates any box on the host. The check: boxes of 3 (w - 1) voxels a side,
@@ -129,7 +130,7 @@ int main(int argc, char** argv) {
   Kokkos::ScopeGuard guard(argc, argv);
   std::vector<int> dims{256, 256, 256};
   std::size_t budget = 0;
-  bool same = false, check_map = false, masked = false;
+  bool same = false, check_map = false, masked = false, normalized = false;
   int samples = 6, repeat = 1;
   std::uint64_t seed = 19;
   for (int i = 1; i < argc; ++i) {
@@ -142,10 +143,11 @@ int main(int argc, char** argv) {
     else if (a == "--seed") seed = std::strtoull(next(), nullptr, 10);
     else if (a == "--map") check_map = true;
     else if (a == "--masked") masked = true;
+    else if (a == "--normalized") masked = normalized = true;
     else if (a == "--repeat") repeat = std::max(1, std::atoi(next()));
     else {
       std::fprintf(stderr, "usage: kssim_large_field --dims D,H,W [--budget BYTES] [--padding valid|same] "
-                           "[--samples K] [--seed S] [--map] [--repeat R] [--masked]\n");
+                           "[--samples K] [--seed S] [--map] [--repeat R] [--masked] [--normalized]\n");
       return 2;
     }
   }
@@ -170,14 +172,19 @@ int main(int argc, char** argv) {
     fill(mask, seed, 2);
   }
   Exec().fence();
+  const kssim::MaskMode mode = normalized ? kssim::MaskMode::Normalized : kssim::MaskMode::Weights;
 
   // The pieces the problem runs in (a training object plans them the same way, and reports them).
   const auto g = kssim::impl::make_geometry<5>({1, 1, D, H, W}, opts);
   const kssim::impl::PartialPlanes both{true, true};
+  // Normalized statistics' plans take more workspace per piece than SSIM's (and map weights').
   using Slabs = kssim::impl::SlabPlan<Exec, float>;
-  const bool split = Slabs::needs_slabs(exec, g, opts, both);
+  using NormalizedSlabs = kssim::impl::MaskedPlan<Exec, float>::NormalizedSlabs;
+  const bool split = normalized ? NormalizedSlabs::needs_slabs(exec, g, opts, both) : Slabs::needs_slabs(exec, g, opts, both);
   const std::size_t budget_used = Slabs::budget(exec, opts);
-  const auto pieces = split ? Slabs::split(exec, g, opts, both, budget_used) : std::vector<kssim::impl::SlabPiece>{};
+  const auto pieces = !split       ? std::vector<kssim::impl::SlabPiece>{}
+                      : normalized ? NormalizedSlabs::split(exec, g, opts, both, budget_used)
+                                   : Slabs::split(exec, g, opts, both, budget_used);
 
   // Pass 1: mean and both gradients, one call.
   Field g1(Kokkos::view_alloc("g1", Kokkos::WithoutInitializing), 1, 1, D, H, W);
@@ -188,7 +195,7 @@ int main(int argc, char** argv) {
   double mean = 0, grad_seconds = 0, first_seconds = 0;
   for (int r = 0; r < repeat; ++r) {
     const auto t0 = now();
-    mean = masked ? kssim::masked_ssim_grad(exec, x, y, mask, kssim::MaskMode::Weights, g1, g2, opts)
+    mean = masked ? kssim::masked_ssim_grad(exec, x, y, mask, mode, g1, g2, opts)
                   : kssim::ssim_grad(exec, x, y, g1, g2, opts);
     const double t = seconds(t0, now());
     if (r == 0) first_seconds = grad_seconds = t;
@@ -232,7 +239,7 @@ int main(int argc, char** argv) {
     double box_scale = map_box / map_full;  // the box's mean over the field's: its share of the field's map
     if (masked) {
       const auto bm = host_box(2, o);
-      const auto mr = kssim_test::reference_masked_ssim(box, bx, by, bm, 1, ro, false, true);
+      const auto mr = kssim_test::reference_masked_ssim(box, bx, by, bm, 1, ro, normalized, true);
       double weight_box = 0;  // the box's map voxels' weights: the mask at their window centres
       for (int d = 0; d + w <= b; ++d)
         for (int h = 0; h + w <= b; ++h)
@@ -278,7 +285,7 @@ int main(int argc, char** argv) {
     Field map(Kokkos::view_alloc("map", Kokkos::WithoutInitializing), 1, 1, od, oh, ow);
     const auto t1 = now();
     if (masked)
-      kssim::masked_ssim_map(exec, x, y, mask, kssim::MaskMode::Weights, map, opts);
+      kssim::masked_ssim_map(exec, x, y, mask, mode, map, opts);
     else
       kssim::ssim_map(exec, x, y, map, opts);
     Exec().fence();
@@ -303,14 +310,14 @@ int main(int argc, char** argv) {
               "\"map_max_abs_err\": %.3e, \"masked\": %s, \"ssim_grad_seconds\": %.4f, \"backend\": \"%s\"}\n",
               D, H, W, voxels, same ? "same" : "valid", budget_used, split ? pieces.size() : std::size_t(1), mean, grad_seconds, first_seconds, repeat,
               map_seconds, rss_after, rss_before, origins.size(), grad_rel_l2, grad_err, grad_scale, check_map ? map_err : -1.0,
-              masked ? "true" : "false", ssim_seconds, Exec::name());
+              !masked ? "false" : normalized ? "\"normalized\"" : "\"weights\"", ssim_seconds, Exec::name());
   char map_note[64] = "";
   if (check_map) std::snprintf(map_note, sizeof map_note, ", map max error %.2e", map_err);
   const bool ok = grad_rel_l2 <= 1e-5 && (!check_map || map_err <= 1e-6) && std::isfinite(mean);
   char masked_note[96] = "";
   if (masked)
-    std::snprintf(masked_note, sizeof masked_note, "; masked weights, SSIM's fwd+bwd %.3f s (masked over SSIM %.3f)",
-                  ssim_seconds, grad_seconds / ssim_seconds);
+    std::snprintf(masked_note, sizeof masked_note, "; masked %s, SSIM's fwd+bwd %.3f s (masked over SSIM %.3f)",
+                  normalized ? "normalized" : "weights", ssim_seconds, grad_seconds / ssim_seconds);
   std::printf("%s: %dx%dx%d (%.3g voxels) mean %.7f, fwd+bwd %.3f s, peak RSS %.2f GB; %zu sample boxes: "
               "gradients' relative L2 error %.2e (max error %.2e of max %.2e)%s%s\n",
               ok ? "PASS" : "FAIL", D, H, W, voxels, mean, grad_seconds, rss_after, origins.size(), grad_rel_l2, grad_err,
