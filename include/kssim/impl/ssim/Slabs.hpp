@@ -219,6 +219,8 @@ class SlabPlan {
   // forward() and backward() in one sweep over the pieces (the one-call gradient functions).
   void forward_backward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
                         const GradientTargets<O>& out) const {
+    // Its shifts and backward are SSIM's: normalized statistics would need the mask (forward, backward).
+    static_assert(!masked_statistics, "kssim: internal error: forward_backward takes SSIM's plans only");
     if (!sliced()) {
       plans_[0]->forward(exec, x, y, {});
       return plans_[0]->backward(exec, x, y, out);
