@@ -63,12 +63,12 @@ using OnlyFor = std::conditional_t<usable_v<Exec, S>, ::testing::Types<HalfConfi
 //    the pairing (Kokkos' bhalf_t to float runs in GPU builds);
 //  - the gpu_paths program (KSSIM_TEST_GPU_CODE_PATHS): _Float16 to _Float16, its GPU code paths (the packed 16-bit
 //    loads and stores) being the same for both types and either output;
-//  - the sanitizer build (KSSIM_TEST_TWO_CONFIGS): _Float16 to _Float16 too. A float output's loads are the 16-bit
+//  - the sanitizer build (KSSIM_TEST_ONE_CONFIG): _Float16 to _Float16 too. A float output's loads are the 16-bit
 //    output's and its stores the float images' (the float configuration there), so the pair would add a second
 //    set of kernels (the build's longest unit, 147 CPU-s under the sanitizers) for the pairing alone, which the
 //    default program checks against the reference.
 template <class Exec>
-#if (defined(KSSIM_TEST_GPU_CODE_PATHS) || defined(KSSIM_TEST_TWO_CONFIGS)) && KSSIM_HAS_HOST_FLOAT16
+#if (defined(KSSIM_TEST_GPU_CODE_PATHS) || defined(KSSIM_TEST_ONE_CONFIG)) && KSSIM_HAS_HOST_FLOAT16
 using HostHalfConfigsFor = OnlyFor<Exec, kssim::host_float16_t>;
 #else
 using HostHalfConfigsFor = typename Concat<PairFor<Exec, kssim::host_float16_t>, OnlyFor<Exec, kssim::host_bfloat16_t>>::type;
