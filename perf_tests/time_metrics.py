@@ -27,7 +27,7 @@ overhead (their difference) and, for MS-SSIM, pytorch-msssim's time over kssim's
   PYTHONPATH=<kssim build>/python:<pytorch-msssim tree> python3 perf_tests/time_metrics.py \\
       --kssim-json bench.json --json metrics.json --csv metrics.csv
   PYTHONPATH=... python3 perf_tests/time_metrics.py --device cpu --cases ms_ssim,kssim_msssim_dropin,pytorch_msssim
-  PYTHONPATH=... python3 perf_tests/time_metrics.py --kernels kernels.json   # what each fwd+bwd step launches
+  PYTHONPATH=... python3 perf_tests/time_metrics.py --kernels kernels.json   # what each step launches (--modes)
 """
 
 import argparse
@@ -108,41 +108,57 @@ def timer(device, iters):
     return run_cpu
 
 
-def kernel_table(cases, inputs, shapes, steps=5):
-    """--kernels: per case and shape, the CUDA kernels of `steps` fwd+bwd steps (torch.profiler): how many per
-    step, their summed device time per step, and each kernel's name, launches per step and mean time. What
-    runs besides the C++ benchmark's kernels (a fill of the upstream ones, a result copy) shows here; the rest
-    of an overhead is time the GPU waits for the host."""
+def short_name(kernel):
+    """A kernel's name without the launch wrapper and namespaces that every Kokkos kernel repeats."""
+    for noise in ("void Kokkos::Impl::cuda_parallel_launch_local_memory<", "void Kokkos::Impl::cuda_parallel_launch_",
+                  "Kokkos::Impl::", "kssim::impl::", "Kokkos::"):
+        kernel = kernel.replace(noise, "")
+    return kernel[:150]
+
+
+def kernel_table(cases, inputs, shapes, modes, steps=5):
+    """--kernels: per case, mode and shape, the CUDA kernels of `steps` steps (torch.profiler; fwd under
+    torch.no_grad(), fwd+bwd with .backward()): how many per step, their summed device time per step, and each
+    kernel's name, launches per step and mean time. What runs besides the C++ benchmark's kernels (a fill of
+    the upstream ones, a result copy) shows here; the rest of an overhead is time the GPU waits for the host."""
     from torch.profiler import ProfilerActivity, profile
 
     def device_us(e):
         return getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0)
+
+    def step(loss, x, b, m, mode):
+        if mode == "fwd":
+            with torch.no_grad():
+                loss(x, b, m)
+        else:
+            x.grad = None
+            loss(x, b, m).backward()
     rows = []
     for shape in shapes:
         a, b, m = inputs[shape]
         for name, (loss, _, needs_ms_size) in cases.items():
             if needs_ms_size and min(shape[2:]) < MS_SSIM_MIN:
                 continue
-            x = a.clone().requires_grad_(True)
-            for _ in range(3):
-                x.grad = None
-                loss(x, b, m).backward()
-            torch.cuda.synchronize()
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                for _ in range(steps):
-                    x.grad = None
-                    loss(x, b, m).backward()
+            for mode in modes:
+                x = a.clone().requires_grad_(mode != "fwd")
+                for _ in range(3):
+                    step(loss, x, b, m, mode)
                 torch.cuda.synchronize()
-            kernels = [e for e in prof.key_averages()
-                       if e.device_type == torch.autograd.DeviceType.CUDA and device_us(e) > 0]
-            per_step = sum(e.count for e in kernels) / steps
-            busy = sum(device_us(e) for e in kernels) / steps
-            print(f"{name} fwd+bwd {shape_name(shape)}: {per_step:.1f} kernels per step, {busy:.1f} us of kernels")
-            for e in sorted(kernels, key=lambda e: -device_us(e)):
-                print(f"    {e.count / steps:5.1f} x {device_us(e) / e.count:8.2f} us  {e.key[:110]}")
-            rows.append(dict(case=name, shape=shape_name(shape), kernels_per_step=per_step, kernel_us_per_step=busy,
-                             kernels=[dict(name=e.key, per_step=e.count / steps,
-                                           us=device_us(e) / e.count) for e in kernels]))
+                with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                    for _ in range(steps):
+                        step(loss, x, b, m, mode)
+                    torch.cuda.synchronize()
+                kernels = [e for e in prof.key_averages()
+                           if e.device_type == torch.autograd.DeviceType.CUDA and device_us(e) > 0]
+                per_step = sum(e.count for e in kernels) / steps
+                busy = sum(device_us(e) for e in kernels) / steps
+                print(f"{name} {mode} {shape_name(shape)}: {per_step:.1f} kernels per step, {busy:.1f} us of kernels")
+                for e in sorted(kernels, key=lambda e: -device_us(e)):
+                    print(f"    {e.count / steps:5.1f} x {device_us(e) / e.count:8.2f} us  {short_name(e.key)}")
+                rows.append(dict(case=name, mode=mode, shape=shape_name(shape), kernels_per_step=per_step,
+                                 kernel_us_per_step=busy,
+                                 kernels=[dict(name=e.key, per_step=e.count / steps,
+                                               us=device_us(e) / e.count) for e in kernels]))
     return rows
 
 
@@ -158,7 +174,7 @@ def main():
     p.add_argument("--json", default=None)
     p.add_argument("--csv", default=None)
     p.add_argument("--kernels", default=None, metavar="JSON",
-                   help="instead of timing: the CUDA kernels of each case's fwd+bwd step (torch.profiler), to JSON")
+                   help="instead of timing: the CUDA kernels of each case's steps in --modes (torch.profiler), to JSON")
     args = p.parse_args()
 
     kssim = importlib.import_module("kssim")
@@ -182,7 +198,7 @@ def main():
         inputs[shape] = tuple(t.to(args.device) for t in (a, b, m))
 
     if args.kernels:
-        rows = kernel_table({k: v for k, v in cases.items() if k != "pytorch_msssim"}, inputs, shapes)
+        rows = kernel_table({k: v for k, v in cases.items() if k != "pytorch_msssim"}, inputs, shapes, modes)
         with open(args.kernels, "w") as f:
             json.dump(dict(device=torch.cuda.get_device_name(), kssim=kssim.__version__, rows=rows), f, indent=1)
         return
