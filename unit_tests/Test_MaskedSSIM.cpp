@@ -145,6 +145,14 @@ void expect_split_matches_reference(MaskMode mode, const Shape& s, int rows, uns
         loss.backward(t1, t2);
         EXPECT_LE(relative_l2_error(from_view(t1, s), ref.grad1), gradient_tolerance<T>());
         EXPECT_LE(relative_l2_error(from_view(t2, s), ref.grad2), gradient_tolerance<T>());
+        // A mask value outside [0, 1], in the last pixel (no valid map is centred there), is caught in pieces
+        // too: the whole problem's shifts launch checks it, not a piece's.
+        std::vector<double> bad_values = mr;
+        bad_values.back() = 1.5;
+        auto bad = to_view<C, Rank>("bad", mask_shape(s, mask_channels), bad_values);
+        loss.forward(a, b, bad);
+        EXPECT_TRUE(std::isnan(loss.value_on_host()));
+        EXPECT_THROW(kssim::masked_ssim(exec, a, b, bad, mode, split), std::invalid_argument);
       }
     }
   }
