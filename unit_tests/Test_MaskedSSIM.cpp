@@ -146,7 +146,7 @@ void expect_split_matches_reference(MaskMode mode, const Shape& s, int rows, uns
         EXPECT_LE(relative_l2_error(from_view(t1, s), ref.grad1), gradient_tolerance<T>());
         EXPECT_LE(relative_l2_error(from_view(t2, s), ref.grad2), gradient_tolerance<T>());
         // A mask value outside [0, 1], in the last pixel (no valid map is centred there), is caught in pieces
-        // too: the whole problem's shifts launch checks it, not a piece's.
+        // too: the whole problem's mask is checked, and the flag is the whole problem's.
         std::vector<double> bad_values = mr;
         bad_values.back() = 1.5;
         auto bad = to_view<C, Rank>("bad", mask_shape(s, mask_channels), bad_values);

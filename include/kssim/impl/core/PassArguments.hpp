@@ -33,9 +33,6 @@ struct ForwardTerms {
   const T* shifts = nullptr;
   float* value_float = nullptr;
   InputArray<S> map_weights{};
-  // Masked SSIM: the mask as given, whose values the shifts' launch checks (MaskCheck.hpp), raising the flag
-  // of the plan's weight sums; none: no check.
-  InputArray<S> checked_mask{};
 };
 
 // The optional terms of an SSIM plan's backward pass: device factors per (n, c) slice (MS-SSIM's chain rule

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #pragma once
-// Mask values must lie in [0, 1] (NaN is not allowed). Checked on the device in every masked forward pass, in
-// the launch of its recentring shifts (compute_shifts' side work, Recentring.hpp), without synchronising: a bad value raises a flag that makes the mean NaN ("never a plausible number"), and
+// Mask values must lie in [0, 1] (NaN is not allowed). Checked on the device in every masked forward pass,
+// without synchronising: a bad value raises a flag that makes the mean NaN ("never a plausible number"), and
 // the one-call functions turn the flag into std::invalid_argument. The flag is an integer (an integer atomic:
 // every writer writes the same 1, so the result does not depend on order).
 
@@ -51,9 +51,8 @@ struct MaskCheck {
     return v >= T(0) && v <= T(1);
   }
   KOKKOS_INLINE_FUNCTION int runs_per_row() const { return (mask.extent(4) + row_chunk - 1) / row_chunk; }
-  // Work items of the launch; none without a mask or a flag.
+  // Work items of the launch.
   std::size_t count() const {
-    if (mask.data() == nullptr || invalid == nullptr) return 0;
     if (items != 0) return items;
     return std::size_t(mask.extent(0)) * mask.extent(1) * mask.extent(2) * mask.extent(3) * runs_per_row();
   }
@@ -85,5 +84,10 @@ struct MaskCheck {
     if (!ok) Kokkos::atomic_max(invalid, 1u);
   }
 };
+
+template <class ExecSpace, class S>
+void check_mask_values(const ExecSpace& exec, const MaskCheck<ExecSpace, S>& k) {
+  launch("kssim::check_mask", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::size_t>>(exec, 0, k.count()), k);
+}
 
 }  // namespace kssim::impl

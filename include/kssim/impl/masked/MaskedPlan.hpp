@@ -16,6 +16,7 @@
 // 0; a mask value outside [0, 1] or NaN gives the mean NaN (MaskCheck.hpp).
 
 #include <kssim/Options.hpp>
+#include <kssim/impl/masked/MaskCheck.hpp>
 #include <kssim/impl/masked/NormalizedPlan.hpp>
 #include <kssim/impl/ssim/Plan.hpp>
 #include <kssim/impl/ssim/Slabs.hpp>
@@ -103,8 +104,8 @@ template <class ExecSpace, class T, class S, class O>
 void MaskedPlan<ExecSpace, T, S, O>::forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
                                              const InputArray<S>& mask, const OutputArray<O>& map,
                                              float* value_float) const {
-  const ForwardTerms<T, S> terms{
-      .value_float = value_float, .map_weights = broadcast_channels(mask, g_.c), .checked_mask = mask};
+  check_mask_values(exec, MaskCheck<ExecSpace, S>{mask, sums().arrays.weights.invalid});
+  const ForwardTerms<T, S> terms{.value_float = value_float, .map_weights = broadcast_channels(mask, g_.c)};
   if (weighted_)
     weighted_->forward(exec, x, y, map, terms);
   else

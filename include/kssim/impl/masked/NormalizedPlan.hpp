@@ -10,7 +10,6 @@
 // gradients' device factor upstream / sum w of the whole problem (MaskedPlan.hpp).
 
 #include <kssim/Options.hpp>
-#include <kssim/impl/masked/MaskCheck.hpp>
 #include <kssim/impl/masked/MaskedColumnBlur.hpp>
 #include <kssim/impl/masked/MaskedRowBlur.hpp>
 #include <kssim/impl/schedules/Router.hpp>
@@ -35,17 +34,14 @@ struct MaskedSamples {
 };
 
 // compute_shifts (Recentring.hpp) of the pixels where the mask is > 0; `mask` has the images' channels
-// (broadcast: stride 0). `side`: other work in the same launch (NoSideWork, Recentring.hpp).
-template <class ExecSpace, class T, class S, class Side = NoSideWork>
+// (broadcast: stride 0).
+template <class ExecSpace, class T, class S>
 void compute_masked_shifts(const ExecSpace& exec, const Geometry& g, const InputArray<S>& x, const InputArray<S>& y,
-                           const InputArray<S>& mask, T* shifts, const Side& side = {}) {
+                           const InputArray<S>& mask, T* shifts) {
   const MaskedSamples<T, S> xs{x, mask}, ys{y, mask};
-  const std::size_t samples = 2 * std::size_t(g.images());
-  launch("kssim::masked_recentring_shifts",
-         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::size_t>>(exec, 0, samples + side.count()),
-         KOKKOS_LAMBDA(std::size_t e) {
-           if (e >= samples) return side(e - samples);
-           const int k = int(e), nc = k / 2;
+  launch("kssim::masked_recentring_shifts", Kokkos::RangePolicy<ExecSpace>(exec, 0, 2 * g.images()),
+         KOKKOS_LAMBDA(int k) {
+           const int nc = k / 2;
            shifts[k] = recentring_sample(k % 2 ? ys : xs, nc / g.c, nc % g.c, g);
          });
 }
@@ -91,10 +87,9 @@ class NormalizedPlan {
   }
 
   // The recentring shifts of problem g from its masked pixels (SlabPlan: those of the whole problem).
-  template <class Side>
   static void masked_shifts(const ExecSpace& exec, const Geometry& g, const InputArray<S>& x, const InputArray<S>& y,
-                            const InputArray<S>& mask, T* shifts, const Side& side) {
-    compute_masked_shifts<ExecSpace>(exec, g, x, y, mask, shifts, side);
+                            const InputArray<S>& mask, T* shifts) {
+    compute_masked_shifts<ExecSpace>(exec, g, x, y, mask, shifts);
   }
 
   const Geometry& geometry() const { return g_; }
@@ -203,11 +198,10 @@ template <class ExecSpace, class T, class S, class O>
 void NormalizedPlan<ExecSpace, T, S, O>::forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y,
                                                  const OutputArray<O>& map, const ForwardTerms<T, S>& terms) const {
   const InputArray<S>& m = terms.map_weights;
-  const MaskCheck<ExecSpace, S> check{terms.checked_mask, sums_.arrays.weights.invalid};
   if (terms.shifts)
-    copy_shifts(exec, terms.shifts, shifts_.data(), 2 * g_.images(), check);
+    copy_shifts(exec, terms.shifts, shifts_.data(), 2 * g_.images());
   else
-    compute_masked_shifts<ExecSpace>(exec, g_, x, y, m, shifts_.data(), check);
+    compute_masked_shifts<ExecSpace>(exec, g_, x, y, m, shifts_.data());
   if (fused()) {
     FusedNormalizedForward<ExecSpace, T, S, O> k{};
     k.x = x;

@@ -20,7 +20,6 @@
 #include <kssim/impl/stages/AxisPasses.hpp>
 #include <kssim/impl/stages/BoundaryFold.hpp>
 #include <kssim/impl/stages/ColumnBlur.hpp>
-#include <kssim/impl/masked/MaskCheck.hpp>
 #include <kssim/impl/masked/MaskedColumnBlur.hpp>
 #include <kssim/impl/core/GaussianWindow.hpp>
 #include <kssim/impl/core/Geometry.hpp>
@@ -317,11 +316,10 @@ template <class MapTerm>
 void Plan<ExecSpace, T, Term, S, O>::forward_with(const ExecSpace& exec, const InputArray<S>& x,
                                                   const InputArray<S>& y, const OutputArray<O>& map,
                                                   const ForwardTerms<T, S>& terms) const {
-  const MaskCheck<ExecSpace, S> check{terms.checked_mask, sums_.arrays.weights.invalid};
   if (terms.shifts)
-    copy_shifts(exec, terms.shifts, shifts_.data(), 2 * g_.images(), check);
+    copy_shifts(exec, terms.shifts, shifts_.data(), 2 * g_.images());
   else
-    compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data(), check);
+    compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
   MapSums sums = sums_.arrays;
   sums.l1.weight = terms.l1_weight;
   sums.value_float = terms.value_float;

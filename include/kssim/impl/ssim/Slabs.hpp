@@ -29,7 +29,6 @@
 #include <kssim/impl/core/Geometry.hpp>
 #include <kssim/impl/core/KernelArrays.hpp>
 #include <kssim/impl/core/Launch.hpp>
-#include <kssim/impl/masked/MaskCheck.hpp>
 #include <kssim/impl/ssim/Plan.hpp>
 #include <kssim/impl/ssim/PlanCache.hpp>
 #include <kssim/impl/stages/Recentring.hpp>
@@ -195,11 +194,10 @@ class SlabPlan {
   void forward(const ExecSpace& exec, const InputArray<S>& x, const InputArray<S>& y, const OutputArray<O>& map,
                const ForwardTerms<T, S>& terms = {}) const {
     if (!sliced()) return plans_[0]->forward(exec, x, y, map, terms);
-    const MaskCheck<ExecSpace, S> check{terms.checked_mask, sums_.arrays.weights.invalid};  // the pieces: none
     if constexpr (masked_statistics)
-      PlanT::masked_shifts(exec, g_, x, y, terms.map_weights, shifts_.data(), check);
+      PlanT::masked_shifts(exec, g_, x, y, terms.map_weights, shifts_.data());
     else
-      compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data(), check);
+      compute_shifts<ExecSpace>(exec, g_, x, y, shifts_.data());
     for (const SlabPiece& p : pieces_) forward_piece(exec, p, x, y, map, terms.map_weights);
     finish_sums(exec, terms.value_float);
   }

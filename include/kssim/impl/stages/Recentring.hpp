@@ -21,7 +21,6 @@
 #include <kssim/impl/core/Storage.hpp>
 
 #include <Kokkos_Core.hpp>
-#include <cstddef>
 
 namespace kssim::impl {
 
@@ -60,38 +59,22 @@ KOKKOS_INLINE_FUNCTION T recentring_sample(const View& v, const int n, const int
   return T(0);
 }
 
-// Work of another kind in the shifts' launch (compute_shifts, copy_shifts): `count()` work items, each called
-// with its index. Masked SSIM checks its mask values there (MaskCheck.hpp): a launch fewer per forward, and the
-// check's items run beside the few threads that sample the shifts instead of after them.
-struct NoSideWork {
-  std::size_t count() const { return 0; }
-  KOKKOS_INLINE_FUNCTION void operator()(std::size_t) const {}
-};
-
 // shifts[2 nc] and shifts[2 nc + 1]: the shifts of slice nc of x and of y (images of S, shifts in T).
-template <class ExecSpace, class T, class S, class Side = NoSideWork>
+template <class ExecSpace, class T, class S>
 void compute_shifts(const ExecSpace& exec, const Geometry& g, const InputArray<S>& x, const InputArray<S>& y,
-                    T* shifts, const Side& side = {}) {
+                    T* shifts) {
   const int channels = g.c;
-  const std::size_t samples = 2 * std::size_t(g.images());
-  launch("kssim::recentring_shifts",
-         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::size_t>>(exec, 0, samples + side.count()),
-         KOKKOS_LAMBDA(std::size_t e) {
-           if (e >= samples) return side(e - samples);
-           const int k = int(e), nc = k / 2, n = nc / channels, c = nc % channels;
-           shifts[k] = recentring_sample<InputArray<S>, T>(k % 2 ? y : x, n, c, g);
-         });
+  launch("kssim::recentring_shifts", Kokkos::RangePolicy<ExecSpace>(exec, 0, 2 * g.images()), KOKKOS_LAMBDA(int k) {
+    const int nc = k / 2, n = nc / channels, c = nc % channels;
+    shifts[k] = recentring_sample<InputArray<S>, T>(k % 2 ? y : x, n, c, g);
+  });
 }
 
 // Copies `count` shifts computed elsewhere (a slab takes its slices' shifts: Slabs.hpp).
-template <class ExecSpace, class T, class Side = NoSideWork>
-void copy_shifts(const ExecSpace& exec, const T* from, T* to, int count, const Side& side = {}) {
-  launch("kssim::copy_shifts",
-         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::size_t>>(exec, 0, std::size_t(count) + side.count()),
-         KOKKOS_LAMBDA(std::size_t e) {
-           if (e >= std::size_t(count)) return side(e - count);
-           to[e] = from[e];
-         });
+template <class ExecSpace, class T>
+void copy_shifts(const ExecSpace& exec, const T* from, T* to, int count) {
+  launch("kssim::copy_shifts", Kokkos::RangePolicy<ExecSpace>(exec, 0, count),
+         KOKKOS_LAMBDA(int k) { to[k] = from[k]; });
 }
 
 }  // namespace kssim::impl
