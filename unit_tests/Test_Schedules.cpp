@@ -234,7 +234,8 @@ TYPED_TEST(Schedules, FusedForwardFinishGivesTheSameMean) {
 // adds values p, p + strands, ... in that order, then groups of 32 strands, then the groups, then the slices.
 // Slices of 1 to 10216 tiles (strands of 1 to 10 values, whole and partial groups), values spread over 12
 // orders of magnitude and both signs, so that any other order changes the bits; checked against
-// that order written out here, bit for bit, and the tile sums are consumed (NaN) afterwards.
+// that order written out here, bit for bit, and the tile sums are consumed (NaN) afterwards. Both launches: a
+// team per slice, and one team for every slice (sum_map's one_team_values, KSSIM_TUNE_SUM_MAP_ONE_TEAM).
 TYPED_TEST(Schedules, SumMapAddsTileSumsInTheOrderedSumOrder) {
   using Exec = typename TypeParam::execution_space;
   using Mem = typename Exec::memory_space;
@@ -252,32 +253,80 @@ TYPED_TEST(Schedules, SumMapAddsTileSumsInTheOrderedSumOrder) {
     }
     return total;
   };
-  for (const int n : {1, 31, 1024, 1025, 8 * 1024, 8 * 1024 + 3, 9 * 1024 + 1000}) {
-    SCOPED_TRACE(n);
-    const int images = 3;
-    kssim::impl::MapSumStore<Mem> store(Exec(), images, n, 1.0);
-    std::vector<double> values(std::size_t(images) * n);
-    std::mt19937_64 rng{static_cast<unsigned>(n)};
-    std::uniform_real_distribution<double> exponent(-6, 6), mantissa(-1, 1);
-    for (double& v : values) v = mantissa(rng) * std::pow(10.0, exponent(rng));
-    auto tiles = Kokkos::create_mirror_view(store.tile_sums);
-    for (std::size_t i = 0; i < values.size(); ++i) tiles(i) = values[i];
-    Kokkos::deep_copy(store.tile_sums, tiles);
-    kssim::impl::sum_map(Exec(), store.arrays);
-    Exec().fence();
-    auto slices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), store.image_sums);
-    auto total = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), store.total);
-    double expected_total = 0;
+  std::mt19937_64 rng{2026};
+  std::uniform_real_distribution<double> exponent(-6, 6), mantissa(-1, 1);
+  const auto random_values = [&](std::size_t count) {
+    std::vector<double> v(count);
+    for (double& x : v) x = mantissa(rng) * std::pow(10.0, exponent(rng));
+    return v;
+  };
+  const auto upload = [](const std::vector<double>& v, double* to) {
+    Kokkos::View<double*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> device(to, v.size());
+    Kokkos::deep_copy(device, Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                                  v.data(), v.size()));
+  };
+  const auto download = [](const double* from, std::size_t count) {
+    std::vector<double> v(count);
+    Kokkos::deep_copy(Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(v.data(), count),
+                      Kokkos::View<const double*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(from, count));
+    return v;
+  };
+  // Per slice in OrderedSum's order, then the slices in order: what sum_map must give for tile sums `v`.
+  const auto expect_sums = [&](const std::vector<double>& v, int images, int n, const double* slices, double* total) {
+    const std::vector<double> got = download(slices, images);
+    *total = 0;
     for (int i = 0; i < images; ++i) {
-      const double expected = ordered(values.data() + std::size_t(i) * n, n);
-      EXPECT_EQ(slices(i), expected) << "slice " << i;
-      expected_total += expected;
+      const double expected = ordered(v.data() + std::size_t(i) * n, n);
+      EXPECT_EQ(got[i], expected) << "slice " << i;
+      *total += expected;
     }
-    EXPECT_EQ(total(), expected_total);
-    Kokkos::deep_copy(tiles, store.tile_sums);
-    for (std::size_t i = 0; i < values.size(); ++i)
-      if (!std::isnan(tiles(i))) FAIL() << "tile sum " << i << " not consumed";
-  }
+  };
+  const auto expect_consumed = [&](const double* tiles, std::size_t count) {
+    for (const double v : download(tiles, count))
+      if (!std::isnan(v)) {
+        ADD_FAILURE() << "a tile sum not consumed";
+        return;
+      }
+  };
+  for (const long long one_team_values : {0LL, 1LL << 40})
+    for (const bool l1_and_weights : {false, true})
+      for (const int n : {1, 31, 1024, 1025, 8 * 1024, 8 * 1024 + 3, 9 * 1024 + 1000}) {
+        SCOPED_TRACE(std::to_string(n) + " tile sums per slice" + (one_team_values ? ", one team" : "") +
+                     (l1_and_weights ? ", with L1 and weight sums" : ""));
+        // 7 slices of the largest: one team sums them in batches its scratch holds (3, 3, 1).
+        const int images = n > 9 * 1024 ? 7 : 3, l1_n = n / 2 + 1;
+        kssim::impl::MapSumStore<Mem> store(Exec(), images, n, 1.0, l1_and_weights ? l1_n : 0, 5.0);
+        if (l1_and_weights) store.add_weights(Exec());
+        store.arrays.l1.weight = 0.25;
+        const auto values = random_values(std::size_t(images) * n);
+        const auto l1 = random_values(std::size_t(images) * l1_n);
+        auto weights = random_values(std::size_t(images) * n);
+        for (double& w : weights) w = std::abs(w);
+        upload(values, store.arrays.tile_sums);
+        if (l1_and_weights) {
+          upload(l1, store.arrays.l1.tile_sums);
+          upload(weights, store.arrays.weights.tile_sums);
+        }
+        kssim::impl::sum_map(Exec(), store.arrays, one_team_values);
+        Exec().fence();
+        double total = 0, l1_total = 0, weight_total = 0;
+        expect_sums(values, images, n, store.arrays.image_sums, &total);
+        EXPECT_EQ(download(store.arrays.total, 1)[0], total);
+        expect_consumed(store.arrays.tile_sums, values.size());
+        if (!l1_and_weights) {
+          EXPECT_EQ(download(store.arrays.mean, 1)[0], total / 1.0);
+          continue;
+        }
+        expect_sums(l1, images, l1_n, store.arrays.l1.image_sums, &l1_total);
+        expect_sums(weights, images, n, store.arrays.weights.image_sums, &weight_total);
+        EXPECT_EQ(download(store.arrays.l1.total, 1)[0], l1_total);
+        EXPECT_EQ(download(store.arrays.weights.total, 1)[0], weight_total);
+        const double mean = total / weight_total;
+        EXPECT_EQ(download(store.arrays.mean, 1)[0], mean);
+        EXPECT_EQ(download(store.arrays.l1.loss, 1)[0], 0.25 * (l1_total / 5.0) + 0.75 * (1 - mean));
+        expect_consumed(store.arrays.l1.tile_sums, l1.size());
+        expect_consumed(store.arrays.weights.tile_sums, weights.size());
+      }
 }
 
 // A forward that also writes the partial derivatives (gradients wanted) evaluates the same map, bit for bit, as

@@ -15,6 +15,7 @@
 
 #include <kssim/impl/core/Launch.hpp>
 #include <kssim/impl/core/Tiles.hpp>
+#include <kssim/impl/core/Tuning.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <cstddef>
@@ -326,37 +327,63 @@ KOKKOS_INLINE_FUNCTION void sum_slices(const Team& team, const MapSums& s, int f
   }
 }
 
-// Sums the tile sums of the last map pass into image_sums, total and mean (and the L1 sums into the loss).
-template <class ExecSpace>
-void sum_map(const ExecSpace& exec, const MapSums& s) {
+// sum_map's launch: a team per slice, the last one to finish adding the total and mean (finish_mean), or (OneTeam)
+// a single team that sums every slice (in batches its scratch holds) and then finishes itself: no
+// done counter, no fences, one launch of one team's latency. Both add in OrderedSum's order: the same bits. Two
+// kernels, so that the team-per-slice one holds no code of the other.
+template <bool OneTeam, class ExecSpace>
+void sum_map_teams(const ExecSpace& exec, const MapSums& s) {
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Team = typename Policy::member_type;
-  const int images = s.images;
-  // Scratch: a slice's strands and groups, then (the last team) up to 1024 slice sums at a time.
-  const int scratch_doubles = Kokkos::max(slice_scratch_doubles(s), Kokkos::min(images, 1024));
+  const int images = s.images, per_slice = slice_scratch_doubles(s);
+  // Slices per team: one, or (one team) as many as 4096 doubles of scratch hold.
+  const int batch = OneTeam ? Kokkos::max(1, Kokkos::min(images, 4096 / per_slice)) : 1;
+  // Scratch: a batch's strands and groups, then (the finishing team) up to 1024 slice sums at a time.
+  const int scratch_doubles = Kokkos::max(batch * per_slice, Kokkos::min(images, 1024));
   const int vector = gpu_code_paths_v<ExecSpace> ? Kokkos::min(32, Policy::vector_length_max()) : 1;
   const auto body = KOKKOS_LAMBDA(const Team& team) {
-    const int nc = team.league_rank();
     auto* scratch = static_cast<double*>(
         team.team_scratch(0).get_shmem_aligned(sizeof(double) * scratch_doubles, std::ptrdiff_t(sizeof(double))));
-    sum_slices(team, s, nc, 1, scratch);
-    team.team_barrier();  // the slice's sums are written
-    bool last = false;
-    Kokkos::single(
-        Kokkos::PerTeam(team),
-        [&](bool& last_team) { last_team = count_team_done(s, images); }, last);
-    if (last) finish_mean(team, s, scratch, scratch_doubles);
+    if constexpr (OneTeam) {
+      for (int first = 0; first < images; first += batch) {
+        sum_slices(team, s, first, Kokkos::min(batch, images - first), scratch);
+        team.team_barrier();  // the batch's sums are written, and its scratch is reused
+      }
+      finish_mean(team, s, scratch, scratch_doubles);
+    } else {
+      sum_slices(team, s, team.league_rank(), 1, scratch);
+      team.team_barrier();  // the slice's sums are written
+      bool last = false;
+      Kokkos::single(
+          Kokkos::PerTeam(team),
+          [&](bool& last_team) { last_team = count_team_done(s, images); }, last);
+      if (last) finish_mean(team, s, scratch, scratch_doubles);
+    }
   };
-  // GPUs: a thread per strand (OrderedSum), up to 1024 per slice.
+  // GPUs: a thread per strand (OrderedSum) of the slices a team holds at once, up to the team's maximum.
   const int strands = Kokkos::max(OrderedSum::strands(s.tiles_per_image),
                                   s.l1.tile_sums ? OrderedSum::strands(s.l1.tiles_per_image) : 0);
-  Policy probe(exec, images, 1, vector);
+  const int league = OneTeam ? 1 : images;
+  Policy probe(exec, league, 1, vector);
   probe.set_scratch_size(0, Kokkos::PerTeam(sizeof(double) * scratch_doubles));
   const int most = probe.team_size_max(body, Kokkos::ParallelForTag());
-  const int threads = gpu_code_paths_v<ExecSpace> ? Kokkos::min(most, Kokkos::max(1, strands / vector)) : 1;
-  Policy policy(exec, images, threads, vector);
+  const int threads = gpu_code_paths_v<ExecSpace> ? Kokkos::min(most, Kokkos::max(1, batch * strands / vector)) : 1;
+  Policy policy(exec, league, threads, vector);
   policy.set_scratch_size(0, Kokkos::PerTeam(sizeof(double) * scratch_doubles));
   launch("kssim::sum_map", policy, body);
+}
+
+// Sums the tile sums of the last map pass into image_sums, total and mean (and the L1 sums into the loss): in
+// one team where there is one slice or at most `one_team_values` tile sums (KSSIM_TUNE_SUM_MAP_ONE_TEAM), else
+// a team per slice (sum_map_teams).
+template <class ExecSpace>
+void sum_map(const ExecSpace& exec, const MapSums& s, long long one_team_values = KSSIM_TUNE_SUM_MAP_ONE_TEAM) {
+  const long long values =
+      (long long)s.images * Kokkos::max(s.tiles_per_image, s.l1.tile_sums ? s.l1.tiles_per_image : 0);
+  if (one_team_values > 0 && (s.images == 1 || values <= one_team_values))
+    sum_map_teams<true>(exec, s);
+  else
+    sum_map_teams<false>(exec, s);
 }
 
 }  // namespace kssim::impl
