@@ -330,7 +330,7 @@ KOKKOS_INLINE_FUNCTION void sum_slices(const Team& team, const MapSums& s, int f
 // sum_map's launch: a team per slice, the last one to finish adding the total and mean (finish_mean), or (OneTeam)
 // a single team that sums every slice (in batches its scratch holds) and then finishes itself: no
 // done counter, no fences, one launch of one team's latency. Both add in OrderedSum's order: the same bits. Two
-// kernels, so that the team-per-slice one holds no code of the other.
+// kernels, each compiling only its own branch (a constant condition).
 template <bool OneTeam, class ExecSpace>
 void sum_map_teams(const ExecSpace& exec, const MapSums& s) {
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
@@ -344,7 +344,7 @@ void sum_map_teams(const ExecSpace& exec, const MapSums& s) {
   const auto body = KOKKOS_LAMBDA(const Team& team) {
     auto* scratch = static_cast<double*>(
         team.team_scratch(0).get_shmem_aligned(sizeof(double) * scratch_doubles, std::ptrdiff_t(sizeof(double))));
-    if constexpr (OneTeam) {
+    if (OneTeam) {  // not `if constexpr`: nvcc's extended lambdas cannot first-capture inside one
       for (int first = 0; first < images; first += batch) {
         sum_slices(team, s, first, Kokkos::min(batch, images - first), scratch);
         team.team_barrier();  // the batch's sums are written, and its scratch is reused
