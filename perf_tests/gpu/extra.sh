@@ -7,7 +7,7 @@
 #                              kernels (run's bench-cpp.json: KSSIM_GPU_BENCH_FILTER must include them) and
 #                              MS-SSIM against pytorch-msssim's; metrics_cpu: MS-SSIM against pytorch-msssim's
 #                              on CPU tensors (both on OMP_NUM_THREADS=2 threads); metrics_kernels: the CUDA
-#                              kernels of each metric's fwd+bwd step (torch.profiler)
+#                              kernels of each metric's fwd and fwd+bwd steps (torch.profiler)
 #   training_steps             time_training_step.py: a 3DGS training step, kssim against fused-ssim
 #   chain_<n>.json             with KSSIM_GPU_EXTRA_SWEEPS=1: the fused schedule's fwd and fwd+bwd with
 #                              KSSIM_TUNE_FUSED_FORWARD_CHAIN=n (n = 1 to 6 and 8 tiles per forward team; the
