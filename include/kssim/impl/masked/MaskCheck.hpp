@@ -57,6 +57,8 @@ struct MaskCheck {
     return std::size_t(mask.extent(0)) * mask.extent(1) * mask.extent(2) * mask.extent(3) * runs_per_row();
   }
 
+  // `ok &= valid(...)`, not `ok = ok && valid(...)`: without the short circuit every load of the run is issued at
+  // once instead of each waiting on the previous value's test.
   KOKKOS_FUNCTION void operator()(std::size_t e) const {
     bool ok = true;
     if (items != 0) {
@@ -64,11 +66,11 @@ struct MaskCheck {
       if constexpr (gpu_code_paths_v<ExecSpace>) {
         for (int j = 0; j < chunk; ++j) {
           const std::size_t i = e + j * items;
-          if (i < values) ok = ok && valid(v[i]);
+          if (i < values) ok &= valid(v[i]);
         }
       } else {
         const std::size_t end = Kokkos::min(e * chunk + chunk, values);
-        for (std::size_t i = e * chunk; i < end; ++i) ok = ok && valid(v[i]);
+        for (std::size_t i = e * chunk; i < end; ++i) ok &= valid(v[i]);
       }
     } else {
       std::size_t r = e / runs_per_row();
@@ -79,7 +81,7 @@ struct MaskCheck {
       const int c = int(r % mask.extent(1)), n = int(r / mask.extent(1));
       const S* row = &mask(n, c, d, h, 0);
       const int w0 = int(e % runs_per_row()) * row_chunk, w1 = Kokkos::min(w0 + row_chunk, mask.extent(4));
-      for (int w = w0; w < w1; ++w) ok = ok && valid(row[w * mask.stride(4)]);
+      for (int w = w0; w < w1; ++w) ok &= valid(row[w * mask.stride(4)]);
     }
     if (!ok) Kokkos::atomic_max(invalid, 1u);
   }
