@@ -404,7 +404,8 @@ TYPED_TEST(Schedules, FusedForwardChainsGiveTheSameMap) {
         expect_gradients_match_reference<C, 4>(s, ro, in.x, in.y, o);
       }
     }
-    // The fused L1 + SSIM loss's L1 sums are per tile too.
+    // The fused L1 + SSIM loss: on GPUs each thread adds the L1 terms of the pixels it stages over its chain
+    // (KSSIM_TUNE_FUSED_L1_STAGED), so the chain regroups the L1 sum: the same loss to rounding.
     kssim::L1SSIMLossOptions lo;
     lo.ssim = o;
     lo.l1_weight = 0.25;
@@ -417,7 +418,7 @@ TYPED_TEST(Schedules, FusedForwardChainsGiveTheSameMap) {
       if (std::string(chain) == "1")
         first_loss = value;
       else
-        EXPECT_EQ(value, first_loss) << "L1 + SSIM, chain " << chain << (same ? " same" : " valid");
+        EXPECT_NEAR(value, first_loss, 1e-12) << "L1 + SSIM, chain " << chain << (same ? " same" : " valid");
     }
   });
 }

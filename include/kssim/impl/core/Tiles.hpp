@@ -149,6 +149,18 @@ KOKKOS_FORCEINLINE_FUNCTION void store_quads(T* p, const T (&v)[N]) {
 // threads; a bound of one team lets it use far more registers than the kernels can afford).
 inline constexpr int max_team_threads = 256;
 
+// The vector length make_team_policy gives a tile of `tile_inner` contiguous elements (kernels that need their
+// lanes' count take it from here).
+template <class ExecSpace>
+int team_vector_length(const Options& opts, int tile_inner) {
+  const int vmax = Kokkos::TeamPolicy<ExecSpace>::vector_length_max();
+  const int vector = opts.vector_length ? opts.vector_length : (gpu_code_paths_v<ExecSpace> ? std::min(vmax, tile_inner) : 1);
+  if (vector > vmax)
+    throw std::invalid_argument("kssim: vector_length " + std::to_string(vector) + " exceeds this backend's maximum " +
+                                std::to_string(vmax));
+  return vector;
+}
+
 template <int MinTeams = 1, class ExecSpace, class Functor, class Tag>
 auto make_team_policy(const ExecSpace& exec, int league, int tile_rows, int tile_inner,
                                                int scratch_level, std::size_t scratch_bytes, const Options& opts,
@@ -159,11 +171,7 @@ auto make_team_policy(const ExecSpace& exec, int league, int tile_rows, int tile
       MinTeams == 1, Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>,
       Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>, Kokkos::LaunchBounds<max_team_threads, MinTeams>>>;
   constexpr bool gpu = gpu_code_paths_v<ExecSpace>;
-  const int vmax = Policy::vector_length_max();
-  int vector = opts.vector_length ? opts.vector_length : (gpu ? std::min(vmax, tile_inner) : 1);
-  if (vector > vmax)
-    throw std::invalid_argument("kssim: vector_length " + std::to_string(vector) + " exceeds this backend's maximum " +
-                                std::to_string(vmax));
+  const int vector = team_vector_length<ExecSpace>(opts, tile_inner);
   Policy probe(exec, std::max(league, 1), 1, vector);
   probe.set_scratch_size(scratch_level, Kokkos::PerTeam(scratch_bytes));
   if (scratch_bytes > std::size_t(probe.scratch_size_max(scratch_level)))

@@ -96,6 +96,12 @@
 #if !defined(KSSIM_TUNE_FUSED_WEIGHTS_STAGED)
 #define KSSIM_TUNE_FUSED_WEIGHTS_STAGED 1
 #endif
+// 1: the GPU fused loss's forward adds |x - y| while it stages the images, each thread into a register over its
+// team's chain of tiles, summed once per chain (FusedForward.hpp, OwnedPixels); 0: each tile sums it apart from
+// the staging, from the pixels loaded again (l1_items_of_tile). For A/B runs until a GPU decides.
+#if !defined(KSSIM_TUNE_FUSED_L1_STAGED)
+#define KSSIM_TUNE_FUSED_L1_STAGED 1
+#endif
 // Elements added to a GPU row-plane pitch of a multiple of 32 (0: none): 16, so that rows the fused backward stages
 // at the same columns are not a multiple of 128 bytes apart (same padding 2.0-2.6% faster: "Kernel variants").
 #if !defined(KSSIM_TUNE_ROW_PITCH_SKEW)

@@ -156,7 +156,7 @@ struct FusedForward {
     return RowScratch<ExecSpace, T>::bytes(2, halo, cols + window - 1) +
            RowScratch<ExecSpace, T>::bytes(moment_planes, halo, cols) +
            (Weighted ? 2 : 1) * TileItemSums::bytes(rows / col_rows * (cols / col_chunk)) +
-           (l1_items && l1 ? TileItemSums::bytes(l1_item_count(rows)) : 0);
+           (l1_items && !l1_staged && l1 ? TileItemSums::bytes(l1_item_count(rows)) : 0);
   }
   std::size_t scratch_size() const { return scratch_bytes(rows, window.size, sums.l1.tile_sums != nullptr); }
   // GPUs: the fused loss's L1 sum of a tile as one double per work item in team scratch (l1_items_of_tile), added
@@ -166,6 +166,12 @@ struct FusedForward {
   // made SSIM's map-only forward 1.03-1.07x slower, their code alone 1.02-1.04x (H100, perf_tests/README.md,
   // "Fused L1 + SSIM loss"). The weighted forward has none: the L1 term takes no map weights (Plan).
   static constexpr bool l1_items = Tile::gpu && !Weighted;
+  // KSSIM_TUNE_FUSED_L1_STAGED (Tuning.hpp): the L1 sum added as the images are staged instead (OwnedPixels), each
+  // thread's share in a register over the team's chain of tiles, summed once per chain in the moment planes'
+  // scratch after the last tile: no loads of their own, no scratch of their own. vector_lanes: the launch's
+  // vector length (team_vector_length), which with the team's size says how many shares there are.
+  static constexpr bool l1_staged = l1_items && KSSIM_TUNE_FUSED_L1_STAGED != 0;
+  int vector_lanes = 1;
   KOKKOS_INLINE_FUNCTION static constexpr int l1_item_count(int rows) {
     return Kokkos::max(1, rows / col_rows * (cols / col_chunk) / 2);
   }
@@ -210,15 +216,21 @@ struct FusedForward {
                        : TileItemSums{};
     static_assert(!L1 || l1_items, "L1 kernels: GPUs only, no map weights");
     [[maybe_unused]] const TileItemSums l1_sums =
-        L1 ? TileItemSums::allocate(team, Tile::scratch_level, l1_item_count(rows)) : TileItemSums{};
+        L1 && !l1_staged ? TileItemSums::allocate(team, Tile::scratch_level, l1_item_count(rows)) : TileItemSums{};
     const std::size_t first_sum = std::size_t(nc) * tiles_x * tiles_y + std::size_t(first_tile) * tiles_x + tile_x;
+    // L1 staged: the pixels whose |x - y| this team adds (its chain's rows, its tile column's columns), and this
+    // thread's share of their sum.
+    [[maybe_unused]] const OwnedPixels owned{first_tile * rows, owned_end(first_tile * rows, chain * rows, g.oh, g.h),
+                                             ox0, owned_end(ox0, cols, g.ow, g.w)};
+    [[maybe_unused]] double l1_share = 0;
     int k = 0;
     for (; k < chain; ++k) {
       const int oy0 = (first_tile + k) * rows;
       if (oy0 >= g.oh) break;  // the same for the whole team
       const int fresh = k == 0 ? 0 : halo;  // the first row this tile stages and row-blurs
       if (k > 0) carry_halo_rows<Taps>(team, moments);
-      stage_images<Taps>(team, images, nc, oy0 - g.pad_h, ox0 - g.pad_w, s1, s2, fresh);
+      stage_images<Taps, L1 && l1_staged>(team, images, nc, oy0 - g.pad_h, ox0 - g.pad_w, s1, s2, fresh, owned,
+                                          l1_share);
       if constexpr (Weighted && !Tile::gpu) prefetch_map_weights(team, nc, oy0, ox0);
       if constexpr (staged_weights && !Statistics) {
         if (k > 0)  // tile k - 1's weight sum (its group sums were taken in its row-blur step)
@@ -231,7 +243,7 @@ struct FusedForward {
         item_sums.sum_groups(team);
         if constexpr (Weighted && !staged_weights) weight_items.sum_groups(team);
       }
-      if constexpr (L1) {
+      if constexpr (L1 && !l1_staged) {
         l1_items_of_tile(team, l1_sums, nc, oy0, ox0);  // summed in the next two steps
       } else if constexpr (!Tile::gpu && !Weighted) {
         if (sums.l1.tile_sums) {
@@ -257,7 +269,7 @@ struct FusedForward {
         }
       });
       if constexpr (staged_weights && !Statistics) weight_items.sum_groups(team);  // of this tile: staged above
-      if constexpr (L1) l1_sums.sum_groups(team);
+      if constexpr (L1 && !l1_staged) l1_sums.sum_groups(team);
       if (!Statistics && k > 0)
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
           sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total();
@@ -271,7 +283,7 @@ struct FusedForward {
       // store_map is read once: tested inside the store, the map's pointer was reloaded and compared for every
       // row of every block.
       [[maybe_unused]] const bool store_map = map.data() != nullptr;
-      if constexpr (L1)
+      if constexpr (L1 && !l1_staged)
         Kokkos::single(Kokkos::PerTeam(team),
                        [&]() { sums.l1.tile_sums[first_sum + std::size_t(k) * tiles_x] = l1_sums.total(); });
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows / col_rows * col_lanes), [&](int e) {
@@ -309,16 +321,38 @@ struct FusedForward {
       });
       team.team_barrier();  // the next tile overwrites the planes this one read; its item sums are complete
     }
-    if constexpr (Statistics) return;
+    // L1 staged: the chain's sum, in its first tile's slot, and 0 in its other tiles' (sum_map adds every slot).
+    [[maybe_unused]] TileItemSums l1_shares{};
+    if constexpr (L1 && l1_staged) l1_shares = gather_l1_shares(team, moments, l1_share);
+    const auto write_l1 = [&]() {
+      if constexpr (L1 && l1_staged) {
+        sums.l1.tile_sums[first_sum] = l1_shares.total();
+        for (int t = 1; t < k; ++t) sums.l1.tile_sums[first_sum + std::size_t(t) * tiles_x] = 0;
+      }
+    };
+    if constexpr (Statistics) {
+      if constexpr (L1 && l1_staged) {
+        team.team_barrier();
+        l1_shares.sum_groups(team);
+        team.team_barrier();
+        Kokkos::single(Kokkos::PerTeam(team), write_l1);
+      }
+      return;
+    }
     // The last tile's sum; with `finish`, the team counts itself done (the sum is visible first).
     item_sums.sum_groups(team);
     if constexpr (Weighted && !staged_weights) weight_items.sum_groups(team);  // staged: already summed
     team.team_barrier();
+    if constexpr (L1 && l1_staged) {
+      l1_shares.sum_groups(team);
+      team.team_barrier();
+    }
     bool last = false;
     Kokkos::single(
         Kokkos::PerTeam(team),
         [&](bool& last_team) {
           sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total();
+          write_l1();
           if (rank == 0) sums.invalidate_results();  // until sum_map (or finish_sums) writes them (Reduction.hpp)
           if constexpr (Weighted) sums.weights.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = weight_items.total();
           last_team = finish && count_team_done(sums, team.league_size());
@@ -340,6 +374,22 @@ struct FusedForward {
       team.team_barrier();
     }
     finish_mean(team, sums, scratch, capacity);
+  }
+
+  // L1 staged, after the chain's last tile: every thread's share in the moment planes' scratch (free by then), as
+  // the items of a TileItemSums, one per thread and lane of the team (TeamVectorRange gives each its own index;
+  // a thread given several would give its share once). The shares, and so the sum's rounding, follow the team's
+  // shape, which a backend and the options fix: the same inputs give the same bits.
+  KOKKOS_INLINE_FUNCTION TileItemSums gather_l1_shares(const Team& team, const Scratch& moments, double share) const {
+    const int n = team.team_size() * vector_lanes;
+    auto* p = reinterpret_cast<double*>(moments.data());
+    const TileItemSums shares{p, p + n, n};
+    bool first = true;
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, n), [&](int e) {
+      shares.items[e] = first ? share : 0.0;
+      first = false;
+    });
+    return shares;
   }
 
   // Doubles that finish_sums' scratch (the moment planes of a tile of `rows`) holds.
@@ -577,9 +627,12 @@ struct FusedForward {
   // zero padding, i.e. x' = -s1, y' = -s2 (Reflect, Replicate: the pixel Geometry::source maps it to). Every element of the padded rows is defined (vector loads read them).
   // With a compile-time tap count the row pitch is a constant too: the flat index's division by it is then a
   // multiply and a shift instead of a ~20-instruction integer division per staged pixel.
-  template <int Taps>
+  // L1 (GPUs): |x - y| of the `owned` pixels staged is added to l1_share, from the values as loaded.
+  template <int Taps, bool L1 = false>
   KOKKOS_INLINE_FUNCTION void stage_images(const Team& team, const Scratch& images, int nc, int iy0, int ix0, T s1,
-                                           T s2, int fresh) const {
+                                           T s2, int fresh, [[maybe_unused]] const OwnedPixels& owned,
+                                           [[maybe_unused]] double& l1_share) const {
+    static_assert(!L1 || Tile::gpu);
     constexpr int fixed_pitch = Taps > 0 ? RowScratch<ExecSpace, T>::pitch(cols + Taps - 1) : 0;
     const int halo_rows = int(images.extent(1)), pitch = fixed_pitch > 0 ? fixed_pitch : int(images.extent(2));
     const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4);
@@ -604,8 +657,13 @@ struct FusedForward {
             const S* yp = yb + (i * yr + j);
             T a[4], b[4];
             for (int u = 0; u < 4; ++u) {
-              a[u] = to_compute<T>(xp[u]) - s1;
-              b[u] = to_compute<T>(yp[u]) - s2;
+              a[u] = to_compute<T>(xp[u]);
+              b[u] = to_compute<T>(yp[u]);
+            }
+            if constexpr (L1) owned.add(iy0 + i, ix0 + j, a, b, l1_share);
+            for (int u = 0; u < 4; ++u) {
+              a[u] -= s1;
+              b[u] -= s2;
             }
             store_sum_difference(images, i, j, a, b);
           });
@@ -619,20 +677,21 @@ struct FusedForward {
         const S* yr = row_inside ? row_pointer(y, y_rows, nc * g.h + iy) : nullptr;
         const int xo = row_inside ? quad_offset(xr, xs, ix, g.w) : -1;
         const int yo = row_inside ? quad_offset(yr, ys, ix, g.w) : -1;
-        T a[4], b[4];
+        T a[4], b[4];  // as loaded (0 for the zero padding), then recentred
         if (xo >= 0 && yo >= 0) {  // inside, contiguous
           load_quad(xr, ix, xo, a);
           load_quad(yr, ix, yo, b);
-          for (int u = 0; u < 4; ++u) {
-            a[u] -= s1;
-            b[u] -= s2;
-          }
         } else {  // the image's edges, strided rows
           for (int u = 0; u < 4; ++u) {
             const int col = row_inside ? g.source(ix + u, g.w) : -1;
-            a[u] = col >= 0 ? to_compute<T>(xr[col * xs]) - s1 : -s1;
-            b[u] = col >= 0 ? to_compute<T>(yr[col * ys]) - s2 : -s2;
+            a[u] = col >= 0 ? to_compute<T>(xr[col * xs]) : T(0);
+            b[u] = col >= 0 ? to_compute<T>(yr[col * ys]) : T(0);
           }
+        }
+        if constexpr (L1) owned.add(iy0 + i, ix, a, b, l1_share);
+        for (int u = 0; u < 4; ++u) {
+          a[u] -= s1;
+          b[u] -= s2;
         }
         store_sum_difference(images, i, j, a, b);
       });
@@ -643,8 +702,10 @@ struct FusedForward {
         T a = -s1, b = -s2;
         if (iy >= 0 && ix >= 0) {
           const int r = nc * g.h + iy;
-          a += to_compute<T>(row_pointer(x, x_rows, r)[ix * xs]);
-          b += to_compute<T>(row_pointer(y, y_rows, r)[ix * ys]);
+          const T xv = to_compute<T>(row_pointer(x, x_rows, r)[ix * xs]), yv = to_compute<T>(row_pointer(y, y_rows, r)[ix * ys]);
+          if constexpr (L1) owned.add(iy0 + i, ix0 + j, xv, yv, l1_share);
+          a += xv;
+          b += yv;
         }
         images(0, i, j) = a + b;
         images(1, i, j) = a - b;
@@ -791,10 +852,17 @@ struct FusedForwardRun {
 template <class Kernel>
 using MapOnly = FusedForwardRun<Kernel, false>;
 
-// Fills in what a fused forward's launch derives from its geometry, rows and chain.
+// Fills in what a fused forward's launch derives from its geometry, rows, chain and the options' team shape.
 template <class ExecSpace, class T, class Term, class S, class O, bool Weighted>
-void set_fused_forward_shape(FusedForward<ExecSpace, T, Term, S, O, Weighted>& k) {
+void set_fused_forward_shape(FusedForward<ExecSpace, T, Term, S, O, Weighted>& k, const Options& opts) {
   using K = FusedForward<ExecSpace, T, Term, S, O, Weighted>;
+  k.vector_lanes = team_vector_length<ExecSpace>(opts, K::cols / K::col_chunk);
+  if (K::l1_staged && k.sums.l1.tile_sums) {  // the L1 shares must fit the moment planes' scratch
+    const long long lanes = opts.team_size ? 1LL * opts.team_size * k.vector_lanes : max_team_threads;
+    if (lanes + TileItemSums::group_count(int(lanes)) > K::finish_capacity(k.rows, k.window.size))
+      throw std::invalid_argument("kssim: team_size " + std::to_string(opts.team_size) + " x vector_length " +
+                                  std::to_string(k.vector_lanes) + " is too large for the fused loss's tiles");
+  }
   k.tiles_x = ceil_div(k.g.ow, K::cols);
   k.tiles_y = ceil_div(k.g.oh, k.rows);
   k.per_image = make_index_divisor(K::teams_per_image(k.g, k.rows, k.chain));
@@ -808,7 +876,7 @@ void set_fused_forward_shape(FusedForward<ExecSpace, T, Term, S, O, Weighted>& k
 template <class ExecSpace, class T, class Term, class S, class O, bool Weighted>
 void fused_forward(const ExecSpace& exec, const Options& opts, FusedForward<ExecSpace, T, Term, S, O, Weighted> k) {
   using K = FusedForward<ExecSpace, T, Term, S, O, Weighted>;
-  set_fused_forward_shape(k);
+  set_fused_forward_shape(k, opts);
   // Registers: the map formula of several outputs at once, as in the stage schedule's map pass; min_teams is
   // the launch bound (fused_min_teams).
   const auto run = [&](const auto& kernel, auto min_teams) {

@@ -52,7 +52,7 @@ void fused_slice_statistics(const ExecSpace& exec, const Options& opts, FusedFor
   using K = FusedForward<ExecSpace, T, SsimTerm, S, T>;
   if (!fused_slices_compiled<ExecSpace, T>(k.window.size))
     throw std::logic_error("kssim: internal error: no slice-fused kernel for this window on this backend");
-  set_fused_forward_shape(k);
+  set_fused_forward_shape(k, opts);
   const auto run = [&](const auto& kernel) {
     constexpr int min_teams = fused_min_teams<T, KSSIM_TUNE_FUSED_SLICES_MIN_TEAMS>;
     auto policy = make_team_policy<min_teams>(exec, k.league_size(), k.rows / K::col_rows, K::cols / K::col_chunk,
