@@ -220,8 +220,10 @@ struct FusedForward {
     const std::size_t first_sum = std::size_t(nc) * tiles_x * tiles_y + std::size_t(first_tile) * tiles_x + tile_x;
     // L1 staged: the pixels whose |x - y| this team adds (its chain's rows, its tile column's columns), and this
     // thread's share of their sum.
-    [[maybe_unused]] const OwnedPixels owned{first_tile * rows, owned_end(first_tile * rows, chain * rows, g.oh, g.h),
-                                             ox0, owned_end(ox0, cols, g.ow, g.w)};
+    [[maybe_unused]] const OwnedPixels owned =
+        L1 && l1_staged ? OwnedPixels{first_tile * rows, owned_end(first_tile * rows, chain * rows, g.oh, g.h), ox0,
+                                      owned_end(ox0, cols, g.ow, g.w)}
+                        : OwnedPixels{};
     [[maybe_unused]] double l1_share = 0;
     int k = 0;
     for (; k < chain; ++k) {
