@@ -830,7 +830,7 @@ bool fused_forward_finishes(const ExecSpace& exec, const Geometry& g, int rows, 
   using K = FusedForward<ExecSpace, T>;
   if (g.volumetric) return false;  // the slice-fused forward: the depth pass after it sums the map
   const int tiles = K::tiles_per_image(g, rows);
-  if (K::finish_capacity(rows, g.window) < OrderedSum::scratch(tiles)) return false;
+  if (K::finish_capacity(rows, g.window) < 2 * OrderedSum::scratch(tiles)) return false;  // two arrays: sum_slices
   if (const auto forced = tuning::forced_forward_finish()) return *forced;
   const long long resident = fused_resident_teams<ExecSpace, T>(exec);
   return resident > 0 && 1LL * g.images() * K::teams_per_image(g, rows, chain) <= resident;

@@ -239,38 +239,55 @@ struct OrderedSum {
   KOKKOS_INLINE_FUNCTION static int scratch(int n) { return strands(n) + groups(n); }
 };
 
-// out[i] = the sum of slice i, values v[i n .. i n + n - 1] (written by other teams: volatile loads), for
-// i < count, in OrderedSum's order, by a team; then the values are set to NaN (consumed, see MapSums).
-// scratch: count * OrderedSum::scratch(n) doubles of team scratch. out is written by the team's threads:
+// Arrays of tile sums summed together (sum_slices_in_order): values[a] holds `count` slices of n values each, out[a]
+// gets their sums.
+template <int Arrays>
+struct OrderedArrays {
+  double* values[Arrays];
+  double* out[Arrays];
+};
+
+// out[a][i] = the sum of slice i of values[a], v[i n .. i n + n - 1] (written by other teams: volatile loads), for
+// i < count, in OrderedSum's order, by a team; then the values are set to NaN (consumed, see MapSums). Several
+// arrays of the same n go through the same steps together, each strand's loads of all of them issued at once
+// (each array's own order is unchanged: the same bits as one array at a time, with one chain of barriers).
+// scratch: Arrays * count * OrderedSum::scratch(n) doubles of team scratch. out is written by the team's threads:
 // a barrier follows before anyone reads it.
-template <class Team>
-KOKKOS_INLINE_FUNCTION void sum_slices_in_order(const Team& team, double* v, int n, int count, double* scratch,
-                                                double* out) {
+template <int Arrays, class Team>
+KOKKOS_INLINE_FUNCTION void sum_slices_in_order(const Team& team, const OrderedArrays<Arrays>& a, int n, int count,
+                                                double* scratch) {
   const int strands = OrderedSum::strands(n), groups = OrderedSum::groups(n), per = strands + groups;
-  const volatile double* values = v;
   // A strand adds each value as it loads it: its loads in batches of 8 before their adds were no faster anywhere,
   // and 2-4% slower on the one-wave forwards, whose last team runs this (perf_tests/README.md, "Tried and rejected").
   Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count * strands), [&](int e) {
     const int i = e / strands, p = e % strands;
-    double s = 0;
-    for (int t = p; t < n; t += strands) s += values[std::size_t(i) * n + t];
-    scratch[i * per + p] = s;
+    double s[Arrays];
+    for (int k = 0; k < Arrays; ++k) s[k] = 0;
+    for (int t = p; t < n; t += strands)
+      for (int k = 0; k < Arrays; ++k) s[k] += static_cast<const volatile double*>(a.values[k])[std::size_t(i) * n + t];
+    for (int k = 0; k < Arrays; ++k) scratch[(k * count + i) * per + p] = s[k];
   });
   team.team_barrier();  // every value is read: mark them consumed
-  Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count * n),
-                       [&](int e) { v[e] = Kokkos::Experimental::quiet_NaN_v<double>; });
-  Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count * groups), [&](int e) {
-    const int i = e / groups, q0 = e % groups * OrderedSum::group;
+  for (int k = 0; k < Arrays; ++k) {  // (constant bounds: no run-time index into `a`, which would leave registers)
+    double* const v = a.values[k];
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count * n),
+                         [&](int e) { v[e] = Kokkos::Experimental::quiet_NaN_v<double>; });
+  }
+  Kokkos::parallel_for(Kokkos::TeamVectorRange(team, Arrays * count * groups), [&](int e) {
+    const int slice = e / groups, q0 = e % groups * OrderedSum::group;  // slice: k * count + i
     double s = 0;
-    for (int q = q0; q < q0 + OrderedSum::group && q < strands; ++q) s += scratch[i * per + q];
-    scratch[i * per + strands + e % groups] = s;
+    for (int q = q0; q < q0 + OrderedSum::group && q < strands; ++q) s += scratch[slice * per + q];
+    scratch[slice * per + strands + e % groups] = s;
   });
   team.team_barrier();
-  Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count), [&](int i) {
-    double s = 0;
-    for (int q = 0; q < groups; ++q) s += scratch[i * per + strands + q];
-    out[i] = s;
-  });
+  for (int k = 0; k < Arrays; ++k) {
+    double* const out = a.out[k];
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count), [&](int i) {
+      double s = 0;
+      for (int q = 0; q < groups; ++q) s += scratch[(k * count + i) * per + strands + q];
+      out[i] = s;
+    });
+  }
 }
 
 // The last step of the mean, by the team that finished last (after a memory fence): the total and mean of the
@@ -304,26 +321,35 @@ KOKKOS_INLINE_FUNCTION void finish_mean(const Team& team, const MapSums& s, doub
   });
 }
 
-// Slices first .. first + count - 1 of s (and of its L1 sums): their tile sums added into image_sums, in
-// OrderedSum's order. scratch: slice_scratch_doubles(s) * count doubles.
+// Slices first .. first + count - 1 of s (and of its L1 or weight sums): their tile sums added into image_sums, in
+// OrderedSum's order. The weights' sums (as many per slice as the map's), or the L1 sums where they are as many,
+// go through the same steps as the map's (sum_slices_in_order); L1 sums of another count follow on their own.
+// scratch: slice_scratch_doubles(s) * count doubles.
+KOKKOS_INLINE_FUNCTION bool l1_sums_with_map(const MapSums& s) {
+  return s.l1.tile_sums && !s.weights.tile_sums && s.l1.tiles_per_image == s.tiles_per_image;
+}
 KOKKOS_INLINE_FUNCTION int slice_scratch_doubles(const MapSums& s) {
-  const int map = OrderedSum::scratch(s.tiles_per_image);
-  const int l1 = s.l1.tile_sums ? OrderedSum::scratch(s.l1.tiles_per_image) : 0;
+  const int map = OrderedSum::scratch(s.tiles_per_image) * (s.weights.tile_sums || l1_sums_with_map(s) ? 2 : 1);
+  const int l1 = s.l1.tile_sums && !l1_sums_with_map(s) ? OrderedSum::scratch(s.l1.tiles_per_image) : 0;
   return map > l1 ? map : l1;
 }
 template <class Team>
 KOKKOS_INLINE_FUNCTION void sum_slices(const Team& team, const MapSums& s, int first, int count, double* scratch) {
-  sum_slices_in_order(team, s.tile_sums + std::size_t(first) * s.tiles_per_image, s.tiles_per_image, count, scratch,
-                      s.image_sums + first);
-  if (s.l1.tile_sums) {
-    team.team_barrier();  // scratch is reused
-    sum_slices_in_order(team, s.l1.tile_sums + std::size_t(first) * s.l1.tiles_per_image, s.l1.tiles_per_image,
-                        count, scratch, s.l1.image_sums + first);
-  }
+  const std::size_t map_first = std::size_t(first) * s.tiles_per_image;
+  double* const map = s.tile_sums + map_first;
   if (s.weights.tile_sums) {
-    team.team_barrier();
-    sum_slices_in_order(team, s.weights.tile_sums + std::size_t(first) * s.tiles_per_image, s.tiles_per_image, count,
-                        scratch, s.weights.image_sums + first);
+    sum_slices_in_order<2>(team, {{map, s.weights.tile_sums + map_first}, {s.image_sums + first, s.weights.image_sums + first}},
+                           s.tiles_per_image, count, scratch);
+  } else if (l1_sums_with_map(s)) {
+    sum_slices_in_order<2>(team, {{map, s.l1.tile_sums + map_first}, {s.image_sums + first, s.l1.image_sums + first}},
+                           s.tiles_per_image, count, scratch);
+  } else {
+    sum_slices_in_order<1>(team, {{map}, {s.image_sums + first}}, s.tiles_per_image, count, scratch);
+  }
+  if (s.l1.tile_sums && !l1_sums_with_map(s)) {
+    team.team_barrier();  // scratch is reused
+    sum_slices_in_order<1>(team, {{s.l1.tile_sums + std::size_t(first) * s.l1.tiles_per_image}, {s.l1.image_sums + first}},
+                           s.l1.tiles_per_image, count, scratch);
   }
 }
 
