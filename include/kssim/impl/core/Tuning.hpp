@@ -114,6 +114,11 @@
 #if !defined(KSSIM_TUNE_SUM_MAP_ONE_TEAM)
 #define KSSIM_TUNE_SUM_MAP_ONE_TEAM 0
 #endif
+// 1: sum_map adds the map weights' or the L1 tile sums in the same ordered steps as the map's (Reduction.hpp,
+// sum_slices); 0: one array after the other. The same bits either way; for A/B runs until a GPU decides.
+#if !defined(KSSIM_TUNE_SUM_MAP_JOINT)
+#define KSSIM_TUNE_SUM_MAP_JOINT 1
+#endif
 // Rows ahead that host staging loops prefetch: 4, the tiles' short rows being too short for the hardware
 // prefetcher (2 and 8 the same within the noise on 2 CPU cores: staging_prefetch_rows, AxisTile.hpp).
 #if !defined(KSSIM_TUNE_PREFETCH_ROWS)

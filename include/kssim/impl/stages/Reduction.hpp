@@ -325,11 +325,16 @@ KOKKOS_INLINE_FUNCTION void finish_mean(const Team& team, const MapSums& s, doub
 // OrderedSum's order. The weights' sums (as many per slice as the map's), or the L1 sums where they are as many,
 // go through the same steps as the map's (sum_slices_in_order); L1 sums of another count follow on their own.
 // scratch: slice_scratch_doubles(s) * count doubles.
+// KSSIM_TUNE_SUM_MAP_JOINT (Tuning.hpp) = 0: each array on its own, for A/B runs.
+KOKKOS_INLINE_FUNCTION bool weight_sums_with_map(const MapSums& s) {
+  return KSSIM_TUNE_SUM_MAP_JOINT != 0 && s.weights.tile_sums;
+}
 KOKKOS_INLINE_FUNCTION bool l1_sums_with_map(const MapSums& s) {
-  return s.l1.tile_sums && !s.weights.tile_sums && s.l1.tiles_per_image == s.tiles_per_image;
+  return KSSIM_TUNE_SUM_MAP_JOINT != 0 && s.l1.tile_sums && !s.weights.tile_sums &&
+         s.l1.tiles_per_image == s.tiles_per_image;
 }
 KOKKOS_INLINE_FUNCTION int slice_scratch_doubles(const MapSums& s) {
-  const int map = OrderedSum::scratch(s.tiles_per_image) * (s.weights.tile_sums || l1_sums_with_map(s) ? 2 : 1);
+  const int map = OrderedSum::scratch(s.tiles_per_image) * (weight_sums_with_map(s) || l1_sums_with_map(s) ? 2 : 1);
   const int l1 = s.l1.tile_sums && !l1_sums_with_map(s) ? OrderedSum::scratch(s.l1.tiles_per_image) : 0;
   return map > l1 ? map : l1;
 }
@@ -337,7 +342,7 @@ template <class Team>
 KOKKOS_INLINE_FUNCTION void sum_slices(const Team& team, const MapSums& s, int first, int count, double* scratch) {
   const std::size_t map_first = std::size_t(first) * s.tiles_per_image;
   double* const map = s.tile_sums + map_first;
-  if (s.weights.tile_sums) {
+  if (weight_sums_with_map(s)) {
     sum_slices_in_order<2>(team, {{map, s.weights.tile_sums + map_first}, {s.image_sums + first, s.weights.image_sums + first}},
                            s.tiles_per_image, count, scratch);
   } else if (l1_sums_with_map(s)) {
@@ -350,6 +355,11 @@ KOKKOS_INLINE_FUNCTION void sum_slices(const Team& team, const MapSums& s, int f
     team.team_barrier();  // scratch is reused
     sum_slices_in_order<1>(team, {{s.l1.tile_sums + std::size_t(first) * s.l1.tiles_per_image}, {s.l1.image_sums + first}},
                            s.l1.tiles_per_image, count, scratch);
+  }
+  if (s.weights.tile_sums && !weight_sums_with_map(s)) {
+    team.team_barrier();
+    sum_slices_in_order<1>(team, {{s.weights.tile_sums + map_first}, {s.weights.image_sums + first}}, s.tiles_per_image,
+                           count, scratch);
   }
 }
 
