@@ -288,25 +288,30 @@ TYPED_TEST(Schedules, SumMapAddsTileSumsInTheOrderedSumOrder) {
         return;
       }
   };
+  // Extra sums: 0 none, 1 L1 sums (another count) and weight sums, 2 L1 sums as many as the map's; each alone
+  // and (joint) through the same steps as the map's where they are as many (MapSums::joint).
   for (const long long one_team_values : {0LL, 1LL << 40})
-    for (const bool l1_and_weights : {false, true})
+    for (const int extra : {0, 1, 2})
+      for (const bool joint : {false, true})
       for (const int n : {1, 31, 1024, 1025, 8 * 1024, 8 * 1024 + 3, 9 * 1024 + 1000}) {
+        if (extra == 0 && joint) continue;
+        const bool l1_and_weights = extra > 0;
         SCOPED_TRACE(std::to_string(n) + " tile sums per slice" + (one_team_values ? ", one team" : "") +
-                     (l1_and_weights ? ", with L1 and weight sums" : ""));
-        // 7 slices of the largest: one team sums them in batches its scratch holds (3, 3, 1).
-        const int images = n > 9 * 1024 ? 7 : 3, l1_n = n / 2 + 1;
+                     (extra == 1 ? ", with L1 and weight sums" : extra == 2 ? ", with as many L1 sums" : "") +
+                     (joint ? ", joint" : ""));
+        // 7 slices of the largest: one team sums them in batches its scratch holds (3, 3, 1 or, joint, fewer).
+        const int images = n > 9 * 1024 ? 7 : 3, l1_n = extra == 2 ? n : n / 2 + 1;
         kssim::impl::MapSumStore<Mem> store(Exec(), images, n, 1.0, l1_and_weights ? l1_n : 0, 5.0);
-        if (l1_and_weights) store.add_weights(Exec());
+        if (extra == 1) store.add_weights(Exec());
         store.arrays.l1.weight = 0.25;
+        store.arrays.joint = joint;
         const auto values = random_values(std::size_t(images) * n);
         const auto l1 = random_values(std::size_t(images) * l1_n);
         auto weights = random_values(std::size_t(images) * n);
         for (double& w : weights) w = std::abs(w);
         upload(values, store.arrays.tile_sums);
-        if (l1_and_weights) {
-          upload(l1, store.arrays.l1.tile_sums);
-          upload(weights, store.arrays.weights.tile_sums);
-        }
+        if (l1_and_weights) upload(l1, store.arrays.l1.tile_sums);
+        if (extra == 1) upload(weights, store.arrays.weights.tile_sums);
         kssim::impl::sum_map(Exec(), store.arrays, one_team_values);
         Exec().fence();
         double total = 0, l1_total = 0, weight_total = 0;
@@ -318,14 +323,17 @@ TYPED_TEST(Schedules, SumMapAddsTileSumsInTheOrderedSumOrder) {
           continue;
         }
         expect_sums(l1, images, l1_n, store.arrays.l1.image_sums, &l1_total);
-        expect_sums(weights, images, n, store.arrays.weights.image_sums, &weight_total);
         EXPECT_EQ(download(store.arrays.l1.total, 1)[0], l1_total);
-        EXPECT_EQ(download(store.arrays.weights.total, 1)[0], weight_total);
-        const double mean = total / weight_total;
+        expect_consumed(store.arrays.l1.tile_sums, l1.size());
+        double mean = total / 1.0;
+        if (extra == 1) {
+          expect_sums(weights, images, n, store.arrays.weights.image_sums, &weight_total);
+          EXPECT_EQ(download(store.arrays.weights.total, 1)[0], weight_total);
+          expect_consumed(store.arrays.weights.tile_sums, weights.size());
+          mean = total / weight_total;
+        }
         EXPECT_EQ(download(store.arrays.mean, 1)[0], mean);
         EXPECT_EQ(download(store.arrays.l1.loss, 1)[0], 0.25 * (l1_total / 5.0) + 0.75 * (1 - mean));
-        expect_consumed(store.arrays.l1.tile_sums, l1.size());
-        expect_consumed(store.arrays.weights.tile_sums, weights.size());
       }
 }
 

@@ -66,6 +66,9 @@ struct MapSums {
   // Optional, per call: the value rounded to float here too (the training objects' forward_into): the mean, or
   // with L1 sums the fused loss.
   float* value_float = nullptr;
+  // Whether the weights' or the L1 sums go through the ordered sum together with the map's (sum_slices): the same
+  // bits either way. KSSIM_TUNE_SUM_MAP_JOINT (Tuning.hpp).
+  bool joint = KSSIM_TUNE_SUM_MAP_JOINT != 0;
 
   // Called by one thread of the map pass before any sum_map of this call.
   KOKKOS_INLINE_FUNCTION void invalidate_results() const {
@@ -325,13 +328,10 @@ KOKKOS_INLINE_FUNCTION void finish_mean(const Team& team, const MapSums& s, doub
 // OrderedSum's order. The weights' sums (as many per slice as the map's), or the L1 sums where they are as many,
 // go through the same steps as the map's (sum_slices_in_order); L1 sums of another count follow on their own.
 // scratch: slice_scratch_doubles(s) * count doubles.
-// KSSIM_TUNE_SUM_MAP_JOINT (Tuning.hpp) = 0: each array on its own, for A/B runs.
-KOKKOS_INLINE_FUNCTION bool weight_sums_with_map(const MapSums& s) {
-  return KSSIM_TUNE_SUM_MAP_JOINT != 0 && s.weights.tile_sums;
-}
+// Without s.joint, each array on its own.
+KOKKOS_INLINE_FUNCTION bool weight_sums_with_map(const MapSums& s) { return s.joint && s.weights.tile_sums; }
 KOKKOS_INLINE_FUNCTION bool l1_sums_with_map(const MapSums& s) {
-  return KSSIM_TUNE_SUM_MAP_JOINT != 0 && s.l1.tile_sums && !s.weights.tile_sums &&
-         s.l1.tiles_per_image == s.tiles_per_image;
+  return s.joint && s.l1.tile_sums && !s.weights.tile_sums && s.l1.tiles_per_image == s.tiles_per_image;
 }
 KOKKOS_INLINE_FUNCTION int slice_scratch_doubles(const MapSums& s) {
   const int map = OrderedSum::scratch(s.tiles_per_image) * (weight_sums_with_map(s) || l1_sums_with_map(s) ? 2 : 1);
