@@ -154,7 +154,8 @@ inline constexpr int max_team_threads = 256;
 template <class ExecSpace>
 int team_vector_length(const Options& opts, int tile_inner) {
   const int vmax = Kokkos::TeamPolicy<ExecSpace>::vector_length_max();
-  const int vector = opts.vector_length ? opts.vector_length : (gpu_code_paths_v<ExecSpace> ? std::min(vmax, tile_inner) : 1);
+  const int fit = gpu_code_paths_v<ExecSpace> ? std::min(vmax, tile_inner) : 1;
+  const int vector = opts.vector_length ? opts.vector_length : fit;
   if (vector > vmax)
     throw std::invalid_argument("kssim: vector_length " + std::to_string(vector) + " exceeds this backend's maximum " +
                                 std::to_string(vmax));

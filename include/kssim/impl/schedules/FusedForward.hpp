@@ -704,7 +704,8 @@ struct FusedForward {
         T a = -s1, b = -s2;
         if (iy >= 0 && ix >= 0) {
           const int r = nc * g.h + iy;
-          const T xv = to_compute<T>(row_pointer(x, x_rows, r)[ix * xs]), yv = to_compute<T>(row_pointer(y, y_rows, r)[ix * ys]);
+          const T xv = to_compute<T>(row_pointer(x, x_rows, r)[ix * xs]);
+          const T yv = to_compute<T>(row_pointer(y, y_rows, r)[ix * ys]);
           if constexpr (L1) owned.add(iy0 + i, ix0 + j, xv, yv, l1_share);
           a += xv;
           b += yv;

@@ -342,19 +342,21 @@ template <class Team>
 KOKKOS_INLINE_FUNCTION void sum_slices(const Team& team, const MapSums& s, int first, int count, double* scratch) {
   const std::size_t map_first = std::size_t(first) * s.tiles_per_image;
   double* const map = s.tile_sums + map_first;
+  double* const sums = s.image_sums + first;
   if (weight_sums_with_map(s)) {
-    sum_slices_in_order<2>(team, {{map, s.weights.tile_sums + map_first}, {s.image_sums + first, s.weights.image_sums + first}},
+    sum_slices_in_order<2>(team, {{map, s.weights.tile_sums + map_first}, {sums, s.weights.image_sums + first}},
                            s.tiles_per_image, count, scratch);
   } else if (l1_sums_with_map(s)) {
-    sum_slices_in_order<2>(team, {{map, s.l1.tile_sums + map_first}, {s.image_sums + first, s.l1.image_sums + first}},
+    sum_slices_in_order<2>(team, {{map, s.l1.tile_sums + map_first}, {sums, s.l1.image_sums + first}},
                            s.tiles_per_image, count, scratch);
   } else {
-    sum_slices_in_order<1>(team, {{map}, {s.image_sums + first}}, s.tiles_per_image, count, scratch);
+    sum_slices_in_order<1>(team, {{map}, {sums}}, s.tiles_per_image, count, scratch);
   }
   if (s.l1.tile_sums && !l1_sums_with_map(s)) {
     team.team_barrier();  // scratch is reused
-    sum_slices_in_order<1>(team, {{s.l1.tile_sums + std::size_t(first) * s.l1.tiles_per_image}, {s.l1.image_sums + first}},
-                           s.l1.tiles_per_image, count, scratch);
+    const std::size_t l1_first = std::size_t(first) * s.l1.tiles_per_image;
+    sum_slices_in_order<1>(team, {{s.l1.tile_sums + l1_first}, {s.l1.image_sums + first}}, s.l1.tiles_per_image, count,
+                           scratch);
   }
   if (s.weights.tile_sums && !weight_sums_with_map(s)) {
     team.team_barrier();
