@@ -831,7 +831,9 @@ bool fused_forward_finishes(const ExecSpace& exec, const Geometry& g, int rows, 
   using K = FusedForward<ExecSpace, T>;
   if (g.volumetric) return false;  // the slice-fused forward: the depth pass after it sums the map
   const int tiles = K::tiles_per_image(g, rows);
-  if (K::finish_capacity(rows, g.window) < 2 * OrderedSum::scratch(tiles)) return false;  // two arrays: sum_slices
+  // The map's sums and, with KSSIM_TUNE_SUM_MAP_JOINT, the L1 or weight sums beside them (sum_slices).
+  const int arrays = KSSIM_TUNE_SUM_MAP_JOINT != 0 ? 2 : 1;
+  if (K::finish_capacity(rows, g.window) < arrays * OrderedSum::scratch(tiles)) return false;
   if (const auto forced = tuning::forced_forward_finish()) return *forced;
   const long long resident = fused_resident_teams<ExecSpace, T>(exec);
   return resident > 0 && 1LL * g.images() * K::teams_per_image(g, rows, chain) <= resident;

@@ -32,28 +32,31 @@ KOKKOS_INLINE_FUNCTION int owned_end(int o0, int len, int map_extent, int image_
 // The input pixels [row0, row1) x [col0, col1) whose |x - y| a kernel adds where it stages rows that overlap its
 // neighbours' (the GPU fused forward: a team's chain of tiles, owned_end's rows and columns). add(iy, ix, x, y,
 // sum) adds those of four consecutive pixels of row iy from column ix, in compute type T, in double.
+// |x - y| of one pixel of storage type P, whose compute type is T (Storage.hpp), in double.
+template <class T, class P>
+KOKKOS_FORCEINLINE_FUNCTION double l1_abs_difference(const P& x, const P& y) {
+  return Kokkos::abs(double(to_compute<T>(x)) - double(to_compute<T>(y)));
+}
+
+// The input pixels [row0, row1) x [col0, col1) whose |x - y| a kernel adds where it stages rows that overlap its
+// neighbours' (the GPU fused forward: a team's chain of tiles, owned_end's rows and columns). add(iy, ix, x, y,
+// sum) adds those of four consecutive pixels of row iy from column ix, in compute type T, in double.
 struct OwnedPixels {
   int row0 = 0, row1 = 0, col0 = 0, col1 = 0;
   template <class T>
   KOKKOS_FORCEINLINE_FUNCTION void add(int iy, int ix, const T (&x)[4], const T (&y)[4], double& sum) const {
     if (iy < row0 || iy >= row1) return;
     for (int u = 0; u < 4; ++u) {  // a select, not a branch: a pixel outside adds an exact 0, even if NaN
-      const double d = Kokkos::abs(double(x[u]) - double(y[u]));
+      const double d = l1_abs_difference<T>(x[u], y[u]);
       sum += ix + u >= col0 && ix + u < col1 ? d : 0.0;
     }
   }
   template <class T>
   KOKKOS_FORCEINLINE_FUNCTION void add(int iy, int ix, T x, T y, double& sum) const {
-    const double d = Kokkos::abs(double(x) - double(y));
+    const double d = l1_abs_difference<T>(x, y);
     sum += iy >= row0 && iy < row1 && ix >= col0 && ix < col1 ? d : 0.0;
   }
 };
-
-// |x - y| of one pixel of storage type P, whose compute type is T (Storage.hpp), in double.
-template <class T, class P>
-KOKKOS_FORCEINLINE_FUNCTION double l1_abs_difference(const P& x, const P& y) {
-  return Kokkos::abs(double(to_compute<T>(x)) - double(to_compute<T>(y)));
-}
 
 // Sum of |x - y| over n pixels of a row, `xs` and `ys` elements apart.
 template <class T, class P>
