@@ -234,8 +234,8 @@ TYPED_TEST(Schedules, FusedForwardFinishGivesTheSameMean) {
 // adds values p, p + strands, ... in that order, then groups of 32 strands, then the groups, then the slices.
 // Slices of 1 to 10216 tiles (strands of 1 to 10 values, whole and partial groups), values spread over 12
 // orders of magnitude and both signs, so that any other order changes the bits; checked against
-// that order written out here, bit for bit, and the tile sums are consumed (NaN) afterwards. Both launches: a
-// team per slice, and one team for every slice (sum_map's one_team_values, KSSIM_TUNE_SUM_MAP_ONE_TEAM).
+// that order written out here, bit for bit, and the tile sums are consumed (NaN) afterwards. (The fused forward's
+// last team sums several slices at once: the fused finish tests, FORWARD_FINISH=1.)
 TYPED_TEST(Schedules, SumMapAddsTileSumsInTheOrderedSumOrder) {
   using Exec = typename TypeParam::execution_space;
   using Mem = typename Exec::memory_space;
@@ -288,23 +288,17 @@ TYPED_TEST(Schedules, SumMapAddsTileSumsInTheOrderedSumOrder) {
         return;
       }
   };
-  // Extra sums: 0 none, 1 L1 sums (another count) and weight sums, 2 L1 sums as many as the map's; each alone
-  // and (joint) through the same steps as the map's where they are as many (MapSums::joint).
-  for (const long long one_team_values : {0LL, 1LL << 40})
-    for (const int extra : {0, 1, 2})
-      for (const bool joint : {false, true})
+  // Extra sums: 0 none, 1 L1 sums (another count: on their own) and weight sums (with the map's), 2 L1 sums as many
+  // as the map's (with the map's: sum_slices_in_order's two arrays).
+  for (const int extra : {0, 1, 2})
       for (const int n : {1, 31, 1024, 1025, 8 * 1024, 8 * 1024 + 3, 9 * 1024 + 1000}) {
-        if (extra == 0 && joint) continue;
         const bool with_l1 = extra > 0;
-        SCOPED_TRACE(std::to_string(n) + " tile sums per slice" + (one_team_values ? ", one team" : "") +
-                     (extra == 1 ? ", with L1 and weight sums" : extra == 2 ? ", with as many L1 sums" : "") +
-                     (joint ? ", joint" : ""));
-        // 7 slices of the largest: one team sums them in batches its scratch holds (3, 3, 1 or, joint, fewer).
+        SCOPED_TRACE(std::to_string(n) + " tile sums per slice" +
+                     (extra == 1 ? ", with L1 and weight sums" : extra == 2 ? ", with as many L1 sums" : ""));
         const int images = n > 9 * 1024 ? 7 : 3, l1_n = extra == 2 ? n : n / 2 + 1;
         kssim::impl::MapSumStore<Mem> store(Exec(), images, n, 1.0, with_l1 ? l1_n : 0, 5.0);
         if (extra == 1) store.add_weights(Exec());
         store.arrays.l1.weight = 0.25;
-        store.arrays.joint = joint;
         const auto values = random_values(std::size_t(images) * n);
         const auto l1 = random_values(std::size_t(images) * l1_n);
         auto weights = random_values(std::size_t(images) * n);
@@ -312,7 +306,7 @@ TYPED_TEST(Schedules, SumMapAddsTileSumsInTheOrderedSumOrder) {
         upload(values, store.arrays.tile_sums);
         if (with_l1) upload(l1, store.arrays.l1.tile_sums);
         if (extra == 1) upload(weights, store.arrays.weights.tile_sums);
-        kssim::impl::sum_map(Exec(), store.arrays, one_team_values);
+        kssim::impl::sum_map(Exec(), store.arrays);
         Exec().fence();
         double total = 0, l1_total = 0, weight_total = 0;
         expect_sums(values, images, n, store.arrays.image_sums, &total);
@@ -412,10 +406,10 @@ TYPED_TEST(Schedules, FusedForwardChainsGiveTheSameMap) {
         expect_gradients_match_reference<C, 4>(s, ro, in.x, in.y, o);
       }
     }
-    // The fused L1 + SSIM loss: its L1 sums are per tile too, except where each thread adds the L1 terms of the
-    // pixels it stages over its chain (KSSIM_TUNE_FUSED_L1_STAGED): the chain then regroups the L1 sum, the same
+    // The fused L1 + SSIM loss: its L1 sums are per tile on hosts, while on GPUs each thread adds the L1 terms of
+    // the pixels it stages over its chain (FusedForward::l1_items): the chain then regroups the L1 sum, the same
     // loss to rounding.
-    constexpr bool l1_per_chain = kssim::impl::FusedForward<Exec, T>::l1_staged;
+    constexpr bool l1_per_chain = kssim::impl::FusedForward<Exec, T>::l1_items;
     kssim::L1SSIMLossOptions lo;
     lo.ssim = o;
     lo.l1_weight = 0.25;

@@ -96,29 +96,10 @@
 #if !defined(KSSIM_TUNE_FUSED_WEIGHTS_STAGED)
 #define KSSIM_TUNE_FUSED_WEIGHTS_STAGED 1
 #endif
-// 1: the GPU fused loss's forward adds |x - y| while it stages the images, each thread into a register over its
-// team's chain of tiles, summed once per chain (FusedForward.hpp, OwnedPixels); 0: each tile sums it apart from
-// the staging, from the pixels loaded again (l1_items_of_tile). 1: the loss's forward 0.89-0.93x ("Kernel variants").
-#if !defined(KSSIM_TUNE_FUSED_L1_STAGED)
-#define KSSIM_TUNE_FUSED_L1_STAGED 1
-#endif
 // Elements added to a GPU row-plane pitch of a multiple of 32 (0: none): 16, so that rows the fused backward stages
 // at the same columns are not a multiple of 128 bytes apart (same padding 2.0-2.6% faster: "Kernel variants").
 #if !defined(KSSIM_TUNE_ROW_PITCH_SKEW)
 #define KSSIM_TUNE_ROW_PITCH_SKEW 16
-#endif
-// sum_map (Reduction.hpp) in one team for problems of at most this many tile sums (and for one slice): the team
-// sums every slice and finishes the mean itself, without the per-slice teams' done counter and its fences. 0: off
-// (a team per slice, the last one finishing), until a GPU A/B run decides: the ncu launches of a 1x3x1080x1920
-// forward show sum_map at 9.4-9.7 us of SSIM's ~96 (H100), for 2160 tile sums.
-#if !defined(KSSIM_TUNE_SUM_MAP_ONE_TEAM)
-#define KSSIM_TUNE_SUM_MAP_ONE_TEAM 0
-#endif
-// 1: sum_map adds the map weights' or the L1 tile sums in the same ordered steps as the map's (Reduction.hpp,
-// sum_slices: MapSums::joint); 0: one array after the other. The same bits either way (the sum_map test runs
-// both). 1: masked weights' and the loss's forwards 0.92-0.99x ("Kernel variants").
-#if !defined(KSSIM_TUNE_SUM_MAP_JOINT)
-#define KSSIM_TUNE_SUM_MAP_JOINT 1
 #endif
 // Rows ahead that host staging loops prefetch: 4, the tiles' short rows being too short for the hardware
 // prefetcher (2 and 8 the same within the noise on 2 CPU cores: staging_prefetch_rows, AxisTile.hpp).

@@ -147,34 +147,25 @@ struct FusedForward {
   PlaneArray<T> statistics;
   IndexDivisor slice_depth;
 
-  // l1: the fused loss's L1 sums (GPUs: l1_items below; scratch_size() of a kernel says whether it has them).
-  static std::size_t scratch_bytes(int rows, int window, bool l1 = false) {
+  static std::size_t scratch_bytes(int rows, int window) {
     const int halo = rows + window - 1;
     if constexpr (staged_weights)
       return RowScratch<ExecSpace, T>::bytes(2, halo, cols + window - 1) +
              RowScratch<ExecSpace, T>::bytes(moment_planes, halo, cols) + StagedWeightScratch::bytes();
     return RowScratch<ExecSpace, T>::bytes(2, halo, cols + window - 1) +
            RowScratch<ExecSpace, T>::bytes(moment_planes, halo, cols) +
-           (Weighted ? 2 : 1) * TileItemSums::bytes(rows / col_rows * (cols / col_chunk)) +
-           (l1_items && !l1_staged && l1 ? TileItemSums::bytes(l1_item_count(rows)) : 0);
+           (Weighted ? 2 : 1) * TileItemSums::bytes(rows / col_rows * (cols / col_chunk));
   }
-  std::size_t scratch_size() const { return scratch_bytes(rows, window.size, sums.l1.tile_sums != nullptr); }
-  // GPUs: the fused loss's L1 sum of a tile as one double per work item in team scratch (l1_items_of_tile), added
-  // up by TileItemSums in the next step, instead of a team reduction of its own. Half the column pass's items, so
-  // that the float tile of 32 rows still fits the 40936 bytes of team scratch Kokkos' CUDA backend offers. Only
-  // the fused loss's kernels (run's L1; fused_forward) hold them and their code: in every forward, their scratch
-  // made SSIM's map-only forward 1.03-1.07x slower, their code alone 1.02-1.04x (H100, perf_tests/README.md,
-  // "Fused L1 + SSIM loss"). The weighted forward has none: the L1 term takes no map weights (Plan).
+  std::size_t scratch_size() const { return scratch_bytes(rows, window.size); }
+  // GPUs: the fused loss's L1 sum is added as the images are staged (OwnedPixels), each thread's share in a
+  // register over the team's chain of tiles, summed once per chain in the moment planes' scratch after the last
+  // tile (gather_l1_shares): no loads and no scratch of its own. Against a sum per tile from the pixels loaded
+  // again, the loss's forward took 0.89-0.93x the time (H100, perf_tests/README.md, "Fused L1 + SSIM loss").
+  // Only the fused loss's kernels (run's L1; fused_forward) hold its code. The weighted forward has none: the L1
+  // term takes no map weights (Plan). vector_lanes: the launch's vector length (team_vector_length), which with
+  // the team's size says how many shares there are.
   static constexpr bool l1_items = Tile::gpu && !Weighted;
-  // KSSIM_TUNE_FUSED_L1_STAGED (Tuning.hpp): the L1 sum added as the images are staged instead (OwnedPixels), each
-  // thread's share in a register over the team's chain of tiles, summed once per chain in the moment planes'
-  // scratch after the last tile: no loads of their own, no scratch of their own. vector_lanes: the launch's
-  // vector length (team_vector_length), which with the team's size says how many shares there are.
-  static constexpr bool l1_staged = l1_items && KSSIM_TUNE_FUSED_L1_STAGED != 0;
   int vector_lanes = 1;
-  KOKKOS_INLINE_FUNCTION static constexpr int l1_item_count(int rows) {
-    return Kokkos::max(1, rows / col_rows * (cols / col_chunk) / 2);
-  }
   // Teams per 2D slice (an (n, c) image, or a depth slice of a volume): one per column of tiles and chain of
   // `chain` tiles down it.
   static int teams_per_image(const Geometry& g, int rows, int chain) {
@@ -215,15 +206,13 @@ struct FusedForward {
         : Weighted     ? TileItemSums::allocate(team, Tile::scratch_level, items_per_tile())
                        : TileItemSums{};
     static_assert(!L1 || l1_items, "L1 kernels: GPUs only, no map weights");
-    [[maybe_unused]] const TileItemSums l1_sums =
-        L1 && !l1_staged ? TileItemSums::allocate(team, Tile::scratch_level, l1_item_count(rows)) : TileItemSums{};
     const std::size_t first_sum = std::size_t(nc) * tiles_x * tiles_y + std::size_t(first_tile) * tiles_x + tile_x;
-    // L1 staged: the pixels whose |x - y| this team adds (its chain's rows, its tile column's columns), and this
+    // L1: the pixels whose |x - y| this team adds (its chain's rows, its tile column's columns), and this
     // thread's share of their sum.
     [[maybe_unused]] const OwnedPixels owned =
-        L1 && l1_staged ? OwnedPixels{first_tile * rows, owned_end(first_tile * rows, chain * rows, g.oh, g.h), ox0,
-                                      owned_end(ox0, cols, g.ow, g.w)}
-                        : OwnedPixels{};
+        L1 ? OwnedPixels{first_tile * rows, owned_end(first_tile * rows, chain * rows, g.oh, g.h), ox0,
+                         owned_end(ox0, cols, g.ow, g.w)}
+           : OwnedPixels{};
     [[maybe_unused]] double l1_share = 0;
     int k = 0;
     for (; k < chain; ++k) {
@@ -231,8 +220,7 @@ struct FusedForward {
       if (oy0 >= g.oh) break;  // the same for the whole team
       const int fresh = k == 0 ? 0 : halo;  // the first row this tile stages and row-blurs
       if (k > 0) carry_halo_rows<Taps>(team, moments);
-      stage_images<Taps, L1 && l1_staged>(team, images, nc, oy0 - g.pad_h, ox0 - g.pad_w, s1, s2, fresh, owned,
-                                          l1_share);
+      stage_images<Taps, L1>(team, images, nc, oy0 - g.pad_h, ox0 - g.pad_w, s1, s2, fresh, owned, l1_share);
       if constexpr (Weighted && !Tile::gpu) prefetch_map_weights(team, nc, oy0, ox0);
       if constexpr (staged_weights && !Statistics) {
         if (k > 0)  // tile k - 1's weight sum (its group sums were taken in its row-blur step)
@@ -245,9 +233,7 @@ struct FusedForward {
         item_sums.sum_groups(team);
         if constexpr (Weighted && !staged_weights) weight_items.sum_groups(team);
       }
-      if constexpr (L1 && !l1_staged) {
-        l1_items_of_tile(team, l1_sums, nc, oy0, ox0);  // summed in the next two steps
-      } else if constexpr (!Tile::gpu && !Weighted) {
+      if constexpr (!Tile::gpu && !Weighted) {
         if (sums.l1.tile_sums) {
           const double l1 = l1_sum_of_tile(team, nc, oy0, ox0);
           Kokkos::single(Kokkos::PerTeam(team), [&]() { sums.l1.tile_sums[first_sum + std::size_t(k) * tiles_x] = l1; });
@@ -271,7 +257,6 @@ struct FusedForward {
         }
       });
       if constexpr (staged_weights && !Statistics) weight_items.sum_groups(team);  // of this tile: staged above
-      if constexpr (L1 && !l1_staged) l1_sums.sum_groups(team);
       if (!Statistics && k > 0)
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
           sums.tile_sums[first_sum + std::size_t(k - 1) * tiles_x] = item_sums.total();
@@ -285,9 +270,6 @@ struct FusedForward {
       // store_map is read once: tested inside the store, the map's pointer was reloaded and compared for every
       // row of every block.
       [[maybe_unused]] const bool store_map = map.data() != nullptr;
-      if constexpr (L1 && !l1_staged)
-        Kokkos::single(Kokkos::PerTeam(team),
-                       [&]() { sums.l1.tile_sums[first_sum + std::size_t(k) * tiles_x] = l1_sums.total(); });
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows / col_rows * col_lanes), [&](int e) {
         const int j0 = e / col_lanes * col_rows, i0 = e % col_lanes * col_chunk;
         const int oy = oy0 + j0, ox = ox0 + i0;
@@ -323,17 +305,17 @@ struct FusedForward {
       });
       team.team_barrier();  // the next tile overwrites the planes this one read; its item sums are complete
     }
-    // L1 staged: the chain's sum, in its first tile's slot, and 0 in its other tiles' (sum_map adds every slot).
+    // L1: the chain's sum, in its first tile's slot, and 0 in its other tiles' (sum_map adds every slot).
     [[maybe_unused]] TileItemSums l1_shares{};
-    if constexpr (L1 && l1_staged) l1_shares = gather_l1_shares(team, moments, l1_share);
+    if constexpr (L1) l1_shares = gather_l1_shares(team, moments, l1_share);
     const auto write_l1 = [&]() {
-      if constexpr (L1 && l1_staged) {
+      if constexpr (L1) {
         sums.l1.tile_sums[first_sum] = l1_shares.total();
         for (int t = 1; t < k; ++t) sums.l1.tile_sums[first_sum + std::size_t(t) * tiles_x] = 0;
       }
     };
     if constexpr (Statistics) {
-      if constexpr (L1 && l1_staged) {
+      if constexpr (L1) {
         team.team_barrier();
         l1_shares.sum_groups(team);
         team.team_barrier();
@@ -345,7 +327,7 @@ struct FusedForward {
     item_sums.sum_groups(team);
     if constexpr (Weighted && !staged_weights) weight_items.sum_groups(team);  // staged: already summed
     team.team_barrier();
-    if constexpr (L1 && l1_staged) {
+    if constexpr (L1) {
       l1_shares.sum_groups(team);
       team.team_barrier();
     }
@@ -558,50 +540,6 @@ struct FusedForward {
     return l1;
   }
 
-  // GPUs: the same sum as l1_sum_of_tile, one part per work item into sums.items: item e takes every n-th group
-  // of four owned pixels (n = sums.count) in order, so the tile's sum does not depend on the team's size and
-  // needs no reduction of its own (TileItemSums adds the parts up). Consecutive lanes read consecutive pixels.
-  // A team reduction of one term per pixel, with its row pointer and a division per pixel, issued ~160 thread
-  // instructions per pixel (ncu, sm_90: the fused loss's forward 118 us against SSIM's 83 at 1x3x1080x1920) and
-  // made the fused loss 1.10-1.24x slower in the forward, 1.06-1.12x in fwd+bwd (H100, five shapes, two paddings).
-  // Tiles of whole rows of cols pixels inside 32-bit offsets (all but the last column of tiles) take the groups
-  // with a constant divisor; the others pixel by pixel.
-  KOKKOS_INLINE_FUNCTION void l1_items_of_tile(const Team& team, const TileItemSums& sums, int nc, int oy0,
-                                               int ox0) const {
-    const int owned_rows = owned_end(oy0, rows, g.oh, g.h) - oy0, owned_cols = owned_end(ox0, cols, g.ow, g.w) - ox0;
-    const std::ptrdiff_t xs = x.stride(4), ys = y.stride(4);
-    const int n = sums.count;
-    constexpr std::ptrdiff_t max_offset = 0x7fffffff;
-    if (owned_cols == cols && xs == 1 && ys == 1 && x_rows >= 0 && y_rows >= 0 &&
-        owned_rows * Kokkos::max(x_rows, y_rows) <= max_offset) {
-      constexpr int quads = cols / 4;
-      static_assert(cols % 4 == 0);
-      const S* xb = x.data() + std::ptrdiff_t(nc * g.h + oy0) * x_rows + ox0;
-      const S* yb = y.data() + std::ptrdiff_t(nc * g.h + oy0) * y_rows + ox0;
-      const int xr = int(x_rows), yr = int(y_rows), count = owned_rows * quads;
-      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, n), [&](int e) {
-        double s = 0;
-        for (int q = e; q < count; q += n) {
-          const int i = q / quads, j = q % quads * 4;
-          const S* xp = xb + (i * xr + j);
-          const S* yp = yb + (i * yr + j);
-          for (int u = 0; u < 4; ++u) s += l1_abs_difference<T>(xp[u], yp[u]);
-        }
-        sums.items[e] = s;
-      });
-      return;
-    }
-    const int count = owned_rows * owned_cols;
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, n), [&](int e) {
-      double s = 0;
-      for (int p = e; p < count; p += n) {
-        const int r = nc * g.h + oy0 + p / owned_cols, ix = ox0 + p % owned_cols;
-        s += l1_abs_difference<T>(row_pointer(x, x_rows, r)[ix * xs], row_pointer(y, y_rows, r)[ix * ys]);
-      }
-      sums.items[e] = s;
-    });
-  }
-
   // Whether input rows iy0 + fresh .. iy0 + halo_rows - 1, columns ix0 .. ix0 + pitch - 1 of every slice lie
   // inside the image, with unit column strides and offsets from row iy0 that fit 32 bits (64-bit index
   // arithmetic cost ~10 instructions per quad): the tiles that stage from one base pointer per team.
@@ -748,10 +686,10 @@ struct FusedForward {
 // column pass's rows per thread and no taller than what fits (GPU teams of n / col_rows x 32 threads), for
 // tuning runs only (small problems: more, smaller teams).
 template <class ExecSpace, class T>
-int fused_forward_rows(const ExecSpace& exec, int window, bool l1 = false) {
+int fused_forward_rows(const ExecSpace& exec, int window) {
   using K = FusedForward<ExecSpace, T>;
   const int fit = FusedTiles<ExecSpace, T>::fitting_rows(
-      exec, [&](int rows) { return K::scratch_bytes(rows, window, l1); }, K::col_rows);
+      exec, [&](int rows) { return K::scratch_bytes(rows, window); }, K::col_rows);
   const int forced = tuning::forced_forward_rows();
   return forced > 0 && forced % K::col_rows == 0 && forced <= fit ? forced : fit;
 }
@@ -831,9 +769,8 @@ bool fused_forward_finishes(const ExecSpace& exec, const Geometry& g, int rows, 
   using K = FusedForward<ExecSpace, T>;
   if (g.volumetric) return false;  // the slice-fused forward: the depth pass after it sums the map
   const int tiles = K::tiles_per_image(g, rows);
-  // The map's sums and, with KSSIM_TUNE_SUM_MAP_JOINT, the L1 or weight sums beside them (sum_slices).
-  const int arrays = KSSIM_TUNE_SUM_MAP_JOINT != 0 ? 2 : 1;
-  if (K::finish_capacity(rows, g.window) < arrays * OrderedSum::scratch(tiles)) return false;
+  // The map's sums and the L1 or weight sums beside them (sum_slices: two arrays at once).
+  if (K::finish_capacity(rows, g.window) < 2 * OrderedSum::scratch(tiles)) return false;
   if (const auto forced = tuning::forced_forward_finish()) return *forced;
   const long long resident = fused_resident_teams<ExecSpace, T>(exec);
   return resident > 0 && 1LL * g.images() * K::teams_per_image(g, rows, chain) <= resident;
@@ -862,7 +799,7 @@ template <class ExecSpace, class T, class Term, class S, class O, bool Weighted>
 void set_fused_forward_shape(FusedForward<ExecSpace, T, Term, S, O, Weighted>& k, const Options& opts) {
   using K = FusedForward<ExecSpace, T, Term, S, O, Weighted>;
   k.vector_lanes = team_vector_length<ExecSpace>(opts, K::cols / K::col_chunk);
-  if (K::l1_staged && k.sums.l1.tile_sums) {  // the L1 shares must fit the moment planes' scratch
+  if (K::l1_items && k.sums.l1.tile_sums) {  // the L1 shares must fit the moment planes' scratch
     const long long lanes = opts.team_size ? 1LL * opts.team_size * k.vector_lanes : max_team_threads;
     if (lanes + TileItemSums::group_count(int(lanes)) > K::finish_capacity(k.rows, k.window.size))
       throw std::invalid_argument("kssim: team_size " + std::to_string(opts.team_size) + " x vector_length " +

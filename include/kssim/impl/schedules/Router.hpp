@@ -35,14 +35,12 @@ struct ScheduleChoice {
   bool fused_backward() const { return fused_backward_rows > 0; }
 };
 
-// l1: a plan of the fused L1 + SSIM loss, whose fused forward's tile also holds the L1 sums (FusedForward::l1_items).
 template <class ExecSpace, class T>
-ScheduleChoice choose_schedule(const ExecSpace& exec, const Geometry& g, const Options& opts, PartialPlanes wanted,
-                               bool l1 = false) {
+ScheduleChoice choose_schedule(const ExecSpace& exec, const Geometry& g, const Options& opts, PartialPlanes wanted) {
   ScheduleChoice choice;
   if (opts.schedule == Schedule::Stages) return choice;
   const bool compiled = !g.volumetric || fused_slices_compiled<ExecSpace, T>(g.window);
-  const int forward_rows = compiled ? fused_forward_rows<ExecSpace, T>(exec, g.window, l1) : 0;
+  const int forward_rows = compiled ? fused_forward_rows<ExecSpace, T>(exec, g.window) : 0;
   const int backward_rows = !compiled || !wanted.any() ? 0
                             : wanted.count() == 4      ? fused_backward_rows<ExecSpace, T, 4>(exec, g.window)
                                                        : fused_backward_rows<ExecSpace, T, 3>(exec, g.window);

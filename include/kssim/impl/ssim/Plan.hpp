@@ -151,7 +151,7 @@ class Plan {
       ensure_self_checked<ExecSpace, T>(exec);
       if constexpr (!std::is_same_v<S, T> || !std::is_same_v<O, T>) ensure_storage_self_checked<ExecSpace, T, S, O>(exec);
     }
-    schedule_ = choose_schedule<ExecSpace, T>(exec, g_, opts, wanted, l1 != WithL1::No);
+    schedule_ = choose_schedule<ExecSpace, T>(exec, g_, opts, wanted);
     if (weighted_ && schedule_.fused_forward() && !g.volumetric) {
       // The weighted forward's tile holds a second set of item sums: the stage forward where it does not fit.
       const int rows = FusedTiles<ExecSpace, T>::fitting_rows(exec, [&](int r) {

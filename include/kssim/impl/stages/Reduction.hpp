@@ -66,9 +66,6 @@ struct MapSums {
   // Optional, per call: the value rounded to float here too (the training objects' forward_into): the mean, or
   // with L1 sums the fused loss.
   float* value_float = nullptr;
-  // Whether the weights' or the L1 sums go through the ordered sum together with the map's (sum_slices): the same
-  // bits either way. KSSIM_TUNE_SUM_MAP_JOINT (Tuning.hpp).
-  bool joint = KSSIM_TUNE_SUM_MAP_JOINT != 0;
 
   // Called by one thread of the map pass before any sum_map of this call.
   KOKKOS_INLINE_FUNCTION void invalidate_results() const {
@@ -326,15 +323,15 @@ KOKKOS_INLINE_FUNCTION void finish_mean(const Team& team, const MapSums& s, doub
 
 // Slices first .. first + count - 1 of s (and of its L1 or weight sums): their tile sums added into image_sums, in
 // OrderedSum's order. The weights' sums (as many per slice as the map's), or the L1 sums where they are as many,
-// go through the same steps as the map's (sum_slices_in_order); L1 sums of another count follow on their own.
+// go through the same steps as the map's (sum_slices_in_order); L1 sums of another count follow on their own. The
+// same bits as one array after the other, with one chain of loads and barriers: masked SSIM's and the fused loss's
+// forwards took 0.92-0.99x the time (H100, perf_tests/README.md, "Kernel variants").
 // scratch: slice_scratch_doubles(s) * count doubles.
-// Without s.joint, each array on its own.
-KOKKOS_INLINE_FUNCTION bool weight_sums_with_map(const MapSums& s) { return s.joint && s.weights.tile_sums; }
 KOKKOS_INLINE_FUNCTION bool l1_sums_with_map(const MapSums& s) {
-  return s.joint && s.l1.tile_sums && !s.weights.tile_sums && s.l1.tiles_per_image == s.tiles_per_image;
+  return s.l1.tile_sums && !s.weights.tile_sums && s.l1.tiles_per_image == s.tiles_per_image;
 }
 KOKKOS_INLINE_FUNCTION int slice_scratch_doubles(const MapSums& s) {
-  const int map = OrderedSum::scratch(s.tiles_per_image) * (weight_sums_with_map(s) || l1_sums_with_map(s) ? 2 : 1);
+  const int map = OrderedSum::scratch(s.tiles_per_image) * (s.weights.tile_sums || l1_sums_with_map(s) ? 2 : 1);
   const int l1 = s.l1.tile_sums && !l1_sums_with_map(s) ? OrderedSum::scratch(s.l1.tiles_per_image) : 0;
   return map > l1 ? map : l1;
 }
@@ -343,7 +340,7 @@ KOKKOS_INLINE_FUNCTION void sum_slices(const Team& team, const MapSums& s, int f
   const std::size_t map_first = std::size_t(first) * s.tiles_per_image;
   double* const map = s.tile_sums + map_first;
   double* const sums = s.image_sums + first;
-  if (weight_sums_with_map(s)) {
+  if (s.weights.tile_sums) {
     sum_slices_in_order<2>(team, {{map, s.weights.tile_sums + map_first}, {sums, s.weights.image_sums + first}},
                            s.tiles_per_image, count, scratch);
   } else if (l1_sums_with_map(s)) {
@@ -358,70 +355,41 @@ KOKKOS_INLINE_FUNCTION void sum_slices(const Team& team, const MapSums& s, int f
     sum_slices_in_order<1>(team, {{s.l1.tile_sums + l1_first}, {s.l1.image_sums + first}}, s.l1.tiles_per_image, count,
                            scratch);
   }
-  if (s.weights.tile_sums && !weight_sums_with_map(s)) {
-    team.team_barrier();
-    sum_slices_in_order<1>(team, {{s.weights.tile_sums + map_first}, {s.weights.image_sums + first}}, s.tiles_per_image,
-                           count, scratch);
-  }
 }
 
-// sum_map's launch: a team per slice, the last one to finish adding the total and mean (finish_mean), or (OneTeam)
-// a single team that sums every slice (in batches its scratch holds) and then finishes itself: no
-// done counter, no fences, one launch of one team's latency. Both add in OrderedSum's order: the same bits. Two
-// kernels, each compiling only its own branch (a constant condition).
-template <bool OneTeam, class ExecSpace>
-void sum_map_teams(const ExecSpace& exec, const MapSums& s) {
+// Sums the tile sums of the last map pass into image_sums, total and mean (and the L1 sums into the loss): a team
+// per slice, the last one to finish adding the total and mean (finish_mean). (One team summing every slice and
+// finishing itself, without the done counter and its fences, took 0.97-1.01x the time, too little for a second
+// kernel: perf_tests/README.md,
+// "Kernel variants".)
+template <class ExecSpace>
+void sum_map(const ExecSpace& exec, const MapSums& s) {
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Team = typename Policy::member_type;
   const int images = s.images, per_slice = slice_scratch_doubles(s);
-  // Slices per team: one, or (one team) as many as 4096 doubles of scratch hold.
-  const int batch = OneTeam ? Kokkos::max(1, Kokkos::min(images, 4096 / per_slice)) : 1;
-  // Scratch: a batch's strands and groups, then (the finishing team) up to 1024 slice sums at a time.
-  const int scratch_doubles = Kokkos::max(batch * per_slice, Kokkos::min(images, 1024));
+  // Scratch: the slice's strands and groups, then (the finishing team) up to 1024 slice sums at a time.
+  const int scratch_doubles = Kokkos::max(per_slice, Kokkos::min(images, 1024));
   const int vector = gpu_code_paths_v<ExecSpace> ? Kokkos::min(32, Policy::vector_length_max()) : 1;
   const auto body = KOKKOS_LAMBDA(const Team& team) {
     auto* scratch = static_cast<double*>(
         team.team_scratch(0).get_shmem_aligned(sizeof(double) * scratch_doubles, std::ptrdiff_t(sizeof(double))));
-    if (OneTeam) {  // not `if constexpr`: nvcc's extended lambdas cannot first-capture inside one
-      for (int first = 0; first < images; first += batch) {
-        sum_slices(team, s, first, Kokkos::min(batch, images - first), scratch);
-        team.team_barrier();  // the batch's sums are written, and its scratch is reused
-      }
-      finish_mean(team, s, scratch, scratch_doubles);
-    } else {
-      sum_slices(team, s, team.league_rank(), 1, scratch);
-      team.team_barrier();  // the slice's sums are written
-      bool last = false;
-      Kokkos::single(
-          Kokkos::PerTeam(team),
-          [&](bool& last_team) { last_team = count_team_done(s, images); }, last);
-      if (last) finish_mean(team, s, scratch, scratch_doubles);
-    }
+    sum_slices(team, s, team.league_rank(), 1, scratch);
+    team.team_barrier();  // the slice's sums are written
+    bool last = false;
+    Kokkos::single(
+        Kokkos::PerTeam(team), [&](bool& last_team) { last_team = count_team_done(s, images); }, last);
+    if (last) finish_mean(team, s, scratch, scratch_doubles);
   };
-  // GPUs: a thread per strand (OrderedSum) of the slices a team holds at once, up to the team's maximum.
+  // GPUs: a thread per strand (OrderedSum), up to the team's maximum.
   const int strands = Kokkos::max(OrderedSum::strands(s.tiles_per_image),
                                   s.l1.tile_sums ? OrderedSum::strands(s.l1.tiles_per_image) : 0);
-  const int league = OneTeam ? 1 : images;
-  Policy probe(exec, league, 1, vector);
+  Policy probe(exec, images, 1, vector);
   probe.set_scratch_size(0, Kokkos::PerTeam(sizeof(double) * scratch_doubles));
   const int most = probe.team_size_max(body, Kokkos::ParallelForTag());
-  const int threads = gpu_code_paths_v<ExecSpace> ? Kokkos::min(most, Kokkos::max(1, batch * strands / vector)) : 1;
-  Policy policy(exec, league, threads, vector);
+  const int threads = gpu_code_paths_v<ExecSpace> ? Kokkos::min(most, Kokkos::max(1, strands / vector)) : 1;
+  Policy policy(exec, images, threads, vector);
   policy.set_scratch_size(0, Kokkos::PerTeam(sizeof(double) * scratch_doubles));
   launch("kssim::sum_map", policy, body);
-}
-
-// Sums the tile sums of the last map pass into image_sums, total and mean (and the L1 sums into the loss): in
-// one team where there is one slice or at most `one_team_values` tile sums (KSSIM_TUNE_SUM_MAP_ONE_TEAM), else
-// a team per slice (sum_map_teams).
-template <class ExecSpace>
-void sum_map(const ExecSpace& exec, const MapSums& s, long long one_team_values = KSSIM_TUNE_SUM_MAP_ONE_TEAM) {
-  const long long values =
-      (long long)s.images * Kokkos::max(s.tiles_per_image, s.l1.tile_sums ? s.l1.tiles_per_image : 0);
-  if (one_team_values > 0 && (s.images == 1 || values <= one_team_values))
-    sum_map_teams<true>(exec, s);
-  else
-    sum_map_teams<false>(exec, s);
 }
 
 }  // namespace kssim::impl
