@@ -309,6 +309,53 @@ TYPED_TEST(Masked, NormalizedMatchesReferenceOnEverySchedule) {
                           "MaskMode::Normalized fuses images only");
 }
 
+// The fused normalized forward down chains of tiles (tile_chain, forced by KSSIM_TUNE_FUSED_FORWARD_CHAIN): each
+// tile carries its halo rows' five planes to the next and leaves its own sums, so every chain gives the same map
+// and mean, bit for bit, as single tiles; one chain also against the reference. Tall images: several tiles down
+// on every backend (hosts 64 rows, GPU code paths 16), and a last chain shorter than the others.
+TYPED_TEST(Masked, NormalizedChainsGiveTheSameMapAndMean) {
+  using C = TypeParam;
+  using T = typename C::value_type;
+  kssim::Options fused;
+  fused.schedule = kssim::Schedule::Fused;
+  if (kssim::impl::choose_normalized_forward<typename C::execution_space, T>(
+          typename C::execution_space{}, kssim::impl::make_geometry<4>({1, 1, 100, 100}, fused), fused) == 0)
+    GTEST_SKIP() << "no fused normalized forward for this configuration";
+  unsigned seed = 620;
+  for (const bool same : {false, true}) {
+    const Shape s{1, 2, 1, 331, 150};
+    ReferenceOptions ro;
+    ro.same = same;
+    const auto x = random_image(s, seed++);
+    const auto y = noisy_copy(x, seed++, 0.1);
+    const auto mask = region_mask(s, 1, seed++);
+    typename C::execution_space exec;
+    auto a = to_view<C>("a", s, x), b = to_view<C>("b", s, y), m = to_view<C>("m", mask_shape(s, 1), mask);
+    kssim::Options o = to_options(ro);
+    o.schedule = kssim::Schedule::Fused;
+    std::vector<double> first_map;
+    double first_mean = 0;
+    for (const char* chain : {"1", "2", "3", "8"}) {
+      SCOPED_TRACE(std::string("chain ") + chain + (same ? ", same" : ", valid"));
+      const ScopedEnv env("KSSIM_TUNE_FUSED_FORWARD_CHAIN", chain);
+      kssim::free_workspaces();  // the one-call functions' plans are made anew, under the switch
+      auto map = make_view<C>("map", reference_map_shape(s, ro));
+      kssim::masked_ssim_map(exec, a, b, m, MaskMode::Normalized, map, o);
+      const double mean = kssim::masked_ssim(exec, a, b, m, MaskMode::Normalized, o);
+      const auto got = from_view(map, reference_map_shape(s, ro));
+      if (first_map.empty()) {
+        first_map = got;
+        first_mean = mean;
+        continue;
+      }
+      EXPECT_EQ(got, first_map);
+      EXPECT_EQ(mean, first_mean);
+      if (std::string(chain) == "3")
+        expect_masked_matches_reference<C, 4>(s, ro, MaskMode::Normalized, x, y, mask, 1, kssim::Schedule::Fused);
+    }
+  }
+}
+
 TYPED_TEST(Masked, WeightsSplitIntoGroupsChannelsAndSlabs) {
   expect_split_matches_reference<TypeParam, 4>(MaskMode::Weights, {2, 3, 1, 40, 37}, 7, 560);
   Shape v{1, 2, 13, 12, 11};

@@ -141,6 +141,35 @@ KOKKOS_FORCEINLINE_FUNCTION void store_quads(T* p, const T (&v)[N]) {
   for (int k = 0; k < N / 4; ++k) q[k] = Quad{{v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]}};
 }
 
+// Rows rows .. rows + count - 1 of every plane of a tile's scratch (RowScratch of Cols elements a row) become rows
+// 0 .. count - 1: a team that walks down a chain of tiles carries the window's halo rows from one tile to the next
+// instead of staging and row-blurring them again (FusedForward.hpp, FusedNormalizedForward.hpp). Only tiles at
+// least as tall as the halo are chained, so the rows read and the rows written do not overlap. On GPUs one flat
+// range, four elements per lane (128-bit scratch accesses; the rows hold whole, aligned chunks), where the
+// compile-time tap count makes `count` a constant; on hosts row by row (no index arithmetic per element: with it
+// the copy cost more than the row blur it saves, 2 cores). Quads only where RowScratch aligns rows to them (chunks
+// of 4: float on GPUs). Double's GPU chunk is one element, its rows 8-byte aligned: 32-byte vector accesses there
+// stop a GPU kernel with a misaligned address, while hosts allow them.
+template <class ExecSpace, class T, int Planes, int Cols, class Team, class Scratch>
+KOKKOS_INLINE_FUNCTION void carry_halo_rows(const Team& team, const Scratch& planes, int rows, int count) {
+  constexpr int pitch = RowScratch<ExecSpace, T>::pitch(Cols);
+  if constexpr (gpu_code_paths_v<ExecSpace> && RowScratch<ExecSpace, T>::chunk % 4 == 0) {
+    constexpr int quads = pitch / 4;
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, Planes * count * quads), [&](int e) {
+      const int p = e / (count * quads), i = e / quads % count, j = e % quads * 4;
+      T v[4];
+      load_quads(&planes(p, rows + i, j), v);
+      store_quads(&planes(p, i, j), v);
+    });
+  } else {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, Planes * count), [&](int r) {
+      const T* from = &planes(r / count, rows + r % count, 0);
+      T* to = &planes(r / count, r % count, 0);
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, pitch), [&](int j) { to[j] = from[j]; });
+    });
+  }
+}
+
 // A TeamPolicy for `league` teams of a tile with `tile_rows` rows (team threads) and `tile_inner`
 // contiguous elements (vector lanes). Options::team_size / vector_length override the backend's choice;
 // an impossible request throws std::invalid_argument instead of failing inside Kokkos.

@@ -219,7 +219,7 @@ struct FusedForward {
       const int oy0 = (first_tile + k) * rows;
       if (oy0 >= g.oh) break;  // the same for the whole team
       const int fresh = k == 0 ? 0 : halo;  // the first row this tile stages and row-blurs
-      if (k > 0) carry_halo_rows<Taps>(team, moments);
+      if (k > 0) carry_halo_rows<ExecSpace, T, moment_planes, cols>(team, moments, rows, halo);
       stage_images<Taps, L1>(team, images, nc, oy0 - g.pad_h, ox0 - g.pad_w, s1, s2, fresh, owned, l1_share);
       if constexpr (Weighted && !Tile::gpu) prefetch_map_weights(team, nc, oy0, ox0);
       if constexpr (staged_weights && !Statistics) {
@@ -493,35 +493,6 @@ struct FusedForward {
     }
   }
 
-  // Moment rows rows .. rows + halo - 1 of the tile just done become rows 0 .. halo - 1 of the next. On GPUs
-  // one flat range, four elements per lane (128-bit scratch accesses; the rows hold whole, aligned chunks),
-  // with the compile-time tap count's constant divisors; on hosts row by row (no index arithmetic per
-  // element: with it the copy cost more than the row blur it saves, 2 cores). Only tiles at least as tall as
-  // the halo are chained (fused_forward_chain), so the rows read and the rows written do not overlap.
-  // Quads only where RowScratch aligns rows to them (chunks of 4: float on GPUs). Double's GPU chunk is one
-  // element, its rows 8-byte aligned: 32-byte vector accesses there stop a GPU kernel with a misaligned
-  // address (as they did when short double tiles could be chained), while hosts allow them.
-  template <int Taps>
-  KOKKOS_INLINE_FUNCTION void carry_halo_rows(const Team& team, const Scratch& moments) const {
-    const int count = tap_count<Taps>(window) - 1;  // the halo: a constant for Taps > 0
-    constexpr int pitch = RowScratch<ExecSpace, T>::pitch(cols);
-    if constexpr (Tile::gpu && row_chunk % 4 == 0) {
-      constexpr int quads = pitch / 4;
-      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, moment_planes * count * quads), [&](int e) {
-        const int p = e / (count * quads), i = e / quads % count, j = e % quads * 4;
-        T v[4];
-        load_quads(&moments(p, rows + i, j), v);
-        store_quads(&moments(p, i, j), v);
-      });
-    } else {
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, moment_planes * count), [&](int r) {
-        const T* from = &moments(r / count, rows + r % count, 0);
-        T* to = &moments(r / count, r % count, 0);
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, pitch), [&](int j) { to[j] = from[j]; });
-      });
-    }
-  }
-
   // Hosts: the sum of |x - y| over the input pixels a tile owns (owned_end), raw, just after staging read them
   // (the same value in every thread of the team), row by row: no index arithmetic per pixel (it cost half of
   // SSIM's forward time on 2 host cores).
@@ -699,15 +670,16 @@ int fused_forward_rows(const ExecSpace& exec, int window) {
 // the backend does not say (the callers then use its threads / 256). The forward without partials' bound: the
 // chains and the last-team finish of the forward with partials (4 teams per multiprocessor) follow the same
 // choices, as in the measurement that set its bound.
-template <class ExecSpace, class T>
+// Bytes: the launch bound's (fused_min_teams) of another fused kernel.
+template <class ExecSpace, class T, int Bytes = KSSIM_TUNE_FUSED_MIN_TEAMS>
 long long fused_resident_teams([[maybe_unused]] const ExecSpace& exec) {
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>)
-    return 1LL * exec.cuda_device_prop().multiProcessorCount * fused_min_teams<T>;
+    return 1LL * exec.cuda_device_prop().multiProcessorCount * fused_min_teams<T, Bytes>;
 #endif
 #if defined(KOKKOS_ENABLE_HIP)
   if constexpr (std::is_same_v<ExecSpace, Kokkos::HIP>)
-    return 1LL * Kokkos::HIP::hip_device_prop().multiProcessorCount * fused_min_teams<T>;
+    return 1LL * Kokkos::HIP::hip_device_prop().multiProcessorCount * fused_min_teams<T, Bytes>;
 #endif
   return 0;
 }
@@ -725,17 +697,18 @@ long long fused_resident_teams([[maybe_unused]] const ExecSpace& exec) {
 // (double's 8-row GPU tiles) get none: carrying their halo took copies in bands, and short tiles marching down
 // the image in long chains took 1.03-3.26x the 32-row tiles' time (perf_tests/README.md, "Tried and rejected").
 // KSSIM_TUNE_FUSED_FORWARD_CHAIN=n in the environment (Tuning.hpp) forces n for the others, for tuning runs only.
-template <class ExecSpace, class T>
-int fused_forward_chain(const ExecSpace& exec, const Geometry& g, int rows) {
-  using K = FusedForward<ExecSpace, T>;
+// The rules for any kernel of tiles of rows x cols map pixels, chained down a column of tiles: `resident` of its
+// teams run at once on a GPU (0: unknown), each of team_threads threads.
+template <class ExecSpace>
+int tile_chain(const ExecSpace& exec, const Geometry& g, int rows, int cols, long long resident,
+               long long team_threads) {
   const int forced = tuning::forced_forward_chain();
   const int max_chain = Kokkos::max(8, 256 / rows);
   if (rows < g.window - 1) return 1;
   if (forced > 0) return forced < max_chain ? forced : max_chain;
   const auto teams = [&](int c) {  // volumes: a team's tiles lie in one depth slice
-    return 1LL * g.images() * g.d * K::teams_per_image(g, rows, c);
+    return 1LL * g.images() * g.d * ceil_div(g.ow, cols) * ceil_div(ceil_div(g.oh, rows), c);
   };
-  const long long resident = fused_resident_teams<ExecSpace, T>(exec);
   if (resident > 0 && teams(1) < 2 * resident) {
     const int tiles_y = ceil_div(g.oh, rows), halo = g.window - 1;
     int best = 1;
@@ -749,13 +722,18 @@ int fused_forward_chain(const ExecSpace& exec, const Geometry& g, int rows) {
     }
     return best;
   }
-  const long long team_threads = Kokkos::min(max_team_threads, rows / K::col_rows * (K::cols / K::col_chunk));
   const long long slots = is_gpu_space_v<ExecSpace> ? exec.concurrency() / team_threads : exec.concurrency();
   const long long wanted = 2 * (slots > 0 ? slots : 1);
   int chain = 1;
   for (int c = 2; c <= max_chain; ++c)
     if (teams(c) >= wanted) chain = c;
   return chain;
+}
+template <class ExecSpace, class T>
+int fused_forward_chain(const ExecSpace& exec, const Geometry& g, int rows) {
+  using K = FusedForward<ExecSpace, T>;
+  return tile_chain(exec, g, rows, K::cols, fused_resident_teams<ExecSpace, T>(exec),
+                    Kokkos::min(max_team_threads, rows / K::col_rows * (K::cols / K::col_chunk)));
 }
 
 // Whether the fused forward's last team finishes the mean (FusedForward::finish) instead of a sum_map launch
