@@ -696,16 +696,21 @@ long long fused_resident_teams([[maybe_unused]] const ExecSpace& exec) {
 // whose teams are smaller: the GPU's slots count teams of their size. Tiles shorter than the window's halo
 // (double's 8-row GPU tiles) get none: carrying their halo took copies in bands, and short tiles marching down
 // the image in long chains took 1.03-3.26x the 32-row tiles' time (perf_tests/README.md, "Tried and rejected").
+// Hosts chain only forwards without partial derivatives: with them, chains of 8 took 1.04-1.06x the time of single
+// tiles in SSIM's fwd+bwd, 1.08-1.13x in masked weights', 1.20x in normalized statistics' (2 cores, 1x3x1080x1920,
+// perf_tests/README.md, "Schedules and the router"), while the forward alone took 0.93-0.94x (SSIM).
 // KSSIM_TUNE_FUSED_FORWARD_CHAIN=n in the environment (Tuning.hpp) forces n for the others, for tuning runs only.
 // The rules for any kernel of tiles of rows x cols map pixels, chained down a column of tiles: `resident` of its
-// teams run at once on a GPU (0: unknown), each of team_threads threads.
+// teams run at once on a GPU (0: unknown), each of team_threads threads; partials: the kernel writes the partial
+// derivatives.
 template <class ExecSpace>
 int tile_chain(const ExecSpace& exec, const Geometry& g, int rows, int cols, long long resident,
-               long long team_threads) {
+               long long team_threads, bool partials) {
   const int forced = tuning::forced_forward_chain();
   const int max_chain = Kokkos::max(8, 256 / rows);
   if (rows < g.window - 1) return 1;
   if (forced > 0) return forced < max_chain ? forced : max_chain;
+  if (!is_gpu_space_v<ExecSpace> && partials) return 1;
   const auto teams = [&](int c) {  // volumes: a team's tiles lie in one depth slice
     return 1LL * g.images() * g.d * ceil_div(g.ow, cols) * ceil_div(ceil_div(g.oh, rows), c);
   };
@@ -730,10 +735,10 @@ int tile_chain(const ExecSpace& exec, const Geometry& g, int rows, int cols, lon
   return chain;
 }
 template <class ExecSpace, class T>
-int fused_forward_chain(const ExecSpace& exec, const Geometry& g, int rows) {
+int fused_forward_chain(const ExecSpace& exec, const Geometry& g, int rows, bool partials) {
   using K = FusedForward<ExecSpace, T>;
   return tile_chain(exec, g, rows, K::cols, fused_resident_teams<ExecSpace, T>(exec),
-                    Kokkos::min(max_team_threads, rows / K::col_rows * (K::cols / K::col_chunk)));
+                    Kokkos::min(max_team_threads, rows / K::col_rows * (K::cols / K::col_chunk)), partials);
 }
 
 // Whether the fused forward's last team finishes the mean (FusedForward::finish) instead of a sum_map launch

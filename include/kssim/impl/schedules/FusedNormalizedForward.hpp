@@ -163,7 +163,8 @@ void fused_normalized_forward(const ExecSpace& exec, const Options& opts, FusedN
   k.tiles_y = ceil_div(g.oh, k.rows);
   k.chain = tile_chain(exec, g, k.rows, K::cols,
                        fused_resident_teams<ExecSpace, T, KSSIM_TUNE_FUSED_NORMALIZED_MIN_TEAMS>(exec),
-                       Kokkos::min(max_team_threads, k.rows / K::col_rows * (K::cols / K::col_chunk)));
+                       Kokkos::min(max_team_threads, k.rows / K::col_rows * (K::cols / K::col_chunk)),
+                       k.map_pass.wanted.any());
   with_fixed_taps<ExecSpace>(k.map_pass.window.size, k, [&](const auto& kernel) {
     auto policy = make_team_policy<fused_min_teams<T, KSSIM_TUNE_FUSED_NORMALIZED_MIN_TEAMS>>(
         exec, k.league_size(), k.rows / K::col_rows, K::cols / K::col_chunk, K::Tile::scratch_level,

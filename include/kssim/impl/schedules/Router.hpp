@@ -51,7 +51,7 @@ ScheduleChoice choose_schedule(const ExecSpace& exec, const Geometry& g, const O
                                              : "its tile for window_size " + std::to_string(g.window) +
                                                    " exceeds this backend's team scratch") +
                                   "); use Schedule::Auto or Schedule::Stages");
-    const int chain = fused_forward_chain<ExecSpace, T>(exec, g, forward_rows);
+    const int chain = fused_forward_chain<ExecSpace, T>(exec, g, forward_rows, wanted.any());
     return {forward_rows, backward_rows, chain, fused_backward_chain(),
             fused_forward_finishes<ExecSpace, T>(exec, g, forward_rows, chain)};
   }
@@ -68,7 +68,7 @@ ScheduleChoice choose_schedule(const ExecSpace& exec, const Geometry& g, const O
   choice.fused_backward_rows = worth(backward_rows) ? backward_rows : 0;
   if (choice.fused_backward()) choice.fused_backward_chain = fused_backward_chain();
   if (choice.fused_forward()) {
-    choice.fused_forward_chain = fused_forward_chain<ExecSpace, T>(exec, g, forward_rows);
+    choice.fused_forward_chain = fused_forward_chain<ExecSpace, T>(exec, g, forward_rows, wanted.any());
     choice.fused_forward_finishes =
         fused_forward_finishes<ExecSpace, T>(exec, g, forward_rows, choice.fused_forward_chain);
   }

@@ -163,7 +163,7 @@ class Plan {
           throw std::invalid_argument("kssim: the fused schedule cannot run this masked problem (its tile exceeds "
                                       "this backend's team scratch); use Schedule::Auto or Schedule::Stages");
         schedule_.fused_forward_rows = fits ? rows : 0;
-        if (fits) schedule_.fused_forward_chain = fused_forward_chain<ExecSpace, T>(exec, g_, rows);
+        if (fits) schedule_.fused_forward_chain = fused_forward_chain<ExecSpace, T>(exec, g_, rows, wanted.any());
       }
       schedule_.fused_forward_finishes =
           schedule_.fused_forward() && fused_forward_finishes<ExecSpace, T>(exec, g_, schedule_.fused_forward_rows,
