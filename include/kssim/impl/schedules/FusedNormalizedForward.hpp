@@ -66,7 +66,7 @@ struct FusedNormalizedForward {
   template <int Taps>  // see FixedTaps.hpp
   KOKKOS_FUNCTION void run(const Team& team) const {
     const Geometry& g = map_pass.g;
-    const int chains_y = ceil_div(tiles_y, chain), per_image = tiles_x * chains_y, rank = team.league_rank();
+    const int chains_y = (tiles_y + chain - 1) / chain, per_image = tiles_x * chains_y, rank = team.league_rank();
     const int nc = rank / per_image, in_image = rank - nc * per_image;
     const int first_tile = in_image / tiles_x * chain, tile_x = in_image % tiles_x, ox0 = tile_x * cols;
     const T s1 = map_pass.shifts[2 * nc], s2 = map_pass.shifts[2 * nc + 1];
