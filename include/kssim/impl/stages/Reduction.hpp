@@ -325,7 +325,7 @@ KOKKOS_INLINE_FUNCTION void finish_mean(const Team& team, const MapSums& s, doub
 // OrderedSum's order. The weights' sums (as many per slice as the map's), or the L1 sums where they are as many,
 // go through the same steps as the map's (sum_slices_in_order); L1 sums of another count follow on their own. The
 // same bits as one array after the other, with one chain of loads and barriers: masked SSIM's and the fused loss's
-// forwards took 0.92-0.99x the time (H100, perf_tests/README.md, "Kernel variants").
+// forwards took 0.92-0.99x the time (H100, perf_tests/README.md, "MS-SSIM and masked SSIM").
 // scratch: slice_scratch_doubles(s) * count doubles.
 KOKKOS_INLINE_FUNCTION bool l1_sums_with_map(const MapSums& s) {
   return s.l1.tile_sums && !s.weights.tile_sums && s.l1.tiles_per_image == s.tiles_per_image;
@@ -361,7 +361,7 @@ KOKKOS_INLINE_FUNCTION void sum_slices(const Team& team, const MapSums& s, int f
 // per slice, the last one to finish adding the total and mean (finish_mean). (One team summing every slice and
 // finishing itself, without the done counter and its fences, took 0.97-1.01x the time, too little for a second
 // kernel: perf_tests/README.md,
-// "Kernel variants".)
+// "Tried and rejected".)
 template <class ExecSpace>
 void sum_map(const ExecSpace& exec, const MapSums& s) {
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
